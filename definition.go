@@ -1,0 +1,203 @@
+package tool
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/agentcontract/tool/internal/strictjson"
+)
+
+// Definition is the model-visible description of a tool: the name a model
+// calls it by, what it does, the JSON Schema of its arguments and, when it
+// returns structured details, of its output.
+//
+// A Definition is a plain value: the schemas are raw JSON the caller owns,
+// and nothing is checked until Validate, Bind or MarshalJSON. Clone makes a
+// copy that shares no memory. The zero Definition is invalid.
+type Definition struct {
+	// Name matches ^[A-Za-z0-9_-]{1,64}$.
+	Name string `json:"name"`
+	// Description tells the model what the tool does and when to use it.
+	Description string `json:"description,omitempty"`
+	// InputSchema is a JSON Schema object whose "type" is "object".
+	InputSchema json.RawMessage `json:"input_schema"`
+	// OutputSchema, when present, is the JSON Schema that the Details of
+	// every completed Output must satisfy.
+	OutputSchema json.RawMessage `json:"output_schema,omitzero"`
+	// Effect is the tool's replay promise; empty promises nothing.
+	Effect Effect `json:"effect,omitzero"`
+}
+
+// Clone returns a deep copy of d.
+func (d Definition) Clone() Definition {
+	d.InputSchema = bytes.Clone(d.InputSchema)
+	d.OutputSchema = bytes.Clone(d.OutputSchema)
+	return d
+}
+
+// Validate reports whether d can be bound: the name matches
+// ^[A-Za-z0-9_-]{1,64}$, InputSchema is a JSON object whose "type" member is
+// the string "object" and compiles with ParseSchema, OutputSchema compiles
+// when present, and Effect is known. Errors wrap ErrInvalidDefinition (and
+// ErrInvalidSchema for a schema that does not compile).
+func (d Definition) Validate() error {
+	_, err := d.compile()
+	return err
+}
+
+// frozenDefinition is a validated definition with its compiled schemas.
+type frozenDefinition struct {
+	def    Definition // schemas in canonical form
+	input  Schema
+	output Schema // zero when the definition has no output schema
+}
+
+// compile validates d and compiles its schemas. The returned definition
+// owns canonical copies of the schemas.
+func (d Definition) compile() (frozenDefinition, error) {
+	if err := validateName(d.Name); err != nil {
+		return frozenDefinition{}, err
+	}
+	if err := d.Effect.validate(); err != nil {
+		return frozenDefinition{}, err
+	}
+	if len(d.InputSchema) == 0 {
+		return frozenDefinition{}, fmt.Errorf("%w: tool %q has no input schema", ErrInvalidDefinition, d.Name)
+	}
+	if len(d.InputSchema) > MaxInputBytes {
+		return frozenDefinition{}, fmt.Errorf("%w: input schema of tool %q: %w: document is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, ErrInvalidSchema, len(d.InputSchema), MaxInputBytes)
+	}
+	tree, err := strictjson.Parse(d.InputSchema)
+	if err != nil {
+		return frozenDefinition{}, fmt.Errorf("%w: input schema of tool %q: %w: not one I-JSON document: %v", ErrInvalidDefinition, d.Name, ErrInvalidSchema, err)
+	}
+	obj, ok := tree.(map[string]any)
+	if !ok || obj["type"] != "object" {
+		return frozenDefinition{}, fmt.Errorf(`%w: input schema of tool %q must be a JSON object with "type":"object"`, ErrInvalidDefinition, d.Name)
+	}
+	input, err := compileSchema(tree, strictjson.Compact(nil, d.InputSchema))
+	if err != nil {
+		return frozenDefinition{}, fmt.Errorf("%w: input schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
+	}
+	f := frozenDefinition{input: input}
+	if len(d.OutputSchema) > 0 {
+		f.output, err = ParseSchema(d.OutputSchema)
+		if err != nil {
+			return frozenDefinition{}, fmt.Errorf("%w: output schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
+		}
+	}
+	f.def = Definition{
+		Name:         d.Name,
+		Description:  d.Description,
+		InputSchema:  input.s.canonical,
+		OutputSchema: f.output.JSON(),
+		Effect:       d.Effect,
+	}
+	if f.def.OutputSchema != nil {
+		f.def.OutputSchema = f.output.s.canonical
+	}
+	return f, nil
+}
+
+// definition returns a detached copy of the frozen definition.
+func (f frozenDefinition) definition() Definition { return f.def.Clone() }
+
+func validateName(name string) error {
+	if len(name) == 0 || len(name) > 64 {
+		return fmt.Errorf("%w: name %q must be 1 to 64 characters", ErrInvalidDefinition, name)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return fmt.Errorf("%w: name %q may hold only A-Z, a-z, 0-9, '_' and '-'", ErrInvalidDefinition, name)
+		}
+	}
+	return nil
+}
+
+// definitionWire is the JSON form of a Definition, with the schemas kept as
+// raw values.
+type definitionWire struct {
+	Name         string         `json:"name"`
+	Description  string         `json:"description,omitempty"`
+	InputSchema  jsontext.Value `json:"input_schema"`
+	OutputSchema jsontext.Value `json:"output_schema,omitzero"`
+	Effect       Effect         `json:"effect,omitzero"`
+}
+
+// definitionModel describes the wire form to schema reflection.
+type definitionModel struct {
+	Name         string         `json:"name" jsonschema:"pattern=^[A-Za-z0-9_-]{1\\,64}$"`
+	Description  string         `json:"description,omitempty"`
+	InputSchema  map[string]any `json:"input_schema"`
+	OutputSchema any            `json:"output_schema,omitempty"`
+	Effect       string         `json:"effect,omitempty" jsonschema:"enum=safe,enum=idempotent"`
+}
+
+// JSONSchemaModel returns a value whose Go type describes the JSON form of a
+// Definition, for SchemaFor and typed tools that take or return one.
+func (Definition) JSONSchemaModel() any { return definitionModel{} }
+
+// MarshalJSON validates d and encodes it with its schemas in compact form.
+// The encoding is deterministic. Errors wrap ErrInvalidDefinition.
+func (d Definition) MarshalJSON() ([]byte, error) {
+	f, err := d.compile()
+	if err != nil {
+		return nil, err
+	}
+	return f.def.marshal()
+}
+
+// marshal encodes an already validated definition.
+func (d Definition) marshal() ([]byte, error) {
+	return jsonv2.Marshal(definitionWire{
+		Name:         d.Name,
+		Description:  d.Description,
+		InputSchema:  jsontext.Value(d.InputSchema),
+		OutputSchema: jsontext.Value(d.OutputSchema),
+		Effect:       d.Effect,
+	}, jsonv2.Deterministic(true))
+}
+
+// UnmarshalJSON decodes one RFC 7493 object strictly: unknown or duplicate
+// members, names in the wrong case and a definition that fails Validate are
+// errors wrapping ErrInvalidDefinition. On error d is left unchanged; on
+// success d owns its bytes.
+func (d *Definition) UnmarshalJSON(data []byte) error {
+	var w definitionWire
+	if err := strictUnmarshal(data, &w); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidDefinition, err)
+	}
+	decoded := Definition{
+		Name:         w.Name,
+		Description:  w.Description,
+		InputSchema:  json.RawMessage(w.InputSchema),
+		OutputSchema: json.RawMessage(w.OutputSchema),
+		Effect:       w.Effect,
+	}
+	if len(decoded.OutputSchema) == 0 {
+		decoded.OutputSchema = nil
+	}
+	f, err := decoded.compile()
+	if err != nil {
+		return err
+	}
+	*d = f.definition()
+	return nil
+}
+
+// strictUnmarshal checks data as one I-JSON document of at most
+// MaxInputBytes and decodes it into v, refusing unknown members.
+func strictUnmarshal(data []byte, v any) error {
+	if len(data) > MaxInputBytes {
+		return fmt.Errorf("document is %d bytes, more than the limit of %d", len(data), MaxInputBytes)
+	}
+	if _, err := strictjson.Parse(data); err != nil {
+		return fmt.Errorf("not one I-JSON document: %v", err)
+	}
+	return jsonv2.Unmarshal(data, v, jsonv2.RejectUnknownMembers(true))
+}

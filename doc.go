@@ -1,0 +1,151 @@
+// Package tool is the trust boundary between a language model and the code
+// it may run. A model proposes a call; this package decides whether the
+// proposal is admitted, who may run it, what it returned, and how a call
+// that must wait for a person is suspended and resumed.
+//
+// # The life of a call
+//
+// A Tool is bound once and called many times:
+//
+//	Bind(tool, middlewares...)            freeze the Definition → Binding
+//	Registry.Resolve(request.Name)        find the Binding
+//	Contract.Prepare(request, admission)  untrusted Request → Invocation
+//	Binding.Call(ctx, invocation)         middlewares → checks → Tool.Call
+//	                                      → Result, or an error
+//
+// Bind reads the tool's Definition exactly once, compiles its schemas and
+// freezes them into a Contract. Nothing the tool does afterwards changes
+// what its calls admit.
+//
+// A Request is what the model wrote: a tool name and argument text. It is
+// untrusted. Prepare is the only way to make an Invocation, and it runs no
+// tool and no policy. The Admission beside the Request is what the runtime
+// (never the model) asserts: the call's IdempotencyKey and, when resuming,
+// a Continuation.
+//
+// Binding.Call runs an Invocation through the middlewares, the first given
+// outermost, to the tool. Only the Binding whose Contract prepared the
+// Invocation runs it. A middleware such as Guard may refuse the call; it
+// cannot swap the invocation or forward it twice. At the tool boundary the
+// result is checked against the contract, a returned InputRequest is
+// stamped with the call it belongs to, and, for a tool whose Effect is
+// EffectSafe, an ordinary error becomes a definite Failure.
+//
+// # What Prepare admits
+//
+// The argument text must be exactly one RFC 7493 (I-JSON) object. Prepare
+// refuses, with an *InputRejection:
+//
+//   - more than MaxInputBytes of text;
+//   - invalid UTF-8, a byte-order mark, lone or inverted surrogate escapes
+//     and Unicode noncharacters, in names and strings alike;
+//   - duplicate member names;
+//   - a number whose magnitude overflows a float64, or whose nonzero value
+//     underflows to zero; such numbers cannot be exchanged between I-JSON
+//     implementations, and the validator's exact arithmetic would spend
+//     tens of milliseconds on a single 1e-999999;
+//   - a number token longer than 100 characters;
+//   - nesting of arrays and objects deeper than 1000 levels (the arguments
+//     object itself is level 1). The bound is far above what tool
+//     arguments need and far below what could strain the stack; parsing
+//     stays linear in the length of the text;
+//   - trailing data after the object;
+//   - a value that breaks the input schema, or that the tool's input
+//     validator rejects.
+//
+// Integers beyond 2^53 that fit a float64's range are admitted and
+// compared exactly: numbers are never rounded. Blank argument text (JSON
+// whitespace only) is admitted as {}.
+//
+// Schemas are bounded too: ParseSchema loads nothing from outside the
+// document, and refuses a schema whose validation of a single value could
+// apply more than MaxSchemaVisits subschemas.
+//
+// # Errors and outcomes
+//
+// A call ends in one of four ways, and they mean different things to a
+// runtime:
+//
+//   - A Result: the call completed (Output) or is suspended waiting for
+//     input (InputRequest).
+//   - A *Failure: a definite unsuccessful outcome, such as a refusal by a
+//     Guard or a safe tool's error. Its Output is public and can be sent to
+//     the model as the call's result; its Cause is private. Find it with
+//     ClassifyFailure.
+//   - Any other error: nothing definite is known. The call may or may not
+//     have had effects; the runtime decides whether to retry, using the
+//     tool's Effect. A *CallError is such an error carrying evidence of
+//     what happened before it, for logs and evaluation, never for the
+//     model.
+//   - Before a call, an *InputRejection: Prepare refused the arguments in
+//     a way the model can fix. Its Message is public and meant to be sent
+//     back to the model. Find it with ClassifyInputRejection.
+//
+// Errors that carry an outcome or a public message travel through
+// single-error wrapping only (one %w). A joined error is ambiguous: the
+// classifiers find nothing in it. Private causes (Failure.Cause,
+// InputRejection.Cause, AuthorizationError.Cause) are never reachable with
+// errors.Is or errors.As, so that a diagnostic cannot pose as an outcome.
+//
+// # Suspending a call
+//
+// A tool that needs a person's answer returns a Result whose InputRequest
+// holds a prompt, the schema of an acceptable answer, and the tool's own
+// checkpoint state. Binding.Call stamps the request with the identity of
+// the call: the tool's name, the SHA-256 digest of its canonical
+// Definition (the contract), the SHA-256 digest of the exact admitted
+// argument bytes, and the IdempotencyKey. The runtime then:
+//
+//  1. persists the request with MarshalJSON, as long as it likes;
+//  2. shows Prompt to a person and collects an answer;
+//  3. restores the request with UnmarshalJSON, possibly in another
+//     process, and calls Continuation(answer), which checks the answer
+//     against the response schema;
+//  4. prepares the same call again, with the same arguments and key:
+//     Prepare(request, Admission{IdempotencyKey: key, Continuation: &c});
+//  5. calls the Binding; the tool reads Invocation.Continuation.
+//
+// Prepare admits a continuation only for the call that asked: a
+// continuation without a stamp, from a tool of another name or another
+// definition, for other argument bytes, or for another idempotency key
+// (an empty key matches only an empty key) is refused. Two tools are the
+// same tool for this purpose exactly when their canonical Definitions are
+// byte-for-byte equal, so a rebuilt Binding of the same tool after a
+// restart accepts the continuation, and a different tool that happens to
+// share the name does not. The state is the tool's own business: it is
+// returned as saved, and a tool that must not trust it after a round trip
+// through storage should verify it (with a signature of its own, say).
+//
+// The wire form of an InputRequest is one JSON object:
+//
+//	{
+//	  "prompt": <any JSON>,             required
+//	  "response_schema": <JSON Schema>, required
+//	  "state": <any JSON>,              omitted when absent
+//	  "call": {                         omitted when unstamped
+//	    "tool": "<name>",
+//	    "contract_sha256": "<64 lowercase hex digits>",
+//	    "arguments_sha256": "<64 lowercase hex digits>",
+//	    "idempotency_key": "<key>"      omitted when empty
+//	  }
+//	}
+//
+// Decoding rejects unknown and duplicate members and a schema that does
+// not compile. Encoding a decoded request gives the same bytes.
+//
+// # Progress
+//
+// A long tool reports progress with ReportProgress; the runtime observes
+// it by calling with a context from WithProgressReporter. Progress is
+// observation only and never changes a call's outcome.
+//
+// # Concurrency and ownership
+//
+// Contract, Binding, Invocation, Schema, Failure, InputRequest and
+// Continuation are immutable and safe for concurrent use; a Registry is
+// safe for concurrent use. Values handed in are copied and values handed
+// out are copies: a caller can never change frozen state by mutating a
+// slice it passed or received. An Invocation holds data only, no function,
+// interface or channel, so it can be stored or inspected without the power
+// to run anything.
+package tool

@@ -1,0 +1,36 @@
+package tool
+
+import "fmt"
+
+// Effect is a tool's promise about running the same call again. It is a
+// statement about replay, not about concurrency: a replayable tool may still
+// need its calls serialised. The zero value makes no promise.
+type Effect string
+
+const (
+	// EffectSafe promises that a call asks for no change to application
+	// state, so running it again is harmless. Incidental accounting and
+	// telemetry do not count as changes. Binding.Call turns an ordinary
+	// error from a safe tool into a definite Failure.
+	EffectSafe Effect = "safe"
+	// EffectIdempotent promises that the backend durably deduplicates calls
+	// that carry the same non-zero IdempotencyKey, including calls that
+	// interleave with other calls; writing the same value twice is not
+	// enough to qualify.
+	EffectIdempotent Effect = "idempotent"
+)
+
+// Replayable reports whether a call with this effect may be run again: true
+// for EffectSafe and EffectIdempotent.
+func (e Effect) Replayable() bool {
+	return e == EffectSafe || e == EffectIdempotent
+}
+
+// validate accepts the zero value and the two named effects.
+func (e Effect) validate() error {
+	switch e {
+	case "", EffectSafe, EffectIdempotent:
+		return nil
+	}
+	return fmt.Errorf("%w: unknown effect %q", ErrInvalidDefinition, string(e))
+}

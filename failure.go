@@ -1,0 +1,211 @@
+package tool
+
+import (
+	"fmt"
+)
+
+// FailureKind classifies a definite unsuccessful outcome. Neither kind says
+// anything about retrying: that is the runtime's decision.
+type FailureKind string
+
+const (
+	// FailureKindFailed is a definite unsuccessful outcome. It does not
+	// claim that execution started, and may describe partial effects the
+	// tool acknowledges in its Output. It requires a Cause.
+	FailureKindFailed FailureKind = "failed"
+	// FailureKindRejected means the call was refused permission to run.
+	// A Cause is optional: a policy decision need not be an error.
+	FailureKindRejected FailureKind = "rejected"
+)
+
+// FailureConfig describes an unsuccessful outcome; see NewFailure.
+type FailureConfig struct {
+	// Kind is FailureKindFailed or FailureKindRejected.
+	Kind FailureKind
+	// Output is public: it is what the model is told about the outcome.
+	Output Output
+	// Cause is a private diagnostic, required for FailureKindFailed.
+	Cause error
+}
+
+// Failure is the definite, complete unsuccessful outcome of the current
+// call, returned as an error.
+//
+// Its Output is public and meant for the model; its Cause is private and
+// meant for logs. Failure has no Unwrap, so errors.Is and errors.As never
+// reach the cause: a diagnostic cannot change the outcome, stand in for
+// another call's output, or pass for a control signal. Wrapping a Failure
+// with a single %w keeps it findable with ClassifyFailure. A Failure is
+// immutable; all methods are safe on a nil receiver. See "Errors and
+// outcomes" in the package documentation for how it differs from an error,
+// a CallError and an InputRejection.
+type Failure struct {
+	kind   FailureKind
+	output Output
+	cause  error
+}
+
+// NewFailure validates config and returns a Failure holding a copy of its
+// Output. Errors wrap ErrInvalidFailure: an unknown kind, an invalid Output,
+// a failed kind without a cause, or a typed-nil cause.
+func NewFailure(config FailureConfig) (*Failure, error) {
+	f := &Failure{kind: config.Kind, output: config.Output.Clone(), cause: config.Cause}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Kind returns the kind, or "" for a nil receiver.
+func (f *Failure) Kind() FailureKind {
+	if f == nil {
+		return ""
+	}
+	return f.kind
+}
+
+// Output returns a copy of the public output.
+func (f *Failure) Output() Output {
+	if f == nil {
+		return Output{}
+	}
+	return f.output.Clone()
+}
+
+// Cause returns the private diagnostic, or nil. It takes no part in
+// errors.Is or errors.As.
+func (f *Failure) Cause() error {
+	if f == nil {
+		return nil
+	}
+	return f.cause
+}
+
+// Error describes the outcome with its public text, never the cause.
+func (f *Failure) Error() string {
+	if f == nil {
+		return "tool: failure"
+	}
+	if text, ok := f.output.Text(); ok && text != "" {
+		return fmt.Sprintf("tool: %s: %s", f.kind, text)
+	}
+	return fmt.Sprintf("tool: %s", f.kind)
+}
+
+// Validate reports whether f is a usable Failure; errors wrap
+// ErrInvalidFailure.
+func (f *Failure) Validate() error {
+	if f == nil {
+		return fmt.Errorf("%w: nil failure", ErrInvalidFailure)
+	}
+	switch f.kind {
+	case FailureKindFailed:
+		if f.cause == nil {
+			return fmt.Errorf("%w: a failed outcome needs a cause", ErrInvalidFailure)
+		}
+	case FailureKindRejected:
+	default:
+		return fmt.Errorf("%w: unknown kind %q", ErrInvalidFailure, string(f.kind))
+	}
+	if isTypedNil(f.cause) {
+		return fmt.Errorf("%w: cause is a typed nil", ErrInvalidFailure)
+	}
+	if err := f.output.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidFailure, err)
+	}
+	return nil
+}
+
+// ClassifyFailure finds the Failure of the current call in err, following
+// only single-error wrapping (an Unwrap() error method, which includes
+// CallError). An error that joins several (an Unwrap() []error method) is
+// ambiguous and yields nothing, even when one branch holds a Failure: the
+// owner of the join must decide the outcome. Nil and invalid Failures are
+// not found.
+func ClassifyFailure(err error) (*Failure, bool) {
+	f, ok := classify[*Failure](err)
+	if !ok || f.Validate() != nil {
+		return nil, false
+	}
+	return f, true
+}
+
+// safeFailure is the outcome of an ordinary error from a safe tool.
+func safeFailure(name string, cause error) *Failure {
+	return &Failure{
+		kind:   FailureKindFailed,
+		output: NewTextOutput(fmt.Sprintf("the tool %q failed", name)),
+		cause:  cause,
+	}
+}
+
+// CallErrorConfig attaches evidence to an error; see NewCallError.
+type CallErrorConfig struct {
+	// Cause is the error; required.
+	Cause error
+	// Evidence is what was observed before the error, such as effects
+	// already applied. It is copied.
+	Evidence Output
+}
+
+// CallError is an ordinary error that carries evidence of what happened
+// before it, for diagnostics and evaluation. It declares no outcome and no
+// retry policy: the evidence is not a result and must not be sent to a
+// model as one. Unwrap returns the cause, so CallError is transparent to
+// errors.Is, errors.As and ClassifyFailure. A CallError is immutable; all
+// methods are safe on a nil receiver.
+type CallError struct {
+	cause    error
+	evidence Output
+}
+
+// NewCallError returns a CallError. Errors wrap ErrInvalidCallError: a nil
+// or typed-nil cause, or invalid evidence.
+func NewCallError(config CallErrorConfig) (*CallError, error) {
+	e := &CallError{cause: config.Cause, evidence: config.Evidence.Clone()}
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Evidence returns a copy of the evidence.
+func (e *CallError) Evidence() Output {
+	if e == nil {
+		return Output{}
+	}
+	return e.evidence.Clone()
+}
+
+// Unwrap returns the cause.
+func (e *CallError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.cause
+}
+
+// Error returns the cause's message.
+func (e *CallError) Error() string {
+	if e == nil || e.cause == nil {
+		return ErrInvalidCallError.Error()
+	}
+	return e.cause.Error()
+}
+
+// Validate reports whether e is a usable CallError; errors wrap
+// ErrInvalidCallError.
+func (e *CallError) Validate() error {
+	switch {
+	case e == nil:
+		return fmt.Errorf("%w: nil call error", ErrInvalidCallError)
+	case e.cause == nil:
+		return fmt.Errorf("%w: a cause is required", ErrInvalidCallError)
+	case isTypedNil(e.cause):
+		return fmt.Errorf("%w: cause is a typed nil", ErrInvalidCallError)
+	}
+	if err := e.evidence.Validate(); err != nil {
+		return fmt.Errorf("%w: evidence: %w", ErrInvalidCallError, err)
+	}
+	return nil
+}

@@ -1,0 +1,234 @@
+package tool
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/agentcontract/tool/internal/strictjson"
+)
+
+// InputRequestConfig describes what a tool asks for; see NewInputRequest.
+type InputRequestConfig struct {
+	// Prompt is what to show whoever answers: one JSON document, such as a
+	// string or an object with the details of a payment. Required.
+	Prompt json.RawMessage
+	// ResponseSchema is the contract every answer must satisfy. Required.
+	ResponseSchema Schema
+	// ContinuationState is optional JSON the tool wants back when the call
+	// resumes: its checkpoint.
+	ContinuationState json.RawMessage
+}
+
+// InputRequest suspends a call until a person or another system answers
+// it: a prompt, the schema of an acceptable answer and the tool's own
+// checkpoint state. A tool returns one in Result.InputRequest, before any
+// effect it cannot repeat or with enough state to resume safely.
+//
+// Binding.Call stamps a returned InputRequest with the call it belongs to;
+// MarshalJSON and UnmarshalJSON carry the stamp, so a runtime can persist
+// the request and resume the call in another process. The wire form is
+// described in "Suspending a call" in the package documentation.
+//
+// The zero InputRequest is invalid. An InputRequest is immutable and safe
+// for concurrent use; its accessors return copies.
+type InputRequest struct {
+	prompt []byte
+	schema Schema
+	state  []byte
+	stamp  callStamp
+}
+
+// callStamp identifies the call an InputRequest was returned by: the tool's
+// name, the digest of its canonical definition (its contract), the digest of
+// the admitted argument bytes, and the idempotency key.
+type callStamp struct {
+	set       bool
+	tool      string
+	contract  [sha256.Size]byte
+	arguments [sha256.Size]byte
+	key       IdempotencyKey
+}
+
+// NewInputRequest validates and copies config. The prompt must be one
+// RFC 7493 JSON document, the response schema Valid, and the state, when
+// given, one RFC 7493 document; each at most MaxInputBytes. Errors wrap
+// ErrInvalidInputRequest. The result carries no stamp until it is returned
+// through Binding.Call.
+func NewInputRequest(config InputRequestConfig) (InputRequest, error) {
+	if err := checkDocument("prompt", config.Prompt, true); err != nil {
+		return InputRequest{}, err
+	}
+	if !config.ResponseSchema.Valid() {
+		return InputRequest{}, fmt.Errorf("%w: the response schema is the zero Schema", ErrInvalidInputRequest)
+	}
+	if err := checkDocument("state", config.ContinuationState, false); err != nil {
+		return InputRequest{}, err
+	}
+	r := InputRequest{prompt: bytes.Clone(config.Prompt), schema: config.ResponseSchema}
+	if len(config.ContinuationState) > 0 {
+		r.state = bytes.Clone(config.ContinuationState)
+	}
+	return r, nil
+}
+
+func checkDocument(what string, doc []byte, required bool) error {
+	if len(doc) == 0 {
+		if required {
+			return fmt.Errorf("%w: the %s is required", ErrInvalidInputRequest, what)
+		}
+		return nil
+	}
+	if len(doc) > MaxInputBytes {
+		return fmt.Errorf("%w: the %s is %d bytes, more than the limit of %d", ErrInvalidInputRequest, what, len(doc), MaxInputBytes)
+	}
+	if _, err := strictjson.Parse(doc); err != nil {
+		return fmt.Errorf("%w: the %s is not one I-JSON document: %v", ErrInvalidInputRequest, what, err)
+	}
+	return nil
+}
+
+// Prompt returns a copy of the prompt.
+func (r InputRequest) Prompt() json.RawMessage { return bytes.Clone(r.prompt) }
+
+// ResponseSchema returns the schema an answer must satisfy.
+func (r InputRequest) ResponseSchema() Schema { return r.schema }
+
+// State returns a copy of the tool's checkpoint state, or nil.
+func (r InputRequest) State() json.RawMessage { return bytes.Clone(r.state) }
+
+// Valid reports whether r has a prompt and a response schema. The zero
+// InputRequest is not valid.
+func (r InputRequest) Valid() bool { return len(r.prompt) > 0 && r.schema.Valid() }
+
+// Continuation checks response, which must be one RFC 7493 document of at
+// most MaxInputBytes satisfying the response schema, and returns the
+// Continuation that resumes the call: the state, a copy of the answer and
+// r's call stamp. Pass it to Contract.Prepare in Admission.Continuation for
+// the same call. Errors wrap ErrInvalidInputRequest; an answer that breaks
+// the schema is described in the error's text.
+func (r InputRequest) Continuation(response json.RawMessage) (Continuation, error) {
+	if !r.Valid() {
+		return Continuation{}, fmt.Errorf("%w: the zero InputRequest takes no answer", ErrInvalidInputRequest)
+	}
+	if err := r.schema.Validate(response); err != nil {
+		msg := err.Error()
+		if rej, ok := err.(*InputRejection); ok {
+			msg = rej.Message()
+		}
+		return Continuation{}, fmt.Errorf("%w: the answer does not match the response schema: %s", ErrInvalidInputRequest, msg)
+	}
+	return Continuation{state: bytes.Clone(r.state), response: bytes.Clone(response), stamp: r.stamp}, nil
+}
+
+func (r InputRequest) clone() InputRequest {
+	r.prompt = bytes.Clone(r.prompt)
+	r.state = bytes.Clone(r.state)
+	return r
+}
+
+type inputRequestWire struct {
+	Prompt         jsontext.Value `json:"prompt"`
+	ResponseSchema jsontext.Value `json:"response_schema"`
+	State          jsontext.Value `json:"state,omitzero"`
+	Call           *callWire      `json:"call,omitzero"`
+}
+
+type callWire struct {
+	Tool            string `json:"tool"`
+	ContractSHA256  string `json:"contract_sha256"`
+	ArgumentsSHA256 string `json:"arguments_sha256"`
+	IdempotencyKey  string `json:"idempotency_key,omitzero"`
+}
+
+// inputRequestModel describes the wire form to schema reflection.
+type inputRequestModel struct {
+	Prompt         any            `json:"prompt"`
+	ResponseSchema map[string]any `json:"response_schema"`
+	State          any            `json:"state,omitempty"`
+	Call           *callModel     `json:"call,omitempty"`
+}
+
+type callModel struct {
+	Tool            string `json:"tool"`
+	ContractSHA256  string `json:"contract_sha256" jsonschema:"pattern=^[0-9a-f]{64}$"`
+	ArgumentsSHA256 string `json:"arguments_sha256" jsonschema:"pattern=^[0-9a-f]{64}$"`
+	IdempotencyKey  string `json:"idempotency_key,omitempty"`
+}
+
+// JSONSchemaModel returns a value whose Go type describes the wire form of
+// an InputRequest, for SchemaFor and typed tools.
+func (InputRequest) JSONSchemaModel() any { return inputRequestModel{} }
+
+// MarshalJSON encodes the checkpoint form: prompt, response schema, state
+// and call stamp, each exactly as held. The zero InputRequest is an error
+// wrapping ErrInvalidInputRequest.
+func (r InputRequest) MarshalJSON() ([]byte, error) {
+	if !r.Valid() {
+		return nil, fmt.Errorf("%w: the zero InputRequest has no wire form", ErrInvalidInputRequest)
+	}
+	w := inputRequestWire{
+		Prompt:         r.prompt,
+		ResponseSchema: r.schema.s.canonical,
+		State:          r.state,
+	}
+	if r.stamp.set {
+		w.Call = &callWire{
+			Tool:            r.stamp.tool,
+			ContractSHA256:  hex.EncodeToString(r.stamp.contract[:]),
+			ArgumentsSHA256: hex.EncodeToString(r.stamp.arguments[:]),
+			IdempotencyKey:  string(r.stamp.key),
+		}
+	}
+	return jsonv2.Marshal(w)
+}
+
+// UnmarshalJSON decodes the checkpoint form strictly: unknown or duplicate
+// members, a missing prompt or schema, a schema that does not compile, and
+// a malformed stamp are errors wrapping ErrInvalidInputRequest. On error r
+// is left unchanged.
+func (r *InputRequest) UnmarshalJSON(data []byte) error {
+	var w inputRequestWire
+	if err := strictUnmarshal(data, &w); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidInputRequest, err)
+	}
+	if len(w.ResponseSchema) == 0 {
+		return fmt.Errorf("%w: the response schema is required", ErrInvalidInputRequest)
+	}
+	schema, err := ParseSchema(w.ResponseSchema)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidInputRequest, err)
+	}
+	decoded, err := NewInputRequest(InputRequestConfig{Prompt: json.RawMessage(w.Prompt), ResponseSchema: schema, ContinuationState: json.RawMessage(w.State)})
+	if err != nil {
+		return err
+	}
+	if w.Call != nil {
+		stamp := callStamp{set: true, tool: w.Call.Tool, key: IdempotencyKey(w.Call.IdempotencyKey)}
+		if err := validateName(stamp.tool); err != nil {
+			return fmt.Errorf("%w: call stamp: %v", ErrInvalidInputRequest, err)
+		}
+		if !decodeDigest(w.Call.ContractSHA256, &stamp.contract) || !decodeDigest(w.Call.ArgumentsSHA256, &stamp.arguments) {
+			return fmt.Errorf("%w: call stamp digests must be 64 lowercase hexadecimal digits", ErrInvalidInputRequest)
+		}
+		decoded.stamp = stamp
+	}
+	*r = decoded
+	return nil
+}
+
+// decodeDigest parses 64 lowercase hex digits, the only form MarshalJSON
+// writes, so that a stamp has exactly one spelling.
+func decodeDigest(s string, dst *[sha256.Size]byte) bool {
+	if len(s) != hex.EncodedLen(sha256.Size) || strings.ToLower(s) != s {
+		return false
+	}
+	_, err := hex.Decode(dst[:], []byte(s))
+	return err == nil
+}

@@ -1,0 +1,71 @@
+package tool
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Invocation is a call admitted by one Contract: JSON object arguments that
+// passed its schema and input validator, and the runtime's Admission.
+//
+// Only Contract.Prepare makes a non-zero Invocation, and only the Binding
+// whose Contract prepared it will run it. The zero Invocation is refused by
+// every Binding. An Invocation is immutable and safe for concurrent use:
+// every accessor returns a copy. It holds data only, no function, interface
+// or channel, so it can be stored, logged or handed to a scheduler without
+// handing over the power to run anything.
+type Invocation struct {
+	core         *contractCore
+	id           uint64 // unique per Prepare: the identity middleware must preserve
+	arguments    []byte
+	key          IdempotencyKey
+	continuation *Continuation
+}
+
+// Arguments returns a copy of the admitted JSON object, exactly as
+// proposed (blank argument text is admitted as {}).
+func (i Invocation) Arguments() []byte {
+	return bytes.Clone(i.arguments)
+}
+
+// Definition returns a copy of the frozen definition that admitted the
+// call; the zero Definition for the zero Invocation.
+func (i Invocation) Definition() Definition {
+	if i.core == nil {
+		return Definition{}
+	}
+	return i.core.frozen.definition()
+}
+
+// IdempotencyKey returns the key the runtime admitted the call with.
+func (i Invocation) IdempotencyKey() IdempotencyKey { return i.key }
+
+// Continuation returns the answer and state with which this call resumes,
+// and false when it is a new call. The tool's own code decides what the
+// answer means; Prepare has already checked that it matches the response
+// schema and belongs to this very call.
+func (i Invocation) Continuation() (Continuation, bool) {
+	if i.continuation == nil {
+		return Continuation{}, false
+	}
+	return *i.continuation, true
+}
+
+// Continuation is the validated answer to an InputRequest, with the state
+// the tool saved when it asked and the stamp of the call that asked. It is
+// made only by InputRequest.Continuation, is immutable and safe for
+// concurrent use; its accessors return copies. The zero Continuation has no
+// stamp, so Prepare refuses it.
+type Continuation struct {
+	state    []byte
+	response []byte
+	stamp    callStamp
+}
+
+// State returns a copy of the state the tool saved in its InputRequest, or
+// nil when it saved none.
+func (c Continuation) State() json.RawMessage { return bytes.Clone(c.state) }
+
+// Response returns a copy of the answer, which matched the request's
+// response schema.
+func (c Continuation) Response() json.RawMessage { return bytes.Clone(c.response) }

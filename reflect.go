@@ -1,0 +1,408 @@
+package tool
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/invopop/jsonschema"
+)
+
+// schemaModeler is implemented by types whose JSON form is described by
+// another Go type; see SchemaFor.
+type schemaModeler interface {
+	JSONSchemaModel() any
+}
+
+var (
+	modelerType    = reflect.TypeFor[schemaModeler]()
+	timeType       = reflect.TypeFor[time.Time]()
+	rawMessageType = reflect.TypeFor[json.RawMessage]()
+)
+
+// SchemaFor derives the JSON Schema of T's JSON form and compiles it.
+//
+// The derivation follows the JSON field names; a field tagged omitempty or
+// omitzero is optional and every other field is required. Every struct
+// gets "additionalProperties": false. Named struct types go to $defs,
+// except the root, which is inlined; recursive types are supported. A
+// []byte is a base64 string, time.Time a date-time string, and
+// json.RawMessage and interface types are unconstrained. A pointer field
+// also admits null. Integer fields are bounded by the range of their Go
+// type and float32 fields by float32's. Tags of the form
+// `jsonschema:"description=…,enum=…,minimum=…"` add keywords.
+//
+// A type with a value-receiver method JSONSchemaModel() any is described by
+// the schema of the Go type of the value that method returns; Output,
+// Block, Definition and InputRequest use this to describe their wire forms.
+//
+// A channel, function, complex or unsafe pointer type anywhere in T is an
+// error wrapping ErrInvalidSchema, as is any failure to derive or compile.
+func SchemaFor[T any]() (Schema, error) {
+	doc, err := reflectSchema(reflect.TypeFor[T](), false)
+	if err != nil {
+		return Schema{}, err
+	}
+	return ParseSchema(doc)
+}
+
+// reflectSchema returns the schema document for t. With nullableRoot, a
+// pointer root also admits null (for outputs, where a nil pointer encodes
+// as null).
+func reflectSchema(t reflect.Type, nullableRoot bool) (doc []byte, err error) {
+	if t == nil {
+		return nil, fmt.Errorf("%w: cannot derive a schema for a nil interface type", ErrInvalidSchema)
+	}
+	if err := checkSupported(t, t.String(), map[reflect.Type]bool{}); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			doc, err = nil, fmt.Errorf("%w: deriving the schema of %s panicked: %v", ErrInvalidSchema, t, p)
+		}
+	}()
+	x := newReflector()
+	root := x.r.ReflectFromType(t)
+	defs := root.Definitions
+	if defs == nil {
+		defs = jsonschema.Definitions{}
+	}
+	if err := x.resolveModels(defs); err != nil {
+		return nil, err
+	}
+	x.defs = defs
+	// Inline the root: follow local references until a real schema.
+	for hops := 0; root.Ref != "" && hops < 16; hops++ {
+		name, ok := strings.CutPrefix(root.Ref, "#/$defs/")
+		def := defs[name]
+		if !ok || def == nil {
+			break
+		}
+		inlined := *def
+		root = &inlined
+	}
+	root.Version = ""
+	root.ID = ""
+	x.annotate(root, t)
+	if nullableRoot && t.Kind() == reflect.Pointer {
+		root = &jsonschema.Schema{AnyOf: []*jsonschema.Schema{root, {Type: "null"}}}
+	}
+	root.Definitions = nil
+	body, err := json.Marshal(root)
+	if err != nil {
+		return nil, fmt.Errorf("%w: encoding the schema of %s: %v", ErrInvalidSchema, t, err)
+	}
+	// Keep only the definitions the document refers to, transitively.
+	used := x.usedDefinitions(body)
+	if len(used) == 0 {
+		return body, nil
+	}
+	var kept jsonschema.Definitions = make(jsonschema.Definitions, len(used))
+	for _, name := range used {
+		kept[name] = defs[name]
+	}
+	root.Definitions = kept
+	return json.Marshal(root)
+}
+
+// checkSupported refuses types the JSON codec and the reflector cannot
+// handle, naming the path to the offending type.
+func checkSupported(t reflect.Type, path string, seen map[reflect.Type]bool) error {
+	if seen[t] {
+		return nil
+	}
+	seen[t] = true
+	if t.Implements(modelerType) || t == timeType {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer, reflect.Uintptr:
+		return fmt.Errorf("%w: %s has unsupported type %s", ErrInvalidSchema, path, t)
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return checkSupported(t.Elem(), path+"[]", seen)
+	case reflect.Map:
+		if err := checkSupported(t.Key(), path+" key", seen); err != nil {
+			return err
+		}
+		return checkSupported(t.Elem(), path+"[]", seen)
+	case reflect.Struct:
+		for _, f := range reflect.VisibleFields(t) {
+			if !f.IsExported() || f.Tag.Get("json") == "-" || (f.Anonymous && f.Type.Kind() == reflect.Struct) {
+				continue
+			}
+			if err := checkSupported(f.Type, path+"."+f.Name, seen); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// reflector wraps the schema reflector with unique definition names,
+// JSONSchemaModel support and the annotations the reflector omits.
+type reflector struct {
+	r         *jsonschema.Reflector
+	names     map[reflect.Type]string
+	taken     map[string]reflect.Type
+	pending   []reflect.Type // types with JSONSchemaModel, to describe
+	defs      jsonschema.Definitions
+	annotated map[reflect.Type]bool
+}
+
+func newReflector() *reflector {
+	x := &reflector{
+		names:     map[reflect.Type]string{},
+		taken:     map[string]reflect.Type{},
+		annotated: map[reflect.Type]bool{},
+	}
+	x.r = &jsonschema.Reflector{
+		Anonymous: true,
+		Namer:     x.name,
+		Mapper:    x.mapType,
+	}
+	return x
+}
+
+// name gives every named type a definition name that is unique in this
+// document and safe in a JSON pointer: same-named types of two packages
+// and generic instantiations would otherwise collide or break references.
+func (x *reflector) name(t reflect.Type) string {
+	if t.Name() == "" {
+		return ""
+	}
+	if n, ok := x.names[t]; ok {
+		return n
+	}
+	base := strings.Map(func(r rune) rune {
+		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '.' || r == '-' {
+			return r
+		}
+		return '_'
+	}, t.Name())
+	n := base
+	for i := 2; x.taken[n] != nil; i++ {
+		n = base + "_" + strconv.Itoa(i)
+	}
+	x.names[t], x.taken[n] = n, t
+	return n
+}
+
+// mapType describes a JSONSchemaModel type by a reference to a definition
+// that resolveModels fills in.
+func (x *reflector) mapType(t reflect.Type) *jsonschema.Schema {
+	if t.Kind() != reflect.Interface && t.Implements(modelerType) {
+		x.pending = append(x.pending, t)
+		return &jsonschema.Schema{Ref: "#/$defs/" + x.name(t)}
+	}
+	return nil
+}
+
+// resolveModels reflects the model of every pending JSONSchemaModel type
+// into defs.
+func (x *reflector) resolveModels(defs jsonschema.Definitions) error {
+	for len(x.pending) > 0 {
+		t := x.pending[0]
+		x.pending = x.pending[1:]
+		name := x.name(t)
+		if defs[name] != nil {
+			continue
+		}
+		model := reflect.Zero(t).Interface().(schemaModeler).JSONSchemaModel()
+		mt := reflect.TypeOf(model)
+		if mt == nil {
+			return fmt.Errorf("%w: %s.JSONSchemaModel returned nil", ErrInvalidSchema, t)
+		}
+		if mt == t {
+			return fmt.Errorf("%w: %s.JSONSchemaModel returned a value of its own type", ErrInvalidSchema, t)
+		}
+		if err := checkSupported(mt, mt.String(), map[reflect.Type]bool{}); err != nil {
+			return err
+		}
+		s := x.r.ReflectFromType(mt)
+		for k, v := range s.Definitions {
+			if defs[k] == nil {
+				defs[k] = v
+			}
+		}
+		x.defs = defs
+		x.annotate(s, mt)
+		s.Version, s.ID, s.Definitions = "", "", nil
+		defs[name] = s
+	}
+	return nil
+}
+
+// usedDefinitions lists the definitions reachable from body by reference.
+func (x *reflector) usedDefinitions(body []byte) []string {
+	var used []string
+	seen := map[string]bool{}
+	queue := [][]byte{body}
+	for len(queue) > 0 {
+		doc := string(queue[0])
+		queue = queue[1:]
+		for {
+			i := strings.Index(doc, `"$ref":"#/$defs/`)
+			if i < 0 {
+				break
+			}
+			doc = doc[i+len(`"$ref":"#/$defs/`):]
+			end := strings.IndexByte(doc, '"')
+			name := doc[:end]
+			if seen[name] || x.defs[name] == nil {
+				continue
+			}
+			seen[name] = true
+			used = append(used, name)
+			def, err := json.Marshal(x.defs[name])
+			if err == nil {
+				queue = append(queue, def)
+			}
+		}
+	}
+	return used
+}
+
+// annotate adds what the reflector leaves out: null for pointer fields and
+// items, and the numeric range of sized integer and float32 types.
+func (x *reflector) annotate(s *jsonschema.Schema, t reflect.Type) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if s == nil || t.Implements(modelerType) || t == timeType || t == rawMessageType {
+		return
+	}
+	if name, ok := strings.CutPrefix(s.Ref, "#/$defs/"); ok {
+		if x.annotated[t] || x.defs[name] == nil {
+			return
+		}
+		x.annotated[t] = true
+		s = x.defs[name]
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		x.annotateFields(s, t)
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return // bytes: a base64 string
+		}
+		x.annotate(s.Items, t.Elem())
+		s.Items = nullable(s.Items, t.Elem())
+	case reflect.Map:
+		if as := s.AdditionalProperties; as != nil && as != jsonschema.FalseSchema && as != jsonschema.TrueSchema {
+			x.annotate(as, t.Elem())
+			s.AdditionalProperties = nullable(as, t.Elem())
+		}
+		for k, ps := range s.PatternProperties {
+			x.annotate(ps, t.Elem())
+			s.PatternProperties[k] = nullable(ps, t.Elem())
+		}
+	case reflect.Int8:
+		bound(s, math.MinInt8, math.MaxInt8)
+	case reflect.Int16:
+		bound(s, math.MinInt16, math.MaxInt16)
+	case reflect.Int32:
+		bound(s, math.MinInt32, math.MaxInt32)
+	case reflect.Int, reflect.Int64:
+		bound(s, math.MinInt64, math.MaxInt64)
+	case reflect.Uint8:
+		boundUnsigned(s, math.MaxUint8)
+	case reflect.Uint16:
+		boundUnsigned(s, math.MaxUint16)
+	case reflect.Uint32:
+		boundUnsigned(s, math.MaxUint32)
+	case reflect.Uint, reflect.Uint64:
+		boundUnsigned(s, math.MaxUint64)
+	case reflect.Float32:
+		limit := strconv.FormatFloat(math.MaxFloat32, 'g', -1, 64)
+		tighten(&s.Minimum, "-"+limit, false)
+		tighten(&s.Maximum, limit, true)
+	}
+}
+
+// annotateFields annotates the properties of a struct's schema, following
+// embedded structs the way the JSON codec flattens them.
+func (x *reflector) annotateFields(s *jsonschema.Schema, t reflect.Type) {
+	if s.Properties == nil {
+		return
+	}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				x.annotateFields(s, ft)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		prop, ok := s.Properties.Get(name)
+		if !ok || prop == nil {
+			continue
+		}
+		x.annotate(prop, f.Type)
+		s.Properties.Set(name, nullable(prop, f.Type))
+	}
+}
+
+// nullable lets the schema of a pointer-typed value admit null, which is
+// how the JSON codec writes a nil pointer.
+func nullable(s *jsonschema.Schema, t reflect.Type) *jsonschema.Schema {
+	if s == nil || t.Kind() != reflect.Pointer || s == jsonschema.TrueSchema {
+		return s
+	}
+	if len(s.AnyOf) == 2 && s.AnyOf[1].Type == "null" {
+		return s // already nullable
+	}
+	inner := *s
+	inner.Description, inner.Title = "", ""
+	return &jsonschema.Schema{
+		Title:       s.Title,
+		Description: s.Description,
+		AnyOf:       []*jsonschema.Schema{&inner, {Type: "null"}},
+	}
+}
+
+func bound(s *jsonschema.Schema, lo, hi int64) {
+	tighten(&s.Minimum, strconv.FormatInt(lo, 10), false)
+	tighten(&s.Maximum, strconv.FormatInt(hi, 10), true)
+}
+
+func boundUnsigned(s *jsonschema.Schema, hi uint64) {
+	tighten(&s.Minimum, "0", false)
+	tighten(&s.Maximum, strconv.FormatUint(hi, 10), true)
+}
+
+// tighten sets *limit to value unless it is already at least as strict.
+func tighten(limit *json.Number, value string, upper bool) {
+	if *limit == "" {
+		*limit = json.Number(value)
+		return
+	}
+	current, ok1 := new(big.Rat).SetString(string(*limit))
+	candidate, ok2 := new(big.Rat).SetString(value)
+	if !ok1 || !ok2 {
+		*limit = json.Number(value)
+		return
+	}
+	if c := candidate.Cmp(current); (upper && c < 0) || (!upper && c > 0) {
+		*limit = json.Number(value)
+	}
+}

@@ -1,0 +1,199 @@
+package tool
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// InputRejectionConfig describes a model-correctable problem with a call's
+// input. See NewInputRejection.
+type InputRejectionConfig struct {
+	// Message is public: it is meant to be sent back to the model so it can
+	// correct its proposal. It must be non-empty valid UTF-8.
+	Message string
+	// Cause is an optional private diagnostic. It is never part of Message
+	// and not reachable with errors.Is or errors.As.
+	Cause error
+}
+
+// InputRejection reports input that the model can correct, with a message
+// that is explicitly public. Prepare returns one for every problem with the
+// content of the argument text: invalid JSON, a broken bound, a schema
+// violation, a strict decoding failure, or a rejection from the tool's own
+// input validator.
+//
+// An InputRejection matches ErrInvalidInvocation with errors.Is, so code
+// that only asks "was the call admitted?" needs nothing else. Its Cause is
+// private: it does not take part in errors.Is or errors.As and is read only
+// through Cause. The zero value and a nil pointer are invalid; all methods
+// are safe on a nil receiver. An InputRejection is immutable.
+type InputRejection struct {
+	message string
+	cause   error
+}
+
+// NewInputRejection returns a rejection with a public message. It returns an
+// error wrapping ErrInvalidInputRejection when the message is empty or not
+// valid UTF-8, or when Cause is a typed nil.
+func NewInputRejection(config InputRejectionConfig) (*InputRejection, error) {
+	r := &InputRejection{message: config.Message, cause: config.Cause}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// rejectf builds a rejection whose message is produced by this package.
+func rejectf(format string, args ...any) *InputRejection {
+	return &InputRejection{message: fmt.Sprintf(format, args...)}
+}
+
+// Message returns the public message, or "" for a nil receiver.
+func (r *InputRejection) Message() string {
+	if r == nil {
+		return ""
+	}
+	return r.message
+}
+
+// Cause returns the private diagnostic, or nil.
+func (r *InputRejection) Cause() error {
+	if r == nil {
+		return nil
+	}
+	return r.cause
+}
+
+// Error returns the sentinel text of ErrInvalidInvocation followed by the
+// public message. The cause is not included.
+func (r *InputRejection) Error() string {
+	if r == nil || r.message == "" {
+		return ErrInvalidInvocation.Error()
+	}
+	return ErrInvalidInvocation.Error() + ": " + r.message
+}
+
+// Is reports whether target is ErrInvalidInvocation.
+func (r *InputRejection) Is(target error) bool {
+	return target == ErrInvalidInvocation
+}
+
+// Validate reports whether r is a usable rejection; errors wrap
+// ErrInvalidInputRejection.
+func (r *InputRejection) Validate() error {
+	switch {
+	case r == nil:
+		return fmt.Errorf("%w: nil rejection", ErrInvalidInputRejection)
+	case r.message == "":
+		return fmt.Errorf("%w: empty message", ErrInvalidInputRejection)
+	case !utf8.ValidString(r.message):
+		return fmt.Errorf("%w: message is not valid UTF-8", ErrInvalidInputRejection)
+	case isTypedNil(r.cause):
+		return fmt.Errorf("%w: cause is a typed nil", ErrInvalidInputRejection)
+	}
+	return nil
+}
+
+// ClassifyInputRejection finds the one InputRejection err carries, following
+// only single-error wrapping (an Unwrap() error method). An error that joins
+// several (an Unwrap() []error method) is ambiguous and yields nothing, even
+// when one branch holds a rejection: which message is public is then for
+// the owner of the join to decide. A rejection's own cause is never
+// searched. Nil and invalid rejections are not found.
+func ClassifyInputRejection(err error) (*InputRejection, bool) {
+	r, ok := classify[*InputRejection](err)
+	if !ok || r.Validate() != nil {
+		return nil, false
+	}
+	return r, true
+}
+
+// classify walks the single-error chain of err and returns the first T.
+func classify[T error](err error) (T, bool) {
+	var zero T
+	for err != nil {
+		if t, ok := err.(T); ok {
+			return t, true
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return zero, false
+		}
+		err = u.Unwrap()
+	}
+	return zero, false
+}
+
+// InputValidationError reports a defect in a tool's input validator: it
+// returned an error that is not an InputRejection, or it panicked. It says
+// nothing about the input that a model could act on and has no public
+// message. It matches ErrInvalidInvocation with errors.Is (the call was not
+// admitted); its cause is private, reachable only through Cause. All
+// methods are safe on a nil receiver.
+type InputValidationError struct {
+	cause error
+}
+
+// Cause returns the validator's error or an *InputValidationPanicError.
+func (e *InputValidationError) Cause() error {
+	if e == nil {
+		return nil
+	}
+	return e.cause
+}
+
+// Error reports that the validator failed, without its cause.
+func (e *InputValidationError) Error() string {
+	return ErrInvalidInvocation.Error() + ": the input validator failed"
+}
+
+// Is reports whether target is ErrInvalidInvocation.
+func (e *InputValidationError) Is(target error) bool {
+	return target == ErrInvalidInvocation
+}
+
+// InputValidationPanicError holds the value recovered from a panic in an
+// input validator (or in the InputValidator method that supplies one). It is
+// reachable only through InputValidationError.Cause.
+type InputValidationPanicError struct {
+	// Value is the recovered panic value.
+	Value any
+}
+
+// Error describes the panic value.
+func (e *InputValidationPanicError) Error() string {
+	if e == nil {
+		return "tool: input validator panicked"
+	}
+	return fmt.Sprintf("tool: input validator panicked: %v", e.Value)
+}
+
+// Unwrap returns Value when it is an error, so errors.Is and errors.As see
+// through a panic(err).
+func (e *InputValidationPanicError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	err, _ := e.Value.(error)
+	return err
+}
+
+// runValidator calls validator on arguments, containing panics, and sorts
+// the outcome into nil, an *InputRejection or an *InputValidationError.
+func runValidator(validator func([]byte) error, arguments []byte) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &InputValidationError{cause: &InputValidationPanicError{Value: v}}
+		}
+	}()
+	verr := validator(arguments)
+	if verr == nil {
+		return nil
+	}
+	if _, ok := ClassifyInputRejection(verr); ok {
+		return verr
+	}
+	// Anything else, a rejection hidden in a join included, is a defect of
+	// the validator and has no public message.
+	return &InputValidationError{cause: verr}
+}

@@ -1,0 +1,45 @@
+package tool
+
+import (
+	"fmt"
+)
+
+// Request is a call proposed by a model: the name of a tool and the JSON
+// text of its arguments. It is untrusted; only Contract.Prepare turns it
+// into an Invocation. A provider's correlation id for the call belongs to
+// the transport and has no place here.
+type Request struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Validate checks the envelope only: a non-empty name and argument text of
+// at most MaxInputBytes. The argument text itself is checked by Prepare.
+// Errors wrap ErrInvalidRequest.
+func (r Request) Validate() error {
+	if r.Name == "" {
+		return fmt.Errorf("%w: empty tool name", ErrInvalidRequest)
+	}
+	if len(r.Arguments) > MaxInputBytes {
+		return fmt.Errorf("%w: arguments are %d bytes, more than the limit of %d", ErrInvalidRequest, len(r.Arguments), MaxInputBytes)
+	}
+	return nil
+}
+
+// IdempotencyKey names one logical call across its retries and
+// continuations, so that a backend with effects can deduplicate them. It is
+// opaque and may be passed on to third parties, so it should not encode
+// anything about the runtime. The zero value means the call has no durable
+// identity.
+type IdempotencyKey string
+
+// Admission is what the runtime, never the model, asserts about a call. It
+// is kept apart from Request because a model can write any arguments but
+// must not choose the identity that external systems deduplicate on.
+type Admission struct {
+	// IdempotencyKey identifies the logical call; empty for none.
+	IdempotencyKey IdempotencyKey
+	// Continuation answers the InputRequest that this same call returned
+	// earlier; nil starts a new call. Prepare copies it.
+	Continuation *Continuation
+}

@@ -1,0 +1,370 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Signature is the typed codec of a tool: it derives the input schema from
+// In and the output contract from Out, decodes admitted arguments into In
+// strictly, and encodes an Out into an Output.
+//
+// Admission of a typed input is a strict decode followed by In's own
+// Validate() error method when it has one, so a request type states its
+// domain rules once. Validate, and any custom UnmarshalJSON of In or of the
+// types it contains, must be deterministic, bounded and free of effects,
+// because admission runs them before any tool code. Validate returns an
+// *InputRejection for input the model can correct; any other error is a
+// defect.
+//
+// The output codec is chosen once from the declared type Out: a string
+// becomes a text Output and declares no output schema; an Output passes
+// through untouched, media included, and declares none; anything else is
+// encoded as JSON into Details and declares the schema derived from Out.
+//
+// The zero Signature is invalid: its methods return errors or nil schemas.
+// A Signature is immutable and safe for concurrent use.
+type Signature[In, Out any] struct {
+	input  Schema
+	output Schema // zero unless Out is encoded into Details
+	codec  outputCodec
+}
+
+type outputCodec uint8
+
+const (
+	codecNone outputCodec = iota // the zero Signature
+	codecText
+	codecOutput
+	codecJSON
+)
+
+// NewSignature derives and compiles the schemas of In and Out. In must be a
+// struct or a pointer to a struct. Unsupported types anywhere in In or Out
+// (channels, functions, complex numbers) and schemas that do not compile are
+// errors wrapping ErrInvalidTool and ErrInvalidSchema.
+func NewSignature[In, Out any]() (Signature[In, Out], error) {
+	in := reflect.TypeFor[In]()
+	st := in
+	if st != nil && st.Kind() == reflect.Pointer {
+		st = st.Elem()
+	}
+	if st == nil || st.Kind() != reflect.Struct {
+		return Signature[In, Out]{}, fmt.Errorf("%w: input type %v must be a struct or a pointer to a struct", ErrInvalidTool, in)
+	}
+	doc, err := reflectSchema(in, false)
+	if err != nil {
+		return Signature[In, Out]{}, fmt.Errorf("%w: input type %v: %w", ErrInvalidTool, in, err)
+	}
+	s := Signature[In, Out]{}
+	if s.input, err = ParseSchema(doc); err != nil {
+		return Signature[In, Out]{}, fmt.Errorf("%w: input type %v: %w", ErrInvalidTool, in, err)
+	}
+	switch out := reflect.TypeFor[Out](); out {
+	case reflect.TypeFor[string]():
+		s.codec = codecText
+	case reflect.TypeFor[Output]():
+		s.codec = codecOutput
+	default:
+		s.codec = codecJSON
+		doc, err := reflectSchema(out, true)
+		if err != nil {
+			return Signature[In, Out]{}, fmt.Errorf("%w: output type %v: %w", ErrInvalidTool, out, err)
+		}
+		if s.output, err = ParseSchema(doc); err != nil {
+			return Signature[In, Out]{}, fmt.Errorf("%w: output type %v: %w", ErrInvalidTool, out, err)
+		}
+	}
+	return s, nil
+}
+
+// InputSchema returns a copy of the derived input schema, in canonical
+// form; nil for the zero Signature.
+func (s Signature[In, Out]) InputSchema() json.RawMessage { return s.input.JSON() }
+
+// OutputSchema returns a copy of the derived output schema, or nil when Out
+// is string or Output (and for the zero Signature).
+func (s Signature[In, Out]) OutputSchema() json.RawMessage { return s.output.JSON() }
+
+// Decode decodes the invocation's arguments into In: strictly (unknown
+// members, duplicate names, names in the wrong case, a fractional number
+// for an integer, a number out of range and trailing data are refused),
+// then In's Validate method when it has one.
+//
+// A refusal of the input is an *InputRejection with a message fit for the
+// model; a failing Validate is returned as it is when it is an
+// InputRejection; any other error, or a panic in Validate or in a custom
+// decoder, is an *InputValidationError. All errors match
+// ErrInvalidInvocation.
+func (s Signature[In, Out]) Decode(invocation Invocation) (In, error) {
+	if invocation.core == nil {
+		var zero In
+		return zero, fmt.Errorf("%w: the zero Invocation has no arguments", ErrInvalidInvocation)
+	}
+	return decodeInput[In](invocation.arguments)
+}
+
+// InputValidator returns the admission check of In: the same strict decode
+// and Validate as Decode, whose result it discards. The function captures
+// nothing and is safe for concurrent use.
+func (Signature[In, Out]) InputValidator() func([]byte) error {
+	return validateInput[In]
+}
+
+func validateInput[In any](arguments []byte) error {
+	_, err := decodeInput[In](arguments)
+	return err
+}
+
+// inputValidator is implemented by input types with domain rules.
+type inputValidator interface {
+	Validate() error
+}
+
+// decodeInput is the one strict decode of typed input.
+func decodeInput[In any](arguments []byte) (in In, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			var zero In
+			in, err = zero, &InputValidationError{cause: &InputValidationPanicError{Value: p}}
+		}
+	}()
+	if err := jsonv2.Unmarshal(arguments, &in, jsonv2.RejectUnknownMembers(true)); err != nil {
+		var zero In
+		var semantic *jsonv2.SemanticError
+		var syntactic *jsontext.SyntacticError
+		switch {
+		case errors.As(err, &semantic) && semantic.Err != nil && !isDecodeFailure(semantic):
+			// A custom decoder returned its own error: a defect unless it
+			// is a rejection.
+			if _, ok := ClassifyInputRejection(semantic.Err); ok {
+				return zero, semantic.Err
+			}
+			return zero, &InputValidationError{cause: err}
+		case errors.As(err, &semantic):
+			return zero, &InputRejection{message: "arguments cannot be decoded: " + decodeProblem(semantic), cause: err}
+		case errors.As(err, &syntactic):
+			return zero, &InputRejection{message: fmt.Sprintf("arguments are not valid JSON at %s: %s", pointerOrRoot(string(syntactic.JSONPointer)), "syntax error"), cause: err}
+		}
+		return zero, &InputValidationError{cause: err}
+	}
+	var v any = in
+	if _, ok := v.(inputValidator); !ok {
+		v = &in
+	}
+	if validator, ok := v.(inputValidator); ok {
+		if err := validator.Validate(); err != nil {
+			var zero In
+			if _, ok := ClassifyInputRejection(err); ok {
+				return zero, err
+			}
+			return zero, &InputValidationError{cause: err}
+		}
+	}
+	return in, nil
+}
+
+// isDecodeFailure reports whether a semantic error comes from the codec
+// itself (a type or range mismatch, an unknown member) rather than from a
+// custom UnmarshalJSON or UnmarshalText method.
+func isDecodeFailure(e *jsonv2.SemanticError) bool {
+	if errors.Is(e.Err, jsonv2.ErrUnknownName) {
+		return true
+	}
+	var numErr *strconv.NumError
+	if errors.As(e.Err, &numErr) {
+		return true
+	}
+	if e.GoType == nil {
+		return true
+	}
+	t := e.GoType
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Implements(reflect.TypeFor[jsonv2.Unmarshaler]()) ||
+		reflect.PointerTo(t).Implements(reflect.TypeFor[jsonv2.Unmarshaler]()) ||
+		reflect.PointerTo(t).Implements(reflect.TypeFor[interface{ UnmarshalJSON([]byte) error }]()) ||
+		reflect.PointerTo(t).Implements(reflect.TypeFor[interface{ UnmarshalText([]byte) error }]()) {
+		return t == timeType
+	}
+	return true
+}
+
+// decodeProblem describes a semantic decode error in JSON terms: where, and
+// what the value should have been, never a Go type name.
+func decodeProblem(e *jsonv2.SemanticError) string {
+	where := pointerOrRoot(string(e.JSONPointer))
+	if errors.Is(e.Err, jsonv2.ErrUnknownName) {
+		return fmt.Sprintf("unknown member at %s", where)
+	}
+	want := "a value of another type"
+	if t := e.GoType; t != nil {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch {
+		case t == timeType:
+			want = "an RFC 3339 date-time string"
+		case t.Kind() >= reflect.Int && t.Kind() <= reflect.Int64:
+			bits := t.Bits()
+			want = fmt.Sprintf("an integer from %d to %d", int64(-1)<<(bits-1), int64(1)<<(bits-1)-1)
+		case t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64:
+			want = fmt.Sprintf("an integer from 0 to %d", uint64(math.MaxUint64)>>(64-t.Bits()))
+		case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
+			want = "a number in range"
+		case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && t.Elem().Kind() == reflect.Uint8:
+			want = "a base64 string"
+		case t.Kind() == reflect.String:
+			want = "a string"
+		case t.Kind() == reflect.Bool:
+			want = "true or false"
+		case t.Kind() == reflect.Struct || t.Kind() == reflect.Map:
+			want = "an object"
+		case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
+			want = "an array"
+		}
+	}
+	if e.JSONKind != 0 {
+		return fmt.Sprintf("value at %s must be %s, got %s", where, want, kindName(e.JSONKind))
+	}
+	return fmt.Sprintf("value at %s must be %s", where, want)
+}
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case 'n':
+		return "null"
+	case 'f', 't':
+		return "a boolean"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number that does not fit"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	}
+	return "an unexpected value"
+}
+
+func pointerOrRoot(p string) string {
+	if p == "" {
+		return "/"
+	}
+	return p
+}
+
+// Encode turns out into an Output with the codec chosen from Out. A text
+// Output of an empty string is the zero Output. A JSON encoding failure or
+// an invalid Output is an error wrapping ErrInvalidOutput; the zero
+// Signature returns an error wrapping ErrInvalidTool. The Output does not
+// share memory with out.
+func (s Signature[In, Out]) Encode(out Out) (Output, error) {
+	switch s.codec {
+	case codecText:
+		return NewTextOutput(any(out).(string)), nil
+	case codecOutput:
+		o := any(out).(Output).Clone()
+		if err := o.Validate(); err != nil {
+			return Output{}, err
+		}
+		return o, nil
+	case codecJSON:
+		details, err := jsonv2.Marshal(out, jsonv2.Deterministic(true))
+		if err != nil {
+			return Output{}, fmt.Errorf("%w: encoding the result as JSON: %v", ErrInvalidOutput, err)
+		}
+		if err := validDetails(details); err != nil {
+			return Output{}, err
+		}
+		return Output{Details: details}, nil
+	}
+	return Output{}, fmt.Errorf("%w: the zero Signature encodes nothing", ErrInvalidTool)
+}
+
+// FuncConfig names and describes a Func; see NewFunc.
+type FuncConfig struct {
+	// Name is the tool's name; see Definition.Name.
+	Name string
+	// Description tells the model what the tool does.
+	Description string
+	// Effect is the tool's replay promise.
+	Effect Effect
+}
+
+// Func is a Tool made of an ordinary typed function of its arguments: the
+// Signature of In and Out does the decoding, checking and encoding. A tool
+// that needs the call itself, such as its IdempotencyKey or a Continuation,
+// implements Tool around a Signature instead.
+//
+// The zero Func is invalid: Bind refuses its definition. A Func is
+// immutable; it is safe for concurrent use when its function is.
+type Func[In, Out any] struct {
+	signature  Signature[In, Out]
+	definition Definition
+	fn         func(context.Context, In) (Out, error)
+}
+
+// NewFunc returns a Func that calls fn. A nil fn, an unsupported In or
+// Out (see NewSignature) and an invalid name, description or effect are
+// errors wrapping ErrInvalidTool.
+func NewFunc[In, Out any](config FuncConfig, fn func(context.Context, In) (Out, error)) (Func[In, Out], error) {
+	if fn == nil {
+		return Func[In, Out]{}, fmt.Errorf("%w: tool %q has a nil function", ErrInvalidTool, config.Name)
+	}
+	sig, err := NewSignature[In, Out]()
+	if err != nil {
+		return Func[In, Out]{}, fmt.Errorf("tool %q: %w", config.Name, err)
+	}
+	def := Definition{
+		Name:         config.Name,
+		Description:  config.Description,
+		InputSchema:  sig.input.s.canonical,
+		OutputSchema: sig.output.JSON(),
+		Effect:       config.Effect,
+	}
+	if err := validateName(def.Name); err != nil {
+		return Func[In, Out]{}, fmt.Errorf("%w: %w", ErrInvalidTool, err)
+	}
+	if err := def.Effect.validate(); err != nil {
+		return Func[In, Out]{}, fmt.Errorf("%w: %w", ErrInvalidTool, err)
+	}
+	return Func[In, Out]{signature: sig, definition: def, fn: fn}, nil
+}
+
+// Call decodes the invocation's arguments, calls the function and encodes
+// its result. The function's error is returned as it is.
+func (f Func[In, Out]) Call(ctx context.Context, invocation Invocation) (Result, error) {
+	if f.fn == nil {
+		return Result{}, fmt.Errorf("%w: the zero Func runs nothing", ErrInvalidTool)
+	}
+	in, err := f.signature.Decode(invocation)
+	if err != nil {
+		return Result{}, err
+	}
+	out, err := f.fn(ctx, in)
+	if err != nil {
+		return Result{}, err
+	}
+	output, err := f.signature.Encode(out)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Output: output}, nil
+}
+
+// Definition returns a copy of the definition.
+func (f Func[In, Out]) Definition() Definition { return f.definition.Clone() }
+
+// InputValidator returns the Signature's input validator.
+func (f Func[In, Out]) InputValidator() func([]byte) error { return f.signature.InputValidator() }
