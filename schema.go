@@ -65,6 +65,12 @@ func ParseSchema(raw []byte) (Schema, error) {
 }
 
 func compileSchema(tree any, canonical []byte) (Schema, error) {
+	return compileSchemaWith(tree, canonical, refuseLoader{})
+}
+
+// compileSchemaWith compiles with loader; only tests install another loader
+// than refuseLoader.
+func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) (Schema, error) {
 	switch tree.(type) {
 	case map[string]any, bool:
 	default:
@@ -73,7 +79,7 @@ func compileSchema(tree any, canonical []byte) (Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
-	c.UseLoader(refuseLoader{})
+	c.UseLoader(loader)
 	if err := c.AddResource(schemaBase, tree); err != nil {
 		return Schema{}, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
 	}

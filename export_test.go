@@ -1,0 +1,28 @@
+package tool
+
+import (
+	"fmt"
+
+	"github.com/agentcontract/tool/internal/strictjson"
+)
+
+// ParseSchemaWithRemotes is ParseSchema with a loader that serves remotes
+// from memory, for the JSON Schema conformance suite only: the package
+// itself never loads anything from outside a document.
+func ParseSchemaWithRemotes(raw []byte, remotes map[string][]byte) (Schema, error) {
+	tree, err := strictjson.Parse(raw)
+	if err != nil {
+		return Schema{}, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+	}
+	return compileSchemaWith(tree, strictjson.Compact(nil, raw), memoryLoader(remotes))
+}
+
+type memoryLoader map[string][]byte
+
+func (m memoryLoader) Load(url string) (any, error) {
+	doc, ok := m[url]
+	if !ok {
+		return nil, fmt.Errorf("no remote %q", url)
+	}
+	return strictjson.Parse(doc)
+}
