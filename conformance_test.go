@@ -50,10 +50,10 @@ var rfc7493Excluded = map[string]string{
 // as admitted; every other i_ file (surrogates, invalid UTF-8, UTF-16, a
 // byte-order mark, float64 overflow and underflow) is refused.
 var implementationDefinedAdmitted = map[string]string{
-	"i_number_too_big_neg_int.json":      "big integer within float64 range, compared exactly",
-	"i_number_too_big_pos_int.json":      "big integer within float64 range, compared exactly",
+	"i_number_too_big_neg_int.json":       "big integer within float64 range, compared exactly",
+	"i_number_too_big_pos_int.json":       "big integer within float64 range, compared exactly",
 	"i_number_very_big_negative_int.json": "big integer within float64 range, compared exactly",
-	"i_structure_500_nested_arrays.json": "500 levels is within the nesting bound of 1000",
+	"i_structure_500_nested_arrays.json":  "500 levels is within the nesting bound of 1000",
 }
 
 // TestJSONTestSuite runs every parsing case of JSONTestSuite through
