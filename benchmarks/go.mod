@@ -10,6 +10,7 @@ require (
 )
 
 require (
+	github.com/agentcontract/tool v0.0.0
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
@@ -24,3 +25,5 @@ require (
 	golang.org/x/text v0.14.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
+
+replace github.com/agentcontract/tool => ../

@@ -1,0 +1,183 @@
+package tool_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/agentcontract/tool"
+)
+
+// benchFilter and benchInput mirror the input of the comparison benchmarks
+// in benchmarks/: ten top-level fields, an enum, bounded integers, a nested
+// object and a slice of strings.
+type benchFilter struct {
+	Field  string `json:"field"`
+	Op     string `json:"op" jsonschema:"enum=eq,enum=lt,enum=gt"`
+	Weight int    `json:"weight"`
+}
+
+type benchInput struct {
+	Query           string        `json:"query" jsonschema:"description=Free-text search query"`
+	Mode            string        `json:"mode" jsonschema:"enum=fast,enum=exact,enum=fuzzy"`
+	Limit           int           `json:"limit" jsonschema:"minimum=1,maximum=100"`
+	Offset          int           `json:"offset" jsonschema:"minimum=0"`
+	Filter          benchFilter   `json:"filter"`
+	Tags            []string      `json:"tags"`
+	IncludeArchived bool          `json:"include_archived"`
+	Locale          string        `json:"locale"`
+	MinScore        float64       `json:"min_score"`
+	Nested          []benchFilter `json:"nested,omitempty"`
+}
+
+type benchOutput struct {
+	Hits int `json:"hits"`
+}
+
+func benchPayloads(tb testing.TB) []struct {
+	name string
+	args string
+} {
+	small := benchInput{Query: "x", Mode: "fast", Limit: 1, Filter: benchFilter{Field: "a", Op: "eq"}, Tags: []string{}, Locale: "en"}
+	medium := benchInput{
+		Query:    "quarterly revenue report for the EMEA region including currency-adjusted growth, churn and net retention figures",
+		Mode:     "fuzzy",
+		Limit:    25,
+		Offset:   50,
+		Filter:   benchFilter{Field: "region", Op: "eq", Weight: 3},
+		Tags:     []string{"finance", "emea", "quarterly", "revenue", "retention"},
+		Locale:   "en-GB",
+		MinScore: 0.75,
+	}
+	large := medium
+	for i := range 200 {
+		large.Nested = append(large.Nested, benchFilter{Field: fmt.Sprintf("field_%03d", i), Op: []string{"eq", "lt", "gt"}[i%3], Weight: i})
+	}
+	var out []struct {
+		name string
+		args string
+	}
+	for _, p := range []struct {
+		name string
+		v    benchInput
+	}{{"small", small}, {"medium", medium}, {"large", large}} {
+		b, err := jsonv2.Marshal(p.v)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, struct {
+			name string
+			args string
+		}{p.name, string(b)})
+	}
+	return out
+}
+
+func benchBinding(tb testing.TB, middlewares ...tool.CallMiddleware) tool.Binding {
+	f, err := tool.NewFunc(tool.FuncConfig{Name: "search", Effect: tool.EffectSafe},
+		func(_ context.Context, in benchInput) (benchOutput, error) {
+			return benchOutput{Hits: len(in.Tags) + len(in.Nested)}, nil
+		})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := tool.Bind(f, middlewares...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+func BenchmarkPrepare(b *testing.B) {
+	binding := benchBinding(b)
+	contract := binding.Contract()
+	for _, p := range benchPayloads(b) {
+		b.Run(p.name, func(b *testing.B) {
+			req := tool.Request{Name: "search", Arguments: p.args}
+			b.SetBytes(int64(len(p.args)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := contract.Prepare(req, tool.Admission{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkPrepareCall(b *testing.B) {
+	binding := benchBinding(b)
+	benchCall(b, binding)
+}
+
+func BenchmarkGuardedCall(b *testing.B) {
+	guard, err := tool.NewGuard(tool.GuardConfig{Authorizer: tool.AuthorizerFunc(func(context.Context, tool.Authorization) (bool, error) {
+		return true, nil
+	})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchCall(b, benchBinding(b, tool.Recover, guard.Call))
+}
+
+func benchCall(b *testing.B, binding tool.Binding) {
+	ctx := context.Background()
+	contract := binding.Contract()
+	for _, p := range benchPayloads(b) {
+		b.Run(p.name, func(b *testing.B) {
+			req := tool.Request{Name: "search", Arguments: p.args}
+			b.SetBytes(int64(len(p.args)))
+			b.ReportAllocs()
+			for b.Loop() {
+				inv, err := contract.Prepare(req, tool.Admission{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := binding.Call(ctx, inv); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkBind(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		benchBinding(b)
+	}
+}
+
+func BenchmarkRegistryResolve(b *testing.B) {
+	var bindings []tool.Binding
+	for i := range 100 {
+		f, err := tool.NewFunc(tool.FuncConfig{Name: fmt.Sprintf("tool_%03d", i)},
+			func(context.Context, struct{}) (string, error) { return "", nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+		bound, err := tool.Bind(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bindings = append(bindings, bound)
+	}
+	registry, err := tool.NewRegistry(bindings...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	names := make([]string, 100)
+	for i := range names {
+		names[i] = fmt.Sprintf("tool_%03d", i)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, ok := registry.Resolve(names[i%100]); !ok {
+			b.Fatal("missing")
+		}
+		i++
+	}
+}
