@@ -13,6 +13,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/agentcontract/tool/internal/fastcheck"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
@@ -43,6 +44,7 @@ type Schema struct {
 type compiledSchema struct {
 	canonical []byte // compact, member order and number text as given
 	compiled  *jsonschema.Schema
+	fast      *fastcheck.Checker // nil when the schema needs the full validator
 }
 
 // ParseSchema compiles raw, which must be one RFC 7493 JSON document of at
@@ -94,7 +96,7 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 	if visits := maxVisits(compiled); visits > MaxSchemaVisits {
 		return Schema{}, fmt.Errorf("%w: validating one value could apply %d subschemas, more than the limit of %d (nested anyOf/oneOf/allOf through $ref multiply)", ErrInvalidSchema, visits, MaxSchemaVisits)
 	}
-	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled}}, nil
+	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled, fast: fastcheck.Compile(compiled)}}, nil
 }
 
 // refuseLoader is the only loader a compiler here ever has: metaschemas come
@@ -164,6 +166,10 @@ func (s Schema) Validate(value []byte) error {
 
 // validateTree checks an already parsed value.
 func (s Schema) validateTree(tree any) error {
+	if s.s.fast != nil && s.s.fast.Valid(tree) {
+		return nil
+	}
+	// The full validator decides, and says what is wrong.
 	err := s.s.compiled.Validate(tree)
 	if err == nil {
 		return nil
