@@ -63,29 +63,48 @@
 //
 // # Errors and outcomes
 //
-// A call ends in one of four ways, and they mean different things to a
-// runtime:
+// Every call ends in exactly one of the ways below. They differ in what is
+// known about the call, and in what the model may be told about it.
 //
-//   - A Result: the call completed (Output) or is suspended waiting for
-//     input (InputRequest).
-//   - A *Failure: a definite unsuccessful outcome, such as a refusal by a
-//     Guard or a safe tool's error. Its Output is public and can be sent to
-//     the model as the call's result; its Cause is private. Find it with
-//     ClassifyFailure.
-//   - Any other error: nothing definite is known. The call may or may not
-//     have had effects; the runtime decides whether to retry, using the
-//     tool's Effect. A *CallError is such an error carrying evidence of
-//     what happened before it, for logs and evaluation, never for the
-//     model.
-//   - Before a call, an *InputRejection: Prepare refused the arguments in
-//     a way the model can fix. Its Message is public and meant to be sent
-//     back to the model. Find it with ClassifyInputRejection.
+//   - A Result and a nil error: the call completed (Result.Output) or is
+//     waiting for an answer (Result.InputRequest). The output is meant for
+//     the model.
+//   - A *Failure: the call is over and did not succeed, and that much is
+//     certain. A Guard's refusal (kind rejected), an ordinary error from a
+//     tool whose Effect is EffectSafe, a panic caught by Recover, and a
+//     Failure a tool builds itself with NewFailure are all Failures. Its
+//     Output is public: send it to the model as the call's result. Its
+//     Cause is private, for logs. Find it with ClassifyFailure.
+//   - Any other error: nothing definite is known. The tool may not have
+//     started, may have done part of its work, or may have finished and
+//     lost its answer. The runtime decides what to do next, for instance
+//     retrying only a tool whose Effect is replayable; the error's text was
+//     not written for the model. The error of a tool that is not
+//     EffectSafe, a context error, and an *AuthorizationError (the policy could not decide, and the tool did
+//     not run) are such errors. A *CallError is one that carries evidence
+//     of what happened before the error, such as rows already written. The
+//     evidence is for logs and evaluation, never a result for the model,
+//     and a CallError changes nothing else: errors.Is, errors.As and
+//     ClassifyFailure see straight through it to the error it carries.
+//   - Before any call, an *InputRejection from Prepare: the model's
+//     arguments are wrong in a way the model can fix. Its Message is
+//     public: send it back so the model can try again. Find it with
+//     ClassifyInputRejection. An *InputValidationError is different: the
+//     tool's own input validator is broken, and there is nothing for the
+//     model to fix.
 //
-// Errors that carry an outcome or a public message travel through
-// single-error wrapping only (one %w). A joined error is ambiguous: the
-// classifiers find nothing in it. Private causes (Failure.Cause,
+// A Failure or an InputRejection stays findable through fmt.Errorf with a
+// single %w, at any depth. A joined error (errors.Join, or fmt.Errorf with
+// two %w) is ambiguous, so the classifiers find nothing in it, even when
+// only one branch holds an outcome. Private causes (Failure.Cause,
 // InputRejection.Cause, AuthorizationError.Cause) are never reachable with
-// errors.Is or errors.As, so that a diagnostic cannot pose as an outcome.
+// errors.Is or errors.As, so that a diagnostic cannot pose as an outcome
+// or as a control signal. Cancellation of the call itself stays visible:
+// when the call's ctx ends while a Guard asks its Authorizer, the Guard
+// puts ctx.Err() beside the AuthorizationError, so errors.Is reports
+// context.Canceled or context.DeadlineExceeded. A context error the
+// Authorizer returns on its own, while the call's ctx is live, is sealed
+// like any other cause.
 //
 // # Suspending a call
 //

@@ -153,7 +153,8 @@ type CallErrorConfig struct {
 // retry policy: the evidence is not a result and must not be sent to a
 // model as one. Unwrap returns the cause, so CallError is transparent to
 // errors.Is, errors.As and ClassifyFailure. A CallError is immutable; all
-// methods are safe on a nil receiver.
+// methods are safe on a nil receiver. See "Errors and outcomes" in the
+// package documentation for how it differs from a Failure.
 type CallError struct {
 	cause    error
 	evidence Output

@@ -79,7 +79,7 @@ func (g Guard) Call(next Caller) Caller {
 			name = invocation.core.frozen.def.Name
 		}
 		if g.authorizer == nil {
-			return Result{}, &AuthorizationError{tool: name, cause: errors.New("the zero Guard has no Authorizer")}
+			return Result{}, &AuthorizationError{tool: name, cause: errZeroGuard}
 		}
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
@@ -102,6 +102,9 @@ func (g Guard) Call(next Caller) Caller {
 	})
 }
 
+// errZeroGuard is the Cause of every AuthorizationError of the zero Guard.
+var errZeroGuard = fmt.Errorf("%w: the zero Guard has no Authorizer", ErrInvalidTool)
+
 // detach copies the invocation's arguments, so that a policy holding its
 // Authorization shares no memory with the call.
 func detach(invocation Invocation) Invocation {
@@ -114,8 +117,10 @@ func detach(invocation Invocation) Invocation {
 // does not find one in it.
 //
 // Error names the tool but not the cause, and the cause does not take part
-// in errors.Is or errors.As: read it deliberately with Cause. All methods
-// are safe on a nil receiver.
+// in errors.Is or errors.As: read it deliberately with Cause. Only the
+// cancellation of the call's own ctx stays visible, because Guard joins
+// ctx.Err() beside it. All methods are safe on a nil receiver. See "Errors
+// and outcomes" in the package documentation.
 type AuthorizationError struct {
 	tool  string
 	cause error

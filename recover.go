@@ -11,8 +11,15 @@ import (
 // Failure's public Output is a generic line naming the tool, never the
 // panic value or a stack; its Cause is a *PanicError holding both. Give it
 // to Bind first, so that it is outermost and covers every other
-// middleware. A panic with http.ErrAbortHandler semantics is not special:
-// every panic is recovered.
+// middleware: a panic in a middleware outside it, such as a Guard's
+// Authorizer when the Guard comes first, is not recovered.
+//
+// Every panic is recovered, http.ErrAbortHandler and panic(nil) included.
+// Two kinds are out of its reach: a panic in a goroutine the tool starts,
+// which Go cannot recover from another goroutine, and a panic in a
+// CallMiddleware function itself (as opposed to the Caller it returns),
+// which Binding.Call runs while it builds the chain, before any Caller.
+// Without Recover a panic propagates out of Binding.Call unchanged.
 func Recover(next Caller) Caller {
 	return CallerFunc(func(ctx context.Context, invocation Invocation) (result Result, err error) {
 		defer func() {
@@ -31,7 +38,10 @@ func Recover(next Caller) Caller {
 }
 
 // PanicError is the Cause of a Failure made by Recover: the recovered value
-// and the stack of the goroutine that panicked.
+// and the stack of the goroutine that panicked. It is private diagnostic
+// data: neither its message nor its stack is ever part of the Failure's
+// public Output. Unwrap exposes Value when it is an error, so errors.Is and
+// errors.As work on Failure.Cause. Its methods are safe on a nil receiver.
 type PanicError struct {
 	// Value is the value passed to panic.
 	Value any

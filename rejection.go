@@ -26,7 +26,9 @@ type InputRejectionConfig struct {
 // that only asks "was the call admitted?" needs nothing else. Its Cause is
 // private: it does not take part in errors.Is or errors.As and is read only
 // through Cause. The zero value and a nil pointer are invalid; all methods
-// are safe on a nil receiver. An InputRejection is immutable.
+// are safe on a nil receiver. An InputRejection is immutable. See "Errors
+// and outcomes" in the package documentation for how it differs from a
+// Failure and an ordinary error.
 type InputRejection struct {
 	message string
 	cause   error
