@@ -52,8 +52,10 @@ func (c Contract) Name() string {
 // Prepare admits call into an Invocation or says why not. It runs no tool
 // and no policy. In order, it refuses:
 //
-//   - the zero Contract, a Request that fails Validate, and a name other
-//     than the contract's: plain errors;
+//   - the zero Contract, a Request that fails Validate, a name other
+//     than the contract's, and an IdempotencyKey that is not valid UTF-8,
+//     holds a Unicode noncharacter or is longer than MaxInputBytes written
+//     as a JSON string (a call stamp could not carry it): plain errors;
 //   - a continuation that does not belong to this call (see "Suspending a
 //     call" in the package documentation): a plain error;
 //   - argument text that is not one RFC 7493 JSON object within the bounds
@@ -76,6 +78,9 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 	}
 	if call.Name != name {
 		return Invocation{}, fmt.Errorf("%w: request names tool %q, this contract is %q", ErrInvalidInvocation, call.Name, name)
+	}
+	if err := checkIdempotencyKey(admission.IdempotencyKey); err != nil {
+		return Invocation{}, err
 	}
 	if len(call.Arguments) > MaxInputBytes {
 		return Invocation{}, rejectf("arguments of %q are %d bytes, more than the limit of %d", name, len(call.Arguments), MaxInputBytes)

@@ -115,31 +115,56 @@
 // Definition (the contract), the SHA-256 digest of the exact admitted
 // argument bytes, and the IdempotencyKey. The runtime then:
 //
-//  1. persists the request with MarshalJSON, as long as it likes;
+//  1. persists the request with MarshalJSON (or encoding/json), together
+//     with the call's Request, unchanged, and its key, for as long as it
+//     likes;
 //  2. shows Prompt to a person and collects an answer;
 //  3. restores the request with UnmarshalJSON, possibly in another
 //     process, and calls Continuation(answer), which checks the answer
 //     against the response schema;
-//  4. prepares the same call again, with the same arguments and key:
-//     Prepare(request, Admission{IdempotencyKey: key, Continuation: &c});
-//  5. calls the Binding; the tool reads Invocation.Continuation.
+//  4. prepares the same call again, with the same argument text and key:
+//     Prepare(call, Admission{IdempotencyKey: key, Continuation: &c});
+//  5. calls the Binding; the tool reads Invocation.Continuation and
+//     decides what the answer means.
 //
-// Prepare admits a continuation only for the call that asked: a
-// continuation without a stamp, from a tool of another name or another
-// definition, for other argument bytes, or for another idempotency key
-// (an empty key matches only an empty key) is refused. Two tools are the
-// same tool for this purpose exactly when their canonical Definitions are
-// byte-for-byte equal, so a rebuilt Binding of the same tool after a
-// restart accepts the continuation, and a different tool that happens to
-// share the name does not. The state is the tool's own business: it is
-// returned as saved, and a tool that must not trust it after a round trip
-// through storage should verify it (with a signature of its own, say).
+// Prepare admits a continuation only for the call that asked. It refuses,
+// with a plain error wrapping ErrInvalidInvocation (never an
+// InputRejection: the model cannot fix it), a continuation without a stamp
+// (the zero Continuation, or one from a request that never went through a
+// Binding), from a tool of another name or another definition, for other
+// argument bytes, or for another idempotency key (an empty key matches
+// only an empty key).
+//
+// Identity is exact. Two tools are the same tool exactly when their
+// canonical Definitions (name, description, schemas and effect) are equal
+// byte for byte, so a rebuilt Binding of the same tool after a restart
+// accepts the continuation, while a tool that merely shares the name, in
+// another Registry or a later release, does not. The arguments are the
+// same exactly when their bytes are (after blank text becomes {}): the
+// same JSON value written with other whitespace or number text is other
+// arguments, which is why the runtime keeps the Request as it was.
+//
+// The stamp binds a continuation to its call; it does not protect the
+// checkpoint's content. The state is the tool's own business: Prepare
+// hands it to the tool as it was stored, edited or not, and a tool that
+// must not trust it after a round trip through storage verifies it (with
+// a signature of its own, say). Likewise the answer was checked against the
+// response schema stored in the checkpoint; a runtime that does not trust
+// its storage protects the whole checkpoint. A call that asks again after
+// resuming gets the same stamp, so the state is also what tells the tool
+// which of its questions an answer belongs to.
+//
+// An IdempotencyKey travels in the stamp, so Prepare refuses, for every
+// call and before anything runs, a key that is not valid UTF-8, holds a
+// Unicode noncharacter, or is longer than MaxInputBytes written as a JSON
+// string: no suspended call is left with a checkpoint that cannot be
+// restored.
 //
 // The wire form of an InputRequest is one JSON object:
 //
 //	{
 //	  "prompt": <any JSON>,             required
-//	  "response_schema": <JSON Schema>, required
+//	  "response_schema": <JSON Schema>, required: an object or a boolean
 //	  "state": <any JSON>,              omitted when absent
 //	  "call": {                         omitted when unstamped
 //	    "tool": "<name>",
@@ -149,14 +174,28 @@
 //	  }
 //	}
 //
-// Decoding rejects unknown and duplicate members and a schema that does
-// not compile. Encoding a decoded request gives the same bytes.
+// Decoding is strict: it refuses anything but one RFC 7493 object, unknown
+// and duplicate members, a missing prompt or schema, a schema that does
+// not compile or refers outside itself, and a malformed stamp, with errors
+// wrapping ErrInvalidInputRequest. Encoding is compact, with strings
+// escaped as encoding/json escapes them, so encoding/json.Marshal writes
+// the same bytes as MarshalJSON, and a request decoded from them encodes to
+// the same bytes again. The prompt and state are kept in that form from
+// NewInputRequest on, so a tool reads the same state bytes before and after
+// a round trip through storage. Each of prompt, schema and state is at
+// most MaxInputBytes encoded; InputRequest.JSONSchemaModel describes the
+// form for SchemaFor.
 //
 // # Progress
 //
 // A long tool reports progress with ReportProgress; the runtime observes
 // it by calling with a context from WithProgressReporter. Progress is
-// observation only and never changes a call's outcome.
+// checked (finite, not negative, Completed at most a known Total, a valid
+// UTF-8 message) whether or not a reporter is installed, and it is a no-op
+// without one, so a tool reports unconditionally. A reporter's error is
+// returned to the tool as it is and changes the call's outcome only if
+// the tool decides so. A tool may report from several goroutines at once;
+// the reporter must be safe for that.
 //
 // # Concurrency and ownership
 //

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -58,38 +59,97 @@ type callStamp struct {
 
 // NewInputRequest validates and copies config. The prompt must be one
 // RFC 7493 JSON document, the response schema Valid, and the state, when
-// given, one RFC 7493 document; each at most MaxInputBytes. Errors wrap
-// ErrInvalidInputRequest. The result carries no stamp until it is returned
-// through Binding.Call.
+// given, one RFC 7493 document; each at most MaxInputBytes, as given and
+// once encoded. Errors wrap ErrInvalidInputRequest. The result carries no
+// stamp until it is returned through Binding.Call.
+//
+// The prompt and state are kept in the form MarshalJSON writes: compact,
+// with member order and number text as given, and strings escaped as
+// encoding/json escapes them (so the output of encoding/json.Marshal is
+// kept byte for byte). A tool therefore reads back the same bytes in
+// process and after any round trip through storage.
 func NewInputRequest(config InputRequestConfig) (InputRequest, error) {
-	if err := checkDocument("prompt", config.Prompt, true); err != nil {
+	prompt, err := encodeDocument("prompt", config.Prompt, true)
+	if err != nil {
 		return InputRequest{}, err
 	}
 	if !config.ResponseSchema.Valid() {
 		return InputRequest{}, fmt.Errorf("%w: the response schema is the zero Schema", ErrInvalidInputRequest)
 	}
-	if err := checkDocument("state", config.ContinuationState, false); err != nil {
+	schema, err := jsontext.AppendFormat(nil, config.ResponseSchema.s.canonical, wireOptions)
+	if err != nil {
+		return InputRequest{}, fmt.Errorf("%w: the response schema cannot be encoded: %v", ErrInvalidInputRequest, err)
+	}
+	if len(schema) > MaxInputBytes {
+		return InputRequest{}, fmt.Errorf("%w: the response schema is %d bytes once encoded, more than the limit of %d", ErrInvalidInputRequest, len(schema), MaxInputBytes)
+	}
+	state, err := encodeDocument("state", config.ContinuationState, false)
+	if err != nil {
 		return InputRequest{}, err
 	}
-	r := InputRequest{prompt: bytes.Clone(config.Prompt), schema: config.ResponseSchema}
-	if len(config.ContinuationState) > 0 {
-		r.state = bytes.Clone(config.ContinuationState)
-	}
-	return r, nil
+	return InputRequest{prompt: prompt, schema: config.ResponseSchema, state: state}, nil
 }
 
-func checkDocument(what string, doc []byte, required bool) error {
+// wireOptions format JSON as encoding/json writes it: compact, with <, >,
+// &, U+2028 and U+2029 escaped in strings. Output in this form passes
+// through encoding/json.Marshal unchanged, so the size of an encoded
+// request is known before it is written.
+var wireOptions = jsonv2.JoinOptions(jsontext.EscapeForHTML(true), jsontext.EscapeForJS(true))
+
+// maxEncodedInputRequest bounds the encoded form of an InputRequest: the
+// prompt, response schema, state and idempotency key, each at most
+// MaxInputBytes once encoded, and room for the rest of the stamp.
+const maxEncodedInputRequest = 4*MaxInputBytes + 1<<10
+
+// encodeDocument checks doc and returns a copy in wire form, or nil when
+// doc is empty and not required.
+func encodeDocument(what string, doc []byte, required bool) ([]byte, error) {
 	if len(doc) == 0 {
 		if required {
-			return fmt.Errorf("%w: the %s is required", ErrInvalidInputRequest, what)
+			return nil, fmt.Errorf("%w: the %s is required", ErrInvalidInputRequest, what)
 		}
-		return nil
+		return nil, nil
 	}
 	if len(doc) > MaxInputBytes {
-		return fmt.Errorf("%w: the %s is %d bytes, more than the limit of %d", ErrInvalidInputRequest, what, len(doc), MaxInputBytes)
+		return nil, fmt.Errorf("%w: the %s is %d bytes, more than the limit of %d", ErrInvalidInputRequest, what, len(doc), MaxInputBytes)
 	}
 	if _, err := strictjson.Parse(doc); err != nil {
-		return fmt.Errorf("%w: the %s is not one I-JSON document: %v", ErrInvalidInputRequest, what, err)
+		return nil, fmt.Errorf("%w: the %s is not one I-JSON document: %v", ErrInvalidInputRequest, what, err)
+	}
+	encoded, err := jsontext.AppendFormat(nil, doc, wireOptions)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the %s cannot be encoded: %v", ErrInvalidInputRequest, what, err)
+	}
+	if len(encoded) > MaxInputBytes {
+		return nil, fmt.Errorf("%w: the %s is %d bytes once encoded, more than the limit of %d", ErrInvalidInputRequest, what, len(encoded), MaxInputBytes)
+	}
+	return encoded, nil
+}
+
+// checkIdempotencyKey refuses a key that a call stamp could not carry
+// through storage: one that is not valid UTF-8, holds a Unicode
+// noncharacter, or is longer than MaxInputBytes written as a JSON string.
+// Prepare applies it to every call, before anything runs, so that no
+// suspended call is left with a checkpoint that cannot be restored.
+func checkIdempotencyKey(key IdempotencyKey) error {
+	if key == "" {
+		return nil
+	}
+	if !utf8.ValidString(string(key)) {
+		return fmt.Errorf("%w: the idempotency key is not valid UTF-8", ErrInvalidInvocation)
+	}
+	quoted, err := jsontext.AppendQuote(nil, string(key))
+	if err == nil {
+		quoted, err = jsontext.AppendFormat(nil, quoted, wireOptions)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: the idempotency key cannot be written as JSON: %v", ErrInvalidInvocation, err)
+	}
+	if len(quoted) > MaxInputBytes {
+		return fmt.Errorf("%w: the idempotency key is %d bytes written as JSON, more than the limit of %d", ErrInvalidInvocation, len(quoted), MaxInputBytes)
+	}
+	if _, err := strictjson.Parse(quoted); err != nil {
+		return fmt.Errorf("%w: the idempotency key is not I-JSON text: %v", ErrInvalidInvocation, err)
 	}
 	return nil
 }
@@ -141,7 +201,7 @@ type inputRequestWire struct {
 }
 
 type callWire struct {
-	Tool            string `json:"tool"`
+	Tool            string `json:"tool" jsonschema:"pattern=^[A-Za-z0-9_-]{1\\,64}$"`
 	ContractSHA256  string `json:"contract_sha256"`
 	ArgumentsSHA256 string `json:"arguments_sha256"`
 	IdempotencyKey  string `json:"idempotency_key,omitzero"`
@@ -149,14 +209,14 @@ type callWire struct {
 
 // inputRequestModel describes the wire form to schema reflection.
 type inputRequestModel struct {
-	Prompt         any            `json:"prompt"`
-	ResponseSchema map[string]any `json:"response_schema"`
-	State          any            `json:"state,omitempty"`
-	Call           *callModel     `json:"call,omitempty"`
+	Prompt         any        `json:"prompt"`
+	ResponseSchema any        `json:"response_schema" jsonschema:"oneof_type=object;boolean"`
+	State          any        `json:"state,omitempty"`
+	Call           *callModel `json:"call,omitempty"`
 }
 
 type callModel struct {
-	Tool            string `json:"tool"`
+	Tool            string `json:"tool" jsonschema:"pattern=^[A-Za-z0-9_-]{1\\,64}$"`
 	ContractSHA256  string `json:"contract_sha256" jsonschema:"pattern=^[0-9a-f]{64}$"`
 	ArgumentsSHA256 string `json:"arguments_sha256" jsonschema:"pattern=^[0-9a-f]{64}$"`
 	IdempotencyKey  string `json:"idempotency_key,omitempty"`
@@ -166,9 +226,12 @@ type callModel struct {
 // an InputRequest, for SchemaFor and typed tools.
 func (InputRequest) JSONSchemaModel() any { return inputRequestModel{} }
 
-// MarshalJSON encodes the checkpoint form: prompt, response schema, state
-// and call stamp, each exactly as held. The zero InputRequest is an error
-// wrapping ErrInvalidInputRequest.
+// MarshalJSON encodes the checkpoint form described in "Suspending a call"
+// in the package documentation: prompt, response schema, state and call
+// stamp. The output is compact and escaped as encoding/json escapes, so
+// encoding/json.Marshal writes exactly these bytes. Encoding a request
+// decoded from this output gives the same bytes again. The zero
+// InputRequest is an error wrapping ErrInvalidInputRequest.
 func (r InputRequest) MarshalJSON() ([]byte, error) {
 	if !r.Valid() {
 		return nil, fmt.Errorf("%w: the zero InputRequest has no wire form", ErrInvalidInputRequest)
@@ -186,16 +249,32 @@ func (r InputRequest) MarshalJSON() ([]byte, error) {
 			IdempotencyKey:  string(r.stamp.key),
 		}
 	}
-	return jsonv2.Marshal(w)
+	out, err := jsonv2.Marshal(w, wireOptions)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidInputRequest, err)
+	}
+	if len(out) > maxEncodedInputRequest {
+		return nil, fmt.Errorf("%w: the encoded request is %d bytes, more than the limit of %d", ErrInvalidInputRequest, len(out), maxEncodedInputRequest)
+	}
+	return out, nil
 }
 
-// UnmarshalJSON decodes the checkpoint form strictly: unknown or duplicate
-// members, a missing prompt or schema, a schema that does not compile, and
-// a malformed stamp are errors wrapping ErrInvalidInputRequest. On error r
-// is left unchanged.
+// UnmarshalJSON decodes the checkpoint form strictly. Input longer than
+// MarshalJSON ever writes, anything but one RFC 7493 object, unknown or
+// duplicate members, a missing prompt or schema, a schema that does not
+// compile, a prompt or state NewInputRequest would refuse, and a malformed
+// stamp are errors wrapping ErrInvalidInputRequest. Whitespace, string
+// escapes and member order are free: the decoded request holds the bytes
+// NewInputRequest would. On error r is left unchanged.
 func (r *InputRequest) UnmarshalJSON(data []byte) error {
+	if len(data) > maxEncodedInputRequest {
+		return fmt.Errorf("%w: the encoded request is %d bytes, more than the limit of %d", ErrInvalidInputRequest, len(data), maxEncodedInputRequest)
+	}
+	if _, err := strictjson.Parse(data); err != nil {
+		return fmt.Errorf("%w: not one I-JSON document: %v", ErrInvalidInputRequest, err)
+	}
 	var w inputRequestWire
-	if err := strictUnmarshal(data, &w); err != nil {
+	if err := jsonv2.Unmarshal(data, &w, jsonv2.RejectUnknownMembers(true)); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidInputRequest, err)
 	}
 	if len(w.ResponseSchema) == 0 {
@@ -211,8 +290,8 @@ func (r *InputRequest) UnmarshalJSON(data []byte) error {
 	}
 	if w.Call != nil {
 		stamp := callStamp{set: true, tool: w.Call.Tool, key: IdempotencyKey(w.Call.IdempotencyKey)}
-		if err := validateName(stamp.tool); err != nil {
-			return fmt.Errorf("%w: call stamp: %v", ErrInvalidInputRequest, err)
+		if validateName(stamp.tool) != nil {
+			return fmt.Errorf("%w: call stamp: %q is not a tool name", ErrInvalidInputRequest, stamp.tool)
 		}
 		if !decodeDigest(w.Call.ContractSHA256, &stamp.contract) || !decodeDigest(w.Call.ArgumentsSHA256, &stamp.arguments) {
 			return fmt.Errorf("%w: call stamp digests must be 64 lowercase hexadecimal digits", ErrInvalidInputRequest)
