@@ -108,34 +108,41 @@ func (b Binding) Call(ctx context.Context, invocation Invocation) (Result, error
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	var next Caller = boundary{binding: b}
-	for i := len(b.middlewares) - 1; i >= 0; i-- {
-		wrapped := b.middlewares[i](&forwardOnce{next: next, id: invocation.id, core: core})
-		if wrapped == nil || isTypedNil(wrapped) {
-			return Result{}, fmt.Errorf("%w: middleware %d of tool %q returned a nil Caller", ErrInvalidTool, i, core.frozen.def.Name)
-		}
-		next = wrapped
+	return b.from(0, ctx, invocation)
+}
+
+// from runs the chain from middleware i inwards. Each middleware's factory
+// is called only when the call reaches it, so a Recover placed outermost
+// also covers the factories of the middlewares inside it.
+func (b Binding) from(i int, ctx context.Context, invocation Invocation) (Result, error) {
+	if i == len(b.middlewares) {
+		return boundary{binding: b}.Call(ctx, invocation)
 	}
-	return next.Call(ctx, invocation)
+	wrapped := b.middlewares[i](&forwardOnce{binding: b, index: i + 1, id: invocation.id})
+	if wrapped == nil || isTypedNil(wrapped) {
+		return Result{}, fmt.Errorf("%w: middleware %d of tool %q returned a nil Caller", ErrInvalidTool, i, b.contract.Name())
+	}
+	return wrapped.Call(ctx, invocation)
 }
 
 // forwardOnce is the next a middleware receives: it forwards the invocation
-// that entered the chain, once.
+// that entered the chain, once, to the rest of the chain.
 type forwardOnce struct {
-	next Caller
-	id   uint64
-	core *contractCore
-	used atomic.Bool
+	binding Binding
+	index   int
+	id      uint64
+	used    atomic.Bool
 }
 
 func (f *forwardOnce) Call(ctx context.Context, invocation Invocation) (Result, error) {
-	if invocation.core != f.core || invocation.id != f.id {
-		return Result{}, fmt.Errorf("%w: a middleware of tool %q forwarded a different invocation than it received", ErrInvalidInvocation, f.core.frozen.def.Name)
+	core := f.binding.contract.core
+	if invocation.core != core || invocation.id != f.id {
+		return Result{}, fmt.Errorf("%w: a middleware of tool %q forwarded a different invocation than it received", ErrInvalidInvocation, core.frozen.def.Name)
 	}
 	if f.used.Swap(true) {
-		return Result{}, fmt.Errorf("%w: a middleware of tool %q forwarded the invocation a second time", ErrInvalidInvocation, f.core.frozen.def.Name)
+		return Result{}, fmt.Errorf("%w: a middleware of tool %q forwarded the invocation a second time", ErrInvalidInvocation, core.frozen.def.Name)
 	}
-	return f.next.Call(ctx, invocation)
+	return f.binding.from(f.index, ctx, invocation)
 }
 
 // boundary is the innermost Caller: it runs the tool and applies the

@@ -14,12 +14,12 @@ import (
 // middleware: a panic in a middleware outside it, such as a Guard's
 // Authorizer when the Guard comes first, is not recovered.
 //
-// Every panic is recovered, http.ErrAbortHandler and panic(nil) included.
-// Two kinds are out of its reach: a panic in a goroutine the tool starts,
-// which Go cannot recover from another goroutine, and a panic in a
-// CallMiddleware function itself (as opposed to the Caller it returns),
-// which Binding.Call runs while it builds the chain, before any Caller.
-// Without Recover a panic propagates out of Binding.Call unchanged.
+// Every panic is recovered, http.ErrAbortHandler and panic(nil) included,
+// and so is a panic in the CallMiddleware functions inside it: Binding.Call
+// calls each middleware function only when the call reaches it. A panic in
+// a goroutine the tool starts is out of reach: Go cannot recover it from
+// another goroutine. Without Recover a panic propagates out of Binding.Call
+// unchanged.
 func Recover(next Caller) Caller {
 	return CallerFunc(func(ctx context.Context, invocation Invocation) (result Result, err error) {
 		defer func() {

@@ -172,15 +172,28 @@ func TestRecoverPassesOutcomesThrough(t *testing.T) {
 	}
 }
 
-// TestRecoverDoesNotCoverChainConstruction pins a documented limit: a
-// CallMiddleware function that panics while Binding.Call builds the chain
-// runs before Recover's Caller exists.
-func TestRecoverDoesNotCoverChainConstruction(t *testing.T) {
+// TestRecoverCoversChainConstruction: Binding.Call calls a middleware
+// function only when the call reaches it, so a middleware function that
+// panics inside an outermost Recover is recovered, while one outside it
+// is not.
+func TestRecoverCoversChainConstruction(t *testing.T) {
 	panicsWhileBuilding := func(next tool.Caller) tool.Caller { panic("building") }
+
 	probe := newPolicyProbe("", nil)
 	binding, err := tool.Bind(probe, tool.Recover, panicsWhileBuilding)
 	require.NoError(t, err)
-	invocation := policyPrepare(t, binding, `{}`)
-	require.PanicsWithValue(t, "building", func() { _, _ = binding.Call(context.Background(), invocation) })
+	_, err = binding.Call(context.Background(), policyPrepare(t, binding, `{}`))
+	failure, ok := tool.ClassifyFailure(err)
+	require.True(t, ok, "%v", err)
+	require.Equal(t, tool.FailureKindFailed, failure.Kind())
+	var p *tool.PanicError
+	require.ErrorAs(t, failure.Cause(), &p)
+	require.Equal(t, "building", p.Value)
+	require.Zero(t, probe.runs.Load())
+
+	outside, err := tool.Bind(probe, panicsWhileBuilding, tool.Recover)
+	require.NoError(t, err)
+	invocation := policyPrepare(t, outside, `{}`)
+	require.PanicsWithValue(t, "building", func() { _, _ = outside.Call(context.Background(), invocation) })
 	require.Zero(t, probe.runs.Load())
 }
