@@ -5,7 +5,8 @@ import "errors"
 // MaxInputBytes is the largest JSON text this package accepts anywhere: the
 // argument text of a Request, the answer to an InputRequest, a prompt, a
 // continuation state and a schema document. Larger input is refused before it
-// is parsed.
+// is parsed. A document that holds several of these, such as the wire form
+// of an InputRequest, may be correspondingly larger.
 const MaxInputBytes = 1 << 20
 
 // Sentinel errors. Every error this package returns wraps exactly one of them

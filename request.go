@@ -30,7 +30,10 @@ func (r Request) Validate() error {
 // continuations, so that a backend with effects can deduplicate them. It is
 // opaque and may be passed on to third parties, so it should not encode
 // anything about the runtime. The zero value means the call has no durable
-// identity.
+// identity. Because a key travels in the call stamp of a persisted
+// InputRequest, Prepare refuses one that JSON cannot carry: invalid UTF-8,
+// a Unicode noncharacter, or more than MaxInputBytes once written as a JSON
+// string.
 type IdempotencyKey string
 
 // Admission is what the runtime, never the model, asserts about a call. It
