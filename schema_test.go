@@ -15,7 +15,7 @@ import (
 	"github.com/agentcontract/tool"
 )
 
-func mustSchema(t testing.TB, doc string) tool.Schema {
+func coreSchema(t testing.TB, doc string) tool.Schema {
 	t.Helper()
 	s, err := tool.ParseSchema([]byte(doc))
 	require.NoError(t, err)
@@ -63,7 +63,7 @@ func TestParseSchemaLocalReferences(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := mustSchema(t, tt.schema)
+			s := coreSchema(t, tt.schema)
 			for _, v := range tt.valid {
 				require.NoError(t, s.Validate([]byte(v)), v)
 			}
@@ -152,7 +152,7 @@ func TestParseSchemaDrafts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := mustSchema(t, tt.schema)
+			s := coreSchema(t, tt.schema)
 			if tt.valid != "" {
 				require.NoError(t, s.Validate([]byte(tt.valid)))
 			}
@@ -182,7 +182,7 @@ func TestSchemaNumbersAreExact(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := mustSchema(t, tt.schema).Validate([]byte(tt.value))
+			err := coreSchema(t, tt.schema).Validate([]byte(tt.value))
 			if tt.ok {
 				require.NoError(t, err)
 			} else {
@@ -215,7 +215,7 @@ func TestSchemaJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := mustSchema(t, tt.in)
+			s := coreSchema(t, tt.in)
 			got := s.JSON()
 			require.Equal(t, tt.want, string(got))
 			got[0] = 'X'
@@ -240,7 +240,7 @@ func TestSchemaJSONRoundTrip(t *testing.T) {
 	type holder struct {
 		S tool.Schema `json:"schema"`
 	}
-	in := holder{S: mustSchema(t, `{"type":"integer", "maximum":1.0E+2}`)}
+	in := holder{S: coreSchema(t, `{"type":"integer", "maximum":1.0E+2}`)}
 	data, err := json.Marshal(in)
 	require.NoError(t, err)
 	require.Equal(t, `{"schema":{"type":"integer","maximum":1.0E+2}}`, string(data))
@@ -340,13 +340,13 @@ func TestParseSchemaBoundsValidationWork(t *testing.T) {
 }
 
 func TestParseSchemaLinearChainValidates(t *testing.T) {
-	s := mustSchema(t, linearChain(200))
+	s := coreSchema(t, linearChain(200))
 	require.NoError(t, s.Validate([]byte(`"end"`)))
 	require.ErrorIs(t, s.Validate([]byte(`1`)), tool.ErrInvalidInvocation)
 }
 
 func TestSchemaValidateMessages(t *testing.T) {
-	s := mustSchema(t, `{
+	s := coreSchema(t, `{
 		"type":"object",
 		"properties":{
 			"a":{"type":"integer","minimum":3},
@@ -382,7 +382,7 @@ func TestSchemaValidateMessages(t *testing.T) {
 }
 
 func TestSchemaValidateBounds(t *testing.T) {
-	s := mustSchema(t, `{}`)
+	s := coreSchema(t, `{}`)
 	big := `"` + strings.Repeat("x", tool.MaxInputBytes-2) + `"`
 	require.NoError(t, s.Validate([]byte(big)))
 	err := s.Validate([]byte(big + " "))
@@ -392,7 +392,7 @@ func TestSchemaValidateBounds(t *testing.T) {
 }
 
 func TestSchemaConcurrentUse(t *testing.T) {
-	s := mustSchema(t, `{"type":"object","properties":{"n":{"type":"integer","maximum":10}}}`)
+	s := coreSchema(t, `{"type":"object","properties":{"n":{"type":"integer","maximum":10}}}`)
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for i := range 8 {
@@ -419,7 +419,7 @@ func TestSchemaConcurrentUse(t *testing.T) {
 // deep inside nested anyOf alternatives walks each alternative once. It
 // used to walk the chosen one twice per level: 2^200 steps for this value.
 func TestSchemaValidateNestedAlternatives(t *testing.T) {
-	s := mustSchema(t, `{"$ref":"#/$defs/t","$defs":{"t":{"anyOf":[
+	s := coreSchema(t, `{"$ref":"#/$defs/t","$defs":{"t":{"anyOf":[
 		{"type":"array","items":{"$ref":"#/$defs/t"}},
 		{"type":"object","additionalProperties":{"$ref":"#/$defs/t"}}
 	]}}}`)
@@ -429,4 +429,31 @@ func TestSchemaValidateNestedAlternatives(t *testing.T) {
 	rej, ok := tool.ClassifyInputRejection(err)
 	require.True(t, ok)
 	require.Equal(t, "at "+strings.Repeat("/0", depth)+": 'anyOf' failed", rej.Message())
+}
+
+// TestSchemaNumericMessages pins that numeric rules are explained with the
+// exact numbers, as a model wrote them, not through float64.
+func TestSchemaNumericMessages(t *testing.T) {
+	tests := []struct {
+		schema, value, msg string
+	}{
+		{`{"minimum":3}`, `1`, "at /: minimum: got 1, want 3"},
+		{`{"minimum":1000000}`, `999999`, "at /: minimum: got 999999, want 1000000"},
+		{`{"maximum":9007199254740993}`, `9007199254740994`, "at /: maximum: got 9007199254740994, want 9007199254740993"},
+		{`{"maximum":1e300}`, `2E+300`, "at /: maximum: got 2e+300, want 1e+300"},
+		{`{"exclusiveMinimum":0}`, `-0.5`, "at /: exclusiveMinimum: got -0.5, want 0"},
+		{`{"exclusiveMaximum":1.5}`, `1.50`, "at /: exclusiveMaximum: got 1.5, want 1.5"},
+		{`{"minimum":0.000001}`, `1e-7`, "at /: minimum: got 1e-7, want 0.000001"},
+		{`{"multipleOf":0.1}`, `0.25`, "at /: multipleOf: got 0.25, want 0.1"},
+		{`{"maximum":123456789012345678901}`, `123456789012345678902`, "at /: maximum: got 123456789012345678902, want 123456789012345678901"},
+		{`{"minimum":-12.5e-3}`, `-1`, "at /: minimum: got -1, want -0.0125"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.schema, func(t *testing.T) {
+			err := coreSchema(t, tt.schema).Validate([]byte(tt.value))
+			rej, ok := tool.ClassifyInputRejection(err)
+			require.True(t, ok, "%v", err)
+			require.Equal(t, tt.msg, rej.Message())
+		})
+	}
 }
