@@ -72,7 +72,9 @@ func TestBindRefusesInvalidDefinitions(t *testing.T) {
 		{"type as a list", with(func(d *tool.Definition) { d.InputSchema = json.RawMessage(`{"type":["object"]}`) }), false},
 		{"type with different case", with(func(d *tool.Definition) { d.InputSchema = json.RawMessage(`{"type":"Object"}`) }), false},
 		{"input schema not compiling", with(func(d *tool.Definition) { d.InputSchema = json.RawMessage(`{"type":"object","minProperties":-1}`) }), true},
-		{"input schema with an external ref", with(func(d *tool.Definition) { d.InputSchema = json.RawMessage(`{"type":"object","$ref":"https://example.test/s"}`) }), true},
+		{"input schema with an external ref", with(func(d *tool.Definition) {
+			d.InputSchema = json.RawMessage(`{"type":"object","$ref":"https://example.test/s"}`)
+		}), true},
 		{"unknown effect", with(func(d *tool.Definition) { d.Effect = "readonly" }), false},
 		{"effect in the wrong case", with(func(d *tool.Definition) { d.Effect = "Safe" }), false},
 		{"output schema not compiling", with(func(d *tool.Definition) { d.OutputSchema = json.RawMessage(`{"type":12}`) }), true},
