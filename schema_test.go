@@ -324,7 +324,7 @@ func TestParseSchemaBoundsValidationWork(t *testing.T) {
 		{"exactly MaxSchemaVisits", allOfTrivial(tool.MaxSchemaVisits - 1), false, "the root and 999 subschemas"},
 		{"one over MaxSchemaVisits", allOfTrivial(tool.MaxSchemaVisits), true, "the root and 1000 subschemas"},
 		{"explosion under a property", `{"properties":{"p":{"$ref":"#/$defs/d0"}},"$defs":` + chainedDefs(20) + `}`, true, "every location is bounded, not just the root"},
-		{"deep properties do not add up", strings.Repeat(`{"properties":{"p":`, 450) + `{}` + strings.Repeat(`}}`, 450), false, "each level is a new instance location"},
+		{"nested locations do not add up", strings.Repeat(`{"allOf":[{},{},{},{},{},{},{},{}],"items":`, 130) + `{}` + strings.Repeat(`}`, 130), false, "9 visits at each of 130 locations, 1170 in all, 9 at any one"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
