@@ -28,7 +28,8 @@ type Binding struct {
 // contract. A nil or typed-nil tool or middleware, an invalid definition,
 // or an InputValidator that panics is an error wrapping ErrInvalidTool
 // (with ErrInvalidDefinition or ErrInvalidSchema beside it where they
-// apply). The middlewares slice is copied.
+// apply, and an *InputValidationPanicError holding the value of a panic).
+// The middlewares slice is copied.
 func Bind(executable Tool, middlewares ...CallMiddleware) (Binding, error) {
 	if executable == nil || isTypedNil(executable) {
 		return Binding{}, fmt.Errorf("%w: nil tool", ErrInvalidTool)
@@ -60,11 +61,15 @@ func Bind(executable Tool, middlewares ...CallMiddleware) (Binding, error) {
 	}, nil
 }
 
-// captureValidator calls InputValidator, containing a panic.
+// captureValidator calls InputValidator, containing a panic. The panic is
+// reported to whoever binds the tool, with its value reachable: unlike a
+// validator failing in Prepare, nothing here is about a model's input, so
+// it is not an *InputValidationError and does not match
+// ErrInvalidInvocation.
 func captureValidator(v InputValidatingTool) (validator func([]byte) error, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = &InputValidationError{cause: &InputValidationPanicError{Value: p}}
+			err = &InputValidationPanicError{Value: p}
 		}
 	}()
 	return v.InputValidator(), nil

@@ -152,7 +152,10 @@ func (d Definition) MarshalJSON() ([]byte, error) {
 	return f.def.marshal()
 }
 
-// marshal encodes an already validated definition.
+// marshal encodes an already validated definition. The schemas are
+// written as held, in canonical form: raw strings are preserved, so an
+// escape such as \u0041 is not rewritten and the wire form carries the
+// very bytes the schemas were compiled from.
 func (d Definition) marshal() ([]byte, error) {
 	return jsonv2.Marshal(definitionWire{
 		Name:         d.Name,
@@ -160,7 +163,7 @@ func (d Definition) marshal() ([]byte, error) {
 		InputSchema:  jsontext.Value(d.InputSchema),
 		OutputSchema: jsontext.Value(d.OutputSchema),
 		Effect:       d.Effect,
-	}, jsonv2.Deterministic(true))
+	}, jsonv2.Deterministic(true), jsontext.PreserveRawStrings(true))
 }
 
 // UnmarshalJSON decodes one RFC 7493 object strictly: unknown or duplicate

@@ -229,13 +229,14 @@ func (Output) JSONSchemaModel() any { return outputModel{} }
 // Block.
 func (Block) JSONSchemaModel() any { return blockModel{} }
 
-// MarshalJSON validates o and encodes it; empty members are omitted and
-// Details keep their exact bytes. Errors wrap ErrInvalidOutput.
+// MarshalJSON validates o and encodes it; empty members are omitted.
+// Details are written compact, with member order, string escapes and
+// number text exactly as held. Errors wrap ErrInvalidOutput.
 func (o Output) MarshalJSON() ([]byte, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	return jsonv2.Marshal(outputWire{Content: o.Content, Details: jsontext.Value(o.Details)})
+	return jsonv2.Marshal(outputWire{Content: o.Content, Details: jsontext.Value(o.Details)}, jsontext.PreserveRawStrings(true))
 }
 
 // UnmarshalJSON decodes strictly: unknown or duplicate members, and an

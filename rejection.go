@@ -155,8 +155,9 @@ func (e *InputValidationError) Is(target error) bool {
 }
 
 // InputValidationPanicError holds the value recovered from a panic in an
-// input validator (or in the InputValidator method that supplies one). It is
-// reachable only through InputValidationError.Cause.
+// input validator, reachable only through InputValidationError.Cause, or
+// in the InputValidator method that supplies one, where Bind's error wraps
+// it.
 type InputValidationPanicError struct {
 	// Value is the recovered panic value.
 	Value any

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"slices"
 	"strings"
 
@@ -196,13 +197,94 @@ func violationMessage(verr *jsonschema.ValidationError) string {
 		return slices.Compare(a.InstanceLocation, b.InstanceLocation)
 	})
 	first := leaves[0]
-	msg := fmt.Sprintf("at %s: %s", pointer(first.InstanceLocation), first.ErrorKind.LocalizedString(englishPrinter))
+	msg := fmt.Sprintf("at %s: %s", pointer(first.InstanceLocation), describeViolation(first.ErrorKind))
 	if more := len(leaves) - 1; more == 1 {
 		msg += " (and 1 more problem)"
 	} else if more > 1 {
 		msg += fmt.Sprintf(" (and %d more problems)", more)
 	}
 	return msg
+}
+
+// describeViolation renders one broken rule. The validator's own text
+// prints numeric bounds through float64 in scientific notation with
+// superscripts ("9.007199254740992 × 10¹⁵" for a maximum of
+// 9007199254740993), which is both wrong and hard to act on; numeric
+// rules are rendered here with exact decimals instead.
+func describeViolation(k jsonschema.ErrorKind) string {
+	var rule string
+	var got, want *big.Rat
+	switch k := k.(type) {
+	case *kind.Minimum:
+		rule, got, want = "minimum", k.Got, k.Want
+	case *kind.Maximum:
+		rule, got, want = "maximum", k.Got, k.Want
+	case *kind.ExclusiveMinimum:
+		rule, got, want = "exclusiveMinimum", k.Got, k.Want
+	case *kind.ExclusiveMaximum:
+		rule, got, want = "exclusiveMaximum", k.Got, k.Want
+	case *kind.MultipleOf:
+		rule, got, want = "multipleOf", k.Got, k.Want
+	default:
+		return k.LocalizedString(englishPrinter)
+	}
+	if got == nil || want == nil {
+		return k.LocalizedString(englishPrinter)
+	}
+	return fmt.Sprintf("%s: got %s, want %s", rule, exactDecimal(got), exactDecimal(want))
+}
+
+// exactDecimal renders r, which came from a JSON number and so has a
+// finite decimal expansion, exactly: plain digits for ordinary magnitudes
+// and d.ddde±x beyond them. The digits are those of the number's own
+// significand, so the text stays short.
+func exactDecimal(r *big.Rat) string {
+	num := new(big.Int).Abs(r.Num())
+	den := new(big.Int).Set(r.Denom())
+	two, five, ten := big.NewInt(2), big.NewInt(5), big.NewInt(10)
+	var mod big.Int
+	scale := 0 // r = ±num × 10^-scale once den is 1
+	for den.Cmp(big.NewInt(1)) != 0 {
+		switch {
+		case mod.Mod(den, ten).Sign() == 0:
+			den.Quo(den, ten)
+		case mod.Mod(den, two).Sign() == 0:
+			den.Quo(den, two)
+			num.Mul(num, five)
+		case mod.Mod(den, five).Sign() == 0:
+			den.Quo(den, five)
+			num.Mul(num, two)
+		default:
+			return r.FloatString(20) // not a decimal fraction; cannot come from JSON
+		}
+		scale++
+	}
+	if num.Sign() == 0 {
+		return "0"
+	}
+	digits := num.String()
+	trimmed := strings.TrimRight(digits, "0")
+	exp := len(digits) - len(trimmed) - scale // r = ±trimmed × 10^exp
+	point := len(trimmed) + exp               // digits before the decimal point
+	var out string
+	switch {
+	case exp >= 0 && point <= 21:
+		out = trimmed + strings.Repeat("0", exp)
+	case exp < 0 && point > 0:
+		out = trimmed[:point] + "." + trimmed[point:]
+	case exp < 0 && point > -6:
+		out = "0." + strings.Repeat("0", -point) + trimmed
+	default:
+		out = trimmed[:1]
+		if len(trimmed) > 1 {
+			out += "." + trimmed[1:]
+		}
+		out += fmt.Sprintf("e%+d", point-1)
+	}
+	if r.Sign() < 0 {
+		out = "-" + out
+	}
+	return out
 }
 
 // collectViolations gathers the errors that say what is wrong, looking
@@ -219,18 +301,20 @@ func collectViolations(e *jsonschema.ValidationError, out *[]*jsonschema.Validat
 		// When all alternatives but one failed on the type of the value
 		// alone (a nullable field that is not null, say), the one that
 		// matched the type says what is wrong.
-		var candidate *jsonschema.ValidationError
+		// Each cause is walked once: walking the chosen one again would
+		// double the work at every nested anyOf, 2^depth in all.
+		var candidate []*jsonschema.ValidationError
 		matches := 0
 		for _, c := range e.Causes {
 			var leaves []*jsonschema.ValidationError
 			collectViolations(c, &leaves)
 			if !onlyTypeMismatch(leaves, e.InstanceLocation) {
-				candidate = c
+				candidate = leaves
 				matches++
 			}
 		}
 		if matches == 1 {
-			collectViolations(candidate, out)
+			*out = append(*out, candidate...)
 			return
 		}
 	}

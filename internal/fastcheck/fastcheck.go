@@ -24,17 +24,18 @@ type Checker struct {
 	root *node
 }
 
-// node mirrors one compiled subschema with only what the check needs.
+// node mirrors one compiled subschema with what the check needs. It holds
+// data only: regular expressions, format checks and constants are read
+// from the compiled subschema it points to.
 type node struct {
+	src     *jsonschema.Schema
 	boolean *bool
 	types   jsonschema.Types // 0: any
 	integer bool             // types holds "integer" but not "number"
 	number  bool             // types holds "number"
 	hasType bool
 
-	constant *any
-	enum     []any
-	format   func(any) error
+	hasEnum bool
 
 	ref                *node
 	not                *node
@@ -44,9 +45,9 @@ type node struct {
 	dependentSchemas   map[string]*node
 	dependentRequired  map[string][]string
 	properties         map[string]*node
-	patternProperties  []patternNode
-	additional         *node // additionalProperties schema
-	noAdditional       bool  // additionalProperties: false
+	patternProperties  map[string]*node // by the pattern's source text
+	additional         *node            // additionalProperties schema
+	noAdditional       bool             // additionalProperties: false
 	propertyNames      *node
 	required           []string
 	minProps, maxProps int // -1: unset
@@ -59,15 +60,9 @@ type node struct {
 	minItems, maxItems   int // -1: unset
 	uniqueItems          bool
 	minLength, maxLength int // -1: unset
-	pattern              jsonschema.Regexp
 
 	minimum, maximum, exclusiveMinimum, exclusiveMaximum limit
 	multipleOf                                           *big.Rat
-}
-
-type patternNode struct {
-	re     jsonschema.Regexp
-	schema *node
 }
 
 // limit is a numeric bound; small integer bounds are also kept as int64.
@@ -114,7 +109,7 @@ func (c *compiler) node(s *jsonschema.Schema) *node {
 	if n, ok := c.nodes[s]; ok {
 		return n
 	}
-	n := &node{minProps: -1, maxProps: -1, minItems: -1, maxItems: -1, minLength: -1, maxLength: -1, minContains: -1, maxContains: -1}
+	n := &node{src: s, minProps: -1, maxProps: -1, minItems: -1, maxItems: -1, minLength: -1, maxLength: -1, minContains: -1, maxContains: -1}
 	c.nodes[s] = n
 	if s.Bool != nil {
 		n.boolean = s.Bool
@@ -139,13 +134,7 @@ func (c *compiler) node(s *jsonschema.Schema) *node {
 			}
 		}
 	}
-	n.constant = s.Const
-	if s.Enum != nil {
-		n.enum = s.Enum.Values
-	}
-	if s.Format != nil {
-		n.format = s.Format.Validate
-	}
+	n.hasEnum = s.Enum != nil
 	n.ref = c.node(s.Ref)
 	n.not = c.node(s.Not)
 	n.allOf = c.list(s.AllOf)
@@ -165,8 +154,11 @@ func (c *compiler) node(s *jsonschema.Schema) *node {
 			n.properties[k] = c.node(v)
 		}
 	}
-	for re, v := range s.PatternProperties {
-		n.patternProperties = append(n.patternProperties, patternNode{re: re, schema: c.node(v)})
+	if len(s.PatternProperties) > 0 {
+		n.patternProperties = make(map[string]*node, len(s.PatternProperties))
+		for re, v := range s.PatternProperties {
+			n.patternProperties[re.String()] = c.node(v)
+		}
 	}
 	switch ap := s.AdditionalProperties.(type) {
 	case bool:
@@ -188,7 +180,6 @@ func (c *compiler) node(s *jsonschema.Schema) *node {
 	n.uniqueItems = s.UniqueItems
 	setInt(&n.minLength, s.MinLength)
 	setInt(&n.maxLength, s.MaxLength)
-	n.pattern = s.Pattern
 	n.minimum, n.maximum = newLimit(s.Minimum), newLimit(s.Maximum)
 	n.exclusiveMinimum, n.exclusiveMaximum = newLimit(s.ExclusiveMinimum), newLimit(s.ExclusiveMaximum)
 	n.multipleOf = s.MultipleOf
@@ -273,12 +264,12 @@ func (n *node) valid(v any) bool {
 	if n.hasType && !n.typeMatches(v) {
 		return false
 	}
-	if n.constant != nil && !equal(v, *n.constant) {
+	if n.src.Const != nil && !equal(v, *n.src.Const) {
 		return false
 	}
-	if n.enum != nil {
+	if n.hasEnum {
 		found := false
-		for _, e := range n.enum {
+		for _, e := range n.src.Enum.Values {
 			if equal(v, e) {
 				found = true
 				break
@@ -288,7 +279,7 @@ func (n *node) valid(v any) bool {
 			return false
 		}
 	}
-	if n.format != nil && n.format(v) != nil {
+	if n.src.Format != nil && n.src.Format.Validate(v) != nil {
 		return false
 	}
 	if n.ref != nil && !n.ref.valid(v) {
@@ -361,10 +352,10 @@ func (n *node) validObject(obj map[string]any) bool {
 				return false
 			}
 		}
-		for _, p := range n.patternProperties {
-			if p.re.MatchString(name) {
+		for re := range n.src.PatternProperties {
+			if re.MatchString(name) {
 				evaluated = true
-				if !p.schema.valid(value) {
+				if !n.patternProperties[re.String()].valid(value) {
 					return false
 				}
 			}
@@ -458,7 +449,7 @@ func (n *node) validString(s string) bool {
 			return false
 		}
 	}
-	if n.pattern != nil && !n.pattern.MatchString(s) {
+	if n.src.Pattern != nil && !n.src.Pattern.MatchString(s) {
 		return false
 	}
 	return true

@@ -108,6 +108,7 @@ type parser struct {
 	data  []byte
 	pos   int
 	depth int
+	trail []string // reference tokens of a refused value, innermost first
 }
 
 func (p *parser) fail(reason string) error {
@@ -118,13 +119,25 @@ func (p *parser) failf(format string, args ...any) error {
 	return &Error{Offset: p.pos, Reason: fmt.Sprintf(format, args...)}
 }
 
-// within prefixes the pointer of err with one reference token.
-func within(err error, token string) error {
-	if e, ok := err.(*Error); ok {
-		token = strings.ReplaceAll(strings.ReplaceAll(token, "~", "~0"), "/", "~1")
-		e.Pointer = "/" + token + e.Pointer
+// within records that err arose inside the member or element named token.
+// Tokens are collected innermost first while the recursion unwinds, and
+// the pointer is built once at the top: prefixing a string at every level
+// would copy a long member name once per level of nesting.
+func (p *parser) within(err error, token string) error {
+	if _, ok := err.(*Error); ok {
+		p.trail = append(p.trail, token)
 	}
 	return err
+}
+
+// pointer renders the recorded trail as an RFC 6901 JSON pointer.
+func (p *parser) pointer() string {
+	var b strings.Builder
+	for i := len(p.trail) - 1; i >= 0; i-- {
+		b.WriteByte('/')
+		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(p.trail[i], "~", "~0"), "/", "~1"))
+	}
+	return b.String()
 }
 
 func (p *parser) document() (any, error) {
@@ -134,6 +147,9 @@ func (p *parser) document() (any, error) {
 	p.skipSpace()
 	v, err := p.value()
 	if err != nil {
+		if e, ok := err.(*Error); ok {
+			e.Pointer = p.pointer()
+		}
 		return nil, err
 	}
 	p.skipSpace()
@@ -216,17 +232,17 @@ func (p *parser) object() (any, error) {
 		}
 		if _, dup := obj[name]; dup {
 			p.pos = start
-			return nil, within(p.failf("duplicate member name %q", name), name)
+			return nil, p.within(p.failf("duplicate member name %q", name), name)
 		}
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-			return nil, within(p.fail("expected ':' after the member name"), name)
+			return nil, p.within(p.fail("expected ':' after the member name"), name)
 		}
 		p.pos++
 		p.skipSpace()
 		v, err := p.value()
 		if err != nil {
-			return nil, within(err, name)
+			return nil, p.within(err, name)
 		}
 		obj[name] = v
 		p.skipSpace()
@@ -262,7 +278,7 @@ func (p *parser) array() (any, error) {
 	for {
 		v, err := p.value()
 		if err != nil {
-			return nil, within(err, strconv.Itoa(len(arr)))
+			return nil, p.within(err, strconv.Itoa(len(arr)))
 		}
 		arr = append(arr, v)
 		p.skipSpace()
@@ -363,7 +379,10 @@ func (p *parser) escape() (rune, error) {
 		return '\t', nil
 	case 'u':
 	default:
-		return 0, p.failf("invalid escape sequence \\%s", string(rune(c)))
+		if c <= 0x20 || c >= 0x7F {
+			return 0, p.failf("invalid escape sequence: a backslash followed by %s", quoteByte(c))
+		}
+		return 0, p.failf("invalid escape sequence \\%c", c)
 	}
 	r, ok := hex4(p.data[p.pos+2:])
 	if !ok {

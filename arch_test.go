@@ -1,0 +1,135 @@
+package tool_test
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentcontract/tool"
+)
+
+const modulePath = "github.com/agentcontract/tool"
+
+// retained is one field, found by reflection, that can hold code or a
+// channel: a func, an interface or a chan.
+type retained struct {
+	path string
+	typ  reflect.Type
+}
+
+// retainedCode walks t through this module's own struct types (exported
+// and unexported fields alike, through pointers, slices, arrays and maps)
+// and lists every func, interface and chan it reaches. Types of other
+// modules are not entered.
+func retainedCode(t reflect.Type) (found []retained, structs []string) {
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type, path string)
+	walk = func(t reflect.Type, path string) {
+		switch t.Kind() {
+		case reflect.Func, reflect.Interface, reflect.Chan:
+			found = append(found, retained{path, t})
+		case reflect.Pointer, reflect.Slice, reflect.Array:
+			walk(t.Elem(), path)
+		case reflect.Map:
+			walk(t.Key(), path+"[key]")
+			walk(t.Elem(), path+"[value]")
+		case reflect.Struct:
+			if seen[t] || !strings.HasPrefix(t.PkgPath(), modulePath) {
+				return
+			}
+			seen[t] = true
+			structs = append(structs, t.String())
+			for i := range t.NumField() {
+				f := t.Field(i)
+				walk(f.Type, path+"."+f.Name)
+			}
+		}
+	}
+	walk(t, t.String())
+	return found, structs
+}
+
+func TestArchInvocationHoldsDataOnly(t *testing.T) {
+	found, structs := retainedCode(reflect.TypeFor[tool.Invocation]())
+	require.Empty(t, found, "an Invocation must not retain code, interfaces or channels")
+	require.Contains(t, structs, "tool.Continuation", "the walk goes through pointers")
+	require.Contains(t, structs, "tool.Definition", "the walk goes through the frozen contract")
+	require.Contains(t, structs, "tool.Schema")
+}
+
+func TestArchContractHoldsOnlyItsValidator(t *testing.T) {
+	found, _ := retainedCode(reflect.TypeFor[tool.Contract]())
+	require.Len(t, found, 1, "%v", found)
+	require.Equal(t, reflect.TypeFor[func([]byte) error](), found[0].typ, found[0].path)
+}
+
+func TestArchWalkerFindsCode(t *testing.T) {
+	// A Binding holds the tool and middlewares: the walk must see them,
+	// or the two tests above prove nothing.
+	found, _ := retainedCode(reflect.TypeFor[tool.Binding]())
+	var kinds []reflect.Kind
+	for _, f := range found {
+		kinds = append(kinds, f.typ.Kind())
+	}
+	require.Contains(t, kinds, reflect.Interface)
+	require.Contains(t, kinds, reflect.Func)
+}
+
+// methodNames lists the exported methods of t.
+func methodNames(t reflect.Type) []string {
+	var names []string
+	for i := range t.NumMethod() {
+		if m := t.Method(i); m.IsExported() {
+			names = append(names, m.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+func TestArchInterfaces(t *testing.T) {
+	tests := []struct {
+		name    string
+		typ     reflect.Type
+		methods []string
+	}{
+		{"Tool", reflect.TypeFor[tool.Tool](), []string{"Call", "Definition"}},
+		{"Caller", reflect.TypeFor[tool.Caller](), []string{"Call"}},
+		{"InputValidatingTool", reflect.TypeFor[tool.InputValidatingTool](), []string{"InputValidator"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, reflect.Interface, tt.typ.Kind())
+			require.Equal(t, tt.methods, methodNames(tt.typ))
+		})
+	}
+
+	call, ok := reflect.TypeFor[tool.Tool]().MethodByName("Call")
+	require.True(t, ok)
+	require.Equal(t, reflect.TypeFor[func(context.Context, tool.Invocation) (tool.Result, error)](), call.Type)
+	def, ok := reflect.TypeFor[tool.Tool]().MethodByName("Definition")
+	require.True(t, ok)
+	require.Equal(t, reflect.TypeFor[func() tool.Definition](), def.Type)
+	validator, ok := reflect.TypeFor[tool.InputValidatingTool]().MethodByName("InputValidator")
+	require.True(t, ok)
+	require.Equal(t, reflect.TypeFor[func() func([]byte) error](), validator.Type)
+
+	middleware := reflect.TypeFor[tool.CallMiddleware]()
+	require.Equal(t, reflect.Func, middleware.Kind())
+	require.True(t, middleware.ConvertibleTo(reflect.TypeFor[func(tool.Caller) tool.Caller]()))
+	callerFunc := reflect.TypeFor[tool.CallerFunc]()
+	require.True(t, callerFunc.ConvertibleTo(reflect.TypeFor[func(context.Context, tool.Invocation) (tool.Result, error)]()))
+	require.True(t, callerFunc.Implements(reflect.TypeFor[tool.Caller]()))
+}
+
+func TestArchFuncMethodSet(t *testing.T) {
+	want := []string{"Call", "Definition", "InputValidator"}
+	require.Equal(t, want, methodNames(reflect.TypeFor[tool.Func[struct{}, string]]()))
+	require.Equal(t, want, methodNames(reflect.TypeFor[*tool.Func[struct{}, string]]()), "no pointer-receiver extras")
+	require.Implements(t, (*tool.Tool)(nil), tool.Func[struct{}, string]{})
+	require.Implements(t, (*tool.InputValidatingTool)(nil), tool.Func[struct{}, string]{})
+}
