@@ -8,9 +8,12 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/agentcontract/tool/internal/strictjson"
 )
 
 // Signature is the typed codec of a tool: it derives the input schema from
@@ -68,6 +71,10 @@ func NewSignature[In, Out any]() (Signature[In, Out], error) {
 	if s.input, err = ParseSchema(doc); err != nil {
 		return Signature[In, Out]{}, fmt.Errorf("%w: input type %v: %w", ErrInvalidTool, in, err)
 	}
+	if tree, _ := strictjson.Parse(doc); !isObjectSchema(tree) {
+		// A struct with its own JSON methods is described as any value.
+		return Signature[In, Out]{}, fmt.Errorf(`%w: input type %v has its own JSON encoding, so its schema is not "type":"object"; give it a JSONSchemaModel method`, ErrInvalidTool, in)
+	}
 	switch out := reflect.TypeFor[Out](); out {
 	case reflect.TypeFor[string]():
 		s.codec = codecText
@@ -84,6 +91,11 @@ func NewSignature[In, Out any]() (Signature[In, Out], error) {
 		}
 	}
 	return s, nil
+}
+
+func isObjectSchema(tree any) bool {
+	obj, ok := tree.(map[string]any)
+	return ok && obj["type"] == "object"
 }
 
 // InputSchema returns a copy of the derived input schema, in canonical
@@ -139,22 +151,12 @@ func decodeInput[In any](arguments []byte) (in In, err error) {
 	}()
 	if err := jsonv2.Unmarshal(arguments, &in, jsonv2.RejectUnknownMembers(true)); err != nil {
 		var zero In
-		var semantic *jsonv2.SemanticError
-		var syntactic *jsontext.SyntacticError
-		switch {
-		case errors.As(err, &semantic) && semantic.Err != nil && !isDecodeFailure(semantic):
-			// A custom decoder returned its own error: a defect unless it
-			// is a rejection.
-			if _, ok := ClassifyInputRejection(semantic.Err); ok {
-				return zero, semantic.Err
-			}
-			return zero, &InputValidationError{cause: err}
-		case errors.As(err, &semantic):
-			return zero, &InputRejection{message: "arguments cannot be decoded: " + decodeProblem(semantic), cause: err}
-		case errors.As(err, &syntactic):
-			return zero, &InputRejection{message: fmt.Sprintf("arguments are not valid JSON at %s: %s", pointerOrRoot(string(syntactic.JSONPointer)), "syntax error"), cause: err}
-		}
-		return zero, &InputValidationError{cause: err}
+		return zero, decodeError(err)
+	}
+	if topLevelNull(arguments) {
+		// The codec leaves In as it is for null; admission wants an object.
+		var zero In
+		return zero, rejectf("arguments must be a JSON object, got null")
 	}
 	var v any = in
 	if _, ok := v.(inputValidator); !ok {
@@ -172,31 +174,91 @@ func decodeInput[In any](arguments []byte) (in In, err error) {
 	return in, nil
 }
 
-// isDecodeFailure reports whether a semantic error comes from the codec
-// itself (a type or range mismatch, an unknown member) rather than from a
-// custom UnmarshalJSON or UnmarshalText method.
-func isDecodeFailure(e *jsonv2.SemanticError) bool {
-	if errors.Is(e.Err, jsonv2.ErrUnknownName) {
-		return true
+// decodeError sorts an error of the strict decode: a problem with the
+// input becomes an *InputRejection whose message speaks JSON only, a
+// custom decoder's rejection is returned as it is, and a custom decoder's
+// other errors are defects (*InputValidationError).
+func decodeError(err error) error {
+	var semantic *jsonv2.SemanticError
+	var syntactic *jsontext.SyntacticError
+	switch {
+	case errors.As(err, &semantic):
+		if semantic.Err != nil {
+			if _, ok := ClassifyInputRejection(semantic.Err); ok {
+				return semantic.Err
+			}
+		}
+		switch decoderOf(semantic) {
+		case customJSONDecoder:
+			return &InputValidationError{cause: err}
+		case customTextDecoder:
+			// Text methods see only a string, so their error is about its
+			// content; it is private, the location is not.
+			return &InputRejection{message: fmt.Sprintf("arguments cannot be decoded: value at %s must be a string in the form this member accepts", pointerOrRoot(string(semantic.JSONPointer))), cause: err}
+		}
+		return &InputRejection{message: "arguments cannot be decoded: " + decodeProblem(semantic), cause: err}
+	case errors.As(err, &syntactic):
+		reason := "syntax error"
+		if syntactic.Err != nil {
+			reason = syntactic.Err.Error()
+		}
+		return &InputRejection{message: fmt.Sprintf("arguments are not valid JSON at %s: %s", pointerOrRoot(string(syntactic.JSONPointer)), reason), cause: err}
+	}
+	return &InputValidationError{cause: err}
+}
+
+// topLevelNull reports whether a JSON text is the literal null.
+func topLevelNull(text []byte) bool {
+	for _, c := range text {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c == 'n'
+	}
+	return false
+}
+
+type decoder uint8
+
+const (
+	codecDecoder      decoder = iota // the codec itself: a mismatch with the input
+	customJSONDecoder                // an UnmarshalJSON or UnmarshalJSONFrom method
+	customTextDecoder                // an UnmarshalText method
+)
+
+var (
+	jsonUnmarshalerTypes = []reflect.Type{
+		reflect.TypeFor[jsonv2.UnmarshalerFrom](),
+		reflect.TypeFor[jsonv2.Unmarshaler](),
+		reflect.TypeFor[json.Unmarshaler](),
+	}
+	textUnmarshalerTypes = []reflect.Type{textUnmarshalerType}
+)
+
+// decoderOf says whose error a semantic error is: the codec's own (a type
+// or range mismatch, an unknown member), or one of a custom method.
+func decoderOf(e *jsonv2.SemanticError) decoder {
+	if e.Err == nil || e.GoType == nil || errors.Is(e.Err, jsonv2.ErrUnknownName) {
+		return codecDecoder
 	}
 	var numErr *strconv.NumError
 	if errors.As(e.Err, &numErr) {
-		return true
-	}
-	if e.GoType == nil {
-		return true
+		return codecDecoder
 	}
 	t := e.GoType
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t.Implements(reflect.TypeFor[jsonv2.Unmarshaler]()) ||
-		reflect.PointerTo(t).Implements(reflect.TypeFor[jsonv2.Unmarshaler]()) ||
-		reflect.PointerTo(t).Implements(reflect.TypeFor[interface{ UnmarshalJSON([]byte) error }]()) ||
-		reflect.PointerTo(t).Implements(reflect.TypeFor[interface{ UnmarshalText([]byte) error }]()) {
-		return t == timeType
+	switch {
+	case t == timeType:
+		return codecDecoder // decoded by the codec, not by its methods
+	case implementsAny(t, jsonUnmarshalerTypes):
+		return customJSONDecoder
+	case implementsAny(t, textUnmarshalerTypes):
+		return customTextDecoder
 	}
-	return true
+	return codecDecoder
 }
 
 // decodeProblem describes a semantic decode error in JSON terms: where, and
@@ -205,6 +267,10 @@ func decodeProblem(e *jsonv2.SemanticError) string {
 	where := pointerOrRoot(string(e.JSONPointer))
 	if errors.Is(e.Err, jsonv2.ErrUnknownName) {
 		return fmt.Sprintf("unknown member at %s", where)
+	}
+	number := ""
+	if e.JSONKind == '0' && len(e.JSONValue) > 0 && len(e.JSONValue) <= 40 {
+		number = string(e.JSONValue) // the model's own number, short
 	}
 	want := "a value of another type"
 	if t := e.GoType; t != nil {
@@ -221,19 +287,30 @@ func decodeProblem(e *jsonv2.SemanticError) string {
 			want = fmt.Sprintf("an integer from 0 to %d", uint64(math.MaxUint64)>>(64-t.Bits()))
 		case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
 			want = "a number in range"
-		case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && t.Elem().Kind() == reflect.Uint8:
-			want = "a base64 string"
+		case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && t.Elem() == byteType:
+			want = "a string of standard base64 with padding"
+			if t.Kind() == reflect.Array {
+				want = fmt.Sprintf("a string of standard base64 with padding that decodes to %d bytes", t.Len())
+			}
 		case t.Kind() == reflect.String:
 			want = "a string"
 		case t.Kind() == reflect.Bool:
 			want = "true or false"
 		case t.Kind() == reflect.Struct || t.Kind() == reflect.Map:
 			want = "an object"
-		case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
+		case t.Kind() == reflect.Slice:
 			want = "an array"
+		case t.Kind() == reflect.Array:
+			want = fmt.Sprintf("an array of %d items", t.Len())
+		}
+		if number != "" && t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64 && strings.ContainsAny(number, ".eE") {
+			want += ", written without a fraction or exponent"
 		}
 	}
-	if e.JSONKind != 0 {
+	switch {
+	case number != "":
+		return fmt.Sprintf("value at %s must be %s, got %s", where, want, number)
+	case e.JSONKind != 0:
 		return fmt.Sprintf("value at %s must be %s, got %s", where, want, kindName(e.JSONKind))
 	}
 	return fmt.Sprintf("value at %s must be %s", where, want)
@@ -248,7 +325,7 @@ func kindName(k jsontext.Kind) string {
 	case '"':
 		return "a string"
 	case '0':
-		return "a number that does not fit"
+		return "a number"
 	case '{':
 		return "an object"
 	case '[':
