@@ -28,18 +28,21 @@ var (
 	rawMessageType = reflect.TypeFor[json.RawMessage]()
 	byteType       = reflect.TypeFor[byte]()
 
-	// Methods with which a type writes its own JSON, as the codec looks for
-	// them: the JSON ones win over the text ones.
-	jsonMarshalerTypes = []reflect.Type{
+	// Methods with which a type reads or writes its own JSON, as the codec
+	// looks for them: the JSON ones win over the text ones.
+	jsonMethodTypes = []reflect.Type{
 		reflect.TypeFor[jsonv2.MarshalerTo](),
 		reflect.TypeFor[jsonv2.Marshaler](),
 		reflect.TypeFor[json.Marshaler](),
+		reflect.TypeFor[jsonv2.UnmarshalerFrom](),
+		reflect.TypeFor[jsonv2.Unmarshaler](),
+		reflect.TypeFor[json.Unmarshaler](),
 	}
-	textMarshalerTypes = []reflect.Type{
+	textMethodTypes = []reflect.Type{
 		reflect.TypeFor[encoding.TextAppender](),
 		reflect.TypeFor[encoding.TextMarshaler](),
+		reflect.TypeFor[encoding.TextUnmarshaler](),
 	}
-	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 	// The schema reflector's own hooks: a type with one of them describes
 	// itself.
 	schemaHookTypes = []reflect.Type{
@@ -68,8 +71,8 @@ const (
 	wireModel                     // JSONSchemaModel describes it
 	wireHook                      // the schema reflector's own hook describes it
 	wireNative                    // time.Time and json.RawMessage: known forms
-	wireJSON                      // its own JSON methods: any JSON value
-	wireText                      // its own text methods: a string
+	wireJSON                      // its own JSON methods, either way: any JSON value
+	wireText                      // its own text methods, either way: a string
 )
 
 func wireFormOf(t reflect.Type) wireForm {
@@ -82,9 +85,9 @@ func wireFormOf(t reflect.Type) wireForm {
 		return wireHook
 	case t == timeType || t == rawMessageType:
 		return wireNative
-	case implementsAny(t, jsonMarshalerTypes):
+	case implementsAny(t, jsonMethodTypes):
 		return wireJSON
-	case implementsAny(t, textMarshalerTypes):
+	case implementsAny(t, textMethodTypes):
 		return wireText
 	}
 	return wireReflected
@@ -105,9 +108,11 @@ func wireFormOf(t reflect.Type) wireForm {
 // A type with a value-receiver method JSONSchemaModel() any is described by
 // the schema of the Go type of the value that method returns; Output,
 // Block, Definition and InputRequest use this to describe their wire forms.
-// Otherwise a type that writes its own JSON (a MarshalJSON method) admits
-// any JSON value and one that writes itself as text (MarshalText) any
-// string, since its structure says nothing about its wire form. An array
+// Otherwise a type that reads or writes its own JSON (a MarshalJSON or
+// UnmarshalJSON method) admits any JSON value, and one that reads or writes
+// itself as text (MarshalText or UnmarshalText) any string, since its
+// structure says nothing about its wire form; its own methods still decide
+// what is admitted. An array
 // of bytes is a base64 string, as the JSON codec writes it.
 //
 // T must be a type the JSON codec (go-json-experiment/json) can both
@@ -229,7 +234,7 @@ func checkSupported(t reflect.Type, path string, seen map[reflect.Type]bool) err
 
 // checkMapKey refuses map keys the codec cannot write as member names.
 func checkMapKey(k reflect.Type, path string) error {
-	if implementsAny(k, textMarshalerTypes) || k.Implements(textUnmarshalerType) || reflect.PointerTo(k).Implements(textUnmarshalerType) {
+	if implementsAny(k, textMethodTypes) {
 		return nil
 	}
 	switch k.Kind() {
@@ -247,9 +252,12 @@ func checkMapKey(k reflect.Type, path string) error {
 // would describe differently from the codec.
 func checkStruct(t reflect.Type, path string) error {
 	// The codec reports every problem with a struct's fields as soon as
-	// it decodes an object into it, before reading any member.
-	if err := jsonv2.Unmarshal([]byte("{}"), reflect.New(t).Interface()); err != nil {
-		return fmt.Errorf("%w: %s cannot be decoded by the JSON codec: %v", ErrInvalidSchema, path, err)
+	// it decodes an object into it, before reading any member. A type
+	// with its own decoder is not probed: that would run its code.
+	if !implementsAny(t, jsonMethodTypes) && !implementsAny(t, textMethodTypes) {
+		if err := jsonv2.Unmarshal([]byte("{}"), reflect.New(t).Interface()); err != nil {
+			return fmt.Errorf("%w: %s cannot be decoded by the JSON codec: %v", ErrInvalidSchema, path, err)
+		}
 	}
 	names := map[string]string{}
 	return collectMemberNames(t, path, names, map[reflect.Type]bool{})

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -184,13 +186,51 @@ func violationMessage(verr *jsonschema.ValidationError) string {
 		return slices.Compare(a.InstanceLocation, b.InstanceLocation)
 	})
 	first := leaves[0]
-	msg := fmt.Sprintf("at %s: %s", pointer(first.InstanceLocation), first.ErrorKind.LocalizedString(englishPrinter))
+	msg := fmt.Sprintf("at %s: %s", pointer(first.InstanceLocation), kindText(first.ErrorKind))
 	if more := len(leaves) - 1; more == 1 {
 		msg += " (and 1 more problem)"
 	} else if more > 1 {
 		msg += fmt.Sprintf(" (and %d more problems)", more)
 	}
 	return msg
+}
+
+// kindText renders one violation. Numeric bounds are written exactly: the
+// validator's own text rounds them through float64, which makes a bound
+// such as 9223372036854775807 unreadable and equal to the value refused.
+func kindText(k jsonschema.ErrorKind) string {
+	switch k := k.(type) {
+	case *kind.Minimum:
+		return fmt.Sprintf("minimum: got %s, want %s", ratText(k.Got), ratText(k.Want))
+	case *kind.Maximum:
+		return fmt.Sprintf("maximum: got %s, want %s", ratText(k.Got), ratText(k.Want))
+	case *kind.ExclusiveMinimum:
+		return fmt.Sprintf("exclusiveMinimum: got %s, want %s", ratText(k.Got), ratText(k.Want))
+	case *kind.ExclusiveMaximum:
+		return fmt.Sprintf("exclusiveMaximum: got %s, want %s", ratText(k.Got), ratText(k.Want))
+	case *kind.MultipleOf:
+		return fmt.Sprintf("multipleOf: got %s, want %s", ratText(k.Got), ratText(k.Want))
+	}
+	return k.LocalizedString(englishPrinter)
+}
+
+// ratText writes r as an exact decimal when one of reasonable length
+// exists, and rounded otherwise.
+func ratText(r *big.Rat) string {
+	if r == nil {
+		return "?"
+	}
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	for digits := 1; digits <= 40; digits++ {
+		text := r.FloatString(digits)
+		if back, ok := new(big.Rat).SetString(text); ok && back.Cmp(r) == 0 {
+			return text
+		}
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 // collectViolations gathers the errors that say what is wrong, looking

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -233,7 +234,7 @@ var (
 		reflect.TypeFor[jsonv2.Unmarshaler](),
 		reflect.TypeFor[json.Unmarshaler](),
 	}
-	textUnmarshalerTypes = []reflect.Type{textUnmarshalerType}
+	textUnmarshalerTypes = []reflect.Type{reflect.TypeFor[encoding.TextUnmarshaler]()}
 )
 
 // decoderOf says whose error a semantic error is: the codec's own (a type
@@ -341,28 +342,33 @@ func pointerOrRoot(p string) string {
 	return p
 }
 
-// Encode turns out into an Output with the codec chosen from Out. A text
-// Output of an empty string is the zero Output. A JSON encoding failure or
-// an invalid Output is an error wrapping ErrInvalidOutput; the zero
-// Signature returns an error wrapping ErrInvalidTool. The Output does not
-// share memory with out.
+// Encode turns out into an Output with the codec chosen from Out and checks
+// it with Output.Validate. A text Output of an empty string is the zero
+// Output. A JSON encoding failure or an invalid Output is an error wrapping
+// ErrInvalidOutput; the zero Signature returns an error wrapping
+// ErrInvalidTool. The Output does not share memory with out.
 func (s Signature[In, Out]) Encode(out Out) (Output, error) {
+	o, err := s.encode(out)
+	if err != nil {
+		return Output{}, err
+	}
+	if err := o.Validate(); err != nil {
+		return Output{}, err
+	}
+	return o, nil
+}
+
+// encode is Encode without the final check of the Output.
+func (s Signature[In, Out]) encode(out Out) (Output, error) {
 	switch s.codec {
 	case codecText:
 		return NewTextOutput(any(out).(string)), nil
 	case codecOutput:
-		o := any(out).(Output).Clone()
-		if err := o.Validate(); err != nil {
-			return Output{}, err
-		}
-		return o, nil
+		return any(out).(Output).Clone(), nil
 	case codecJSON:
 		details, err := jsonv2.Marshal(out, jsonv2.Deterministic(true))
 		if err != nil {
 			return Output{}, fmt.Errorf("%w: encoding the result as JSON: %v", ErrInvalidOutput, err)
-		}
-		if err := validDetails(details); err != nil {
-			return Output{}, err
 		}
 		return Output{Details: details}, nil
 	}
@@ -420,7 +426,11 @@ func NewFunc[In, Out any](config FuncConfig, fn func(context.Context, In) (Out, 
 }
 
 // Call decodes the invocation's arguments, calls the function and encodes
-// its result. The function's error is returned as it is.
+// its result. The function's error is returned as it is. A result that
+// cannot be encoded as JSON is an error wrapping ErrInvalidResult and
+// ErrInvalidOutput; any other encoded result is returned unchecked, because
+// the Binding checks every result against the contract (see Binding.Call),
+// which refuses an invalid one with an error wrapping ErrInvalidResult.
 func (f Func[In, Out]) Call(ctx context.Context, invocation Invocation) (Result, error) {
 	if f.fn == nil {
 		return Result{}, fmt.Errorf("%w: the zero Func runs nothing", ErrInvalidTool)
@@ -433,9 +443,9 @@ func (f Func[In, Out]) Call(ctx context.Context, invocation Invocation) (Result,
 	if err != nil {
 		return Result{}, err
 	}
-	output, err := f.signature.Encode(out)
+	output, err := f.signature.encode(out)
 	if err != nil {
-		return Result{}, err
+		return Result{}, fmt.Errorf("%w: tool %q: %w", ErrInvalidResult, f.definition.Name, err)
 	}
 	return Result{Output: output}, nil
 }
