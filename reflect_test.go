@@ -511,11 +511,13 @@ func TestSchemaForModels(t *testing.T) {
 
 	// The models work inside outputs too, through a typed function.
 	type out struct {
-		Result tool.Output  `json:"result"`
-		Blocks []tool.Block `json:"blocks"`
+		Result     tool.Output        `json:"result"`
+		Blocks     []tool.Block       `json:"blocks"`
+		Definition tool.Definition    `json:"definition"`
+		Request    *tool.InputRequest `json:"request"`
 	}
 	f, err := tool.NewFunc(tool.FuncConfig{Name: "wrap"}, func(_ context.Context, in reflModels) (out, error) {
-		return out{Result: in.Output, Blocks: []tool.Block{in.Block}}, nil
+		return out{Result: in.Output, Blocks: []tool.Block{in.Block}, Definition: in.Definition, Request: in.Request}, nil
 	})
 	require.NoError(t, err)
 	b, err := tool.Bind(f)
@@ -525,7 +527,12 @@ func TestSchemaForModels(t *testing.T) {
 	result, err := b.Call(context.Background(), inv)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"result":{"content":[{"kind":"text","text":"hi"},{"kind":"media","media_type":"image/png","data":"AQI="}],"details":{"n":1}},`+
-		`"blocks":[{"kind":"media","media_type":"image/png","uri":"https://example.com/a.png"}]}`, string(result.Output.Details))
+		`"blocks":[{"kind":"media","media_type":"image/png","uri":"https://example.com/a.png"}],`+
+		`"definition":{"name":"x","input_schema":{"type":"object"},"effect":"safe"},`+
+		`"request":{"prompt":"approve?","response_schema":{"type":"object"}}}`, string(result.Output.Details))
+	out2 := schemaDoc(t, b.Contract().Definition().OutputSchema)
+	require.Equal(t, "object", out2["type"])
+	require.Contains(t, at(t, out2, "properties"), "request")
 }
 
 // resolve follows a local $ref of a decoded schema.

@@ -56,25 +56,35 @@ const (
 // (channels, functions, complex numbers) and schemas that do not compile are
 // errors wrapping ErrInvalidTool and ErrInvalidSchema.
 func NewSignature[In, Out any]() (Signature[In, Out], error) {
+	s, err := newSignature[In, Out]()
+	if err != nil {
+		return Signature[In, Out]{}, fmt.Errorf("%w: %w", ErrInvalidTool, err)
+	}
+	return s, nil
+}
+
+// newSignature is NewSignature with errors that do not yet wrap
+// ErrInvalidTool.
+func newSignature[In, Out any]() (Signature[In, Out], error) {
 	in := reflect.TypeFor[In]()
 	st := in
 	if st != nil && st.Kind() == reflect.Pointer {
 		st = st.Elem()
 	}
 	if st == nil || st.Kind() != reflect.Struct {
-		return Signature[In, Out]{}, fmt.Errorf("%w: input type %v must be a struct or a pointer to a struct", ErrInvalidTool, in)
+		return Signature[In, Out]{}, fmt.Errorf("input type %v must be a struct or a pointer to a struct", in)
 	}
 	doc, err := reflectSchema(in, false)
 	if err != nil {
-		return Signature[In, Out]{}, fmt.Errorf("%w: input type %v: %w", ErrInvalidTool, in, err)
+		return Signature[In, Out]{}, fmt.Errorf("input type %v: %w", in, err)
 	}
 	s := Signature[In, Out]{}
 	if s.input, err = ParseSchema(doc); err != nil {
-		return Signature[In, Out]{}, fmt.Errorf("%w: input type %v: %w", ErrInvalidTool, in, err)
+		return Signature[In, Out]{}, fmt.Errorf("input type %v: %w", in, err)
 	}
 	if tree, _ := strictjson.Parse(doc); !isObjectSchema(tree) {
 		// A struct with its own JSON methods is described as any value.
-		return Signature[In, Out]{}, fmt.Errorf(`%w: input type %v has its own JSON encoding, so its schema is not "type":"object"; give it a JSONSchemaModel method`, ErrInvalidTool, in)
+		return Signature[In, Out]{}, fmt.Errorf(`input type %v has its own JSON encoding, so its schema is not "type":"object"; give it a JSONSchemaModel method`, in)
 	}
 	switch out := reflect.TypeFor[Out](); out {
 	case reflect.TypeFor[string]():
@@ -85,10 +95,10 @@ func NewSignature[In, Out any]() (Signature[In, Out], error) {
 		s.codec = codecJSON
 		doc, err := reflectSchema(out, true)
 		if err != nil {
-			return Signature[In, Out]{}, fmt.Errorf("%w: output type %v: %w", ErrInvalidTool, out, err)
+			return Signature[In, Out]{}, fmt.Errorf("output type %v: %w", out, err)
 		}
 		if s.output, err = ParseSchema(doc); err != nil {
-			return Signature[In, Out]{}, fmt.Errorf("%w: output type %v: %w", ErrInvalidTool, out, err)
+			return Signature[In, Out]{}, fmt.Errorf("output type %v: %w", out, err)
 		}
 	}
 	return s, nil
@@ -405,9 +415,9 @@ func NewFunc[In, Out any](config FuncConfig, fn func(context.Context, In) (Out, 
 	if fn == nil {
 		return Func[In, Out]{}, fmt.Errorf("%w: tool %q has a nil function", ErrInvalidTool, config.Name)
 	}
-	sig, err := NewSignature[In, Out]()
+	sig, err := newSignature[In, Out]()
 	if err != nil {
-		return Func[In, Out]{}, fmt.Errorf("tool %q: %w", config.Name, err)
+		return Func[In, Out]{}, fmt.Errorf("%w: tool %q: %w", ErrInvalidTool, config.Name, err)
 	}
 	def := Definition{
 		Name:         config.Name,
