@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -112,7 +113,9 @@ func wireFormOf(t reflect.Type) wireForm {
 // UnmarshalJSON method) admits any JSON value, and one that reads or writes
 // itself as text (MarshalText or UnmarshalText) any string, since its
 // structure says nothing about its wire form; its own methods still decide
-// what is admitted. An array
+// what is admitted. To describe such a type, give it a JSONSchemaModel
+// method; one returning a value of a local type defined from it (type plain
+// T) describes T's fields without its methods. An array
 // of bytes is a base64 string, as the JSON codec writes it.
 //
 // T must be a type the JSON codec (go-json-experiment/json) can both
@@ -122,8 +125,9 @@ func wireFormOf(t reflect.Type) wireForm {
 // writes only with a format option, and format options are not
 // supported), a `string` option on a field that is not a number, map keys
 // that cannot be member names, struct tags the codec refuses, the
-// `inline` and `embed` options, and two fields that share one JSON name
-// through embedding. Any failure to derive or compile is an error too.
+// `format`, `inline` and `embed` options, two fields that share one JSON
+// name through embedding, an embedded pointer to an unexported struct and
+// a struct that embeds itself. Any failure to derive or compile is an error too.
 func SchemaFor[T any]() (Schema, error) {
 	doc, err := reflectSchema(reflect.TypeFor[T](), false)
 	if err != nil {
@@ -268,7 +272,8 @@ func checkStruct(t reflect.Type, path string) error {
 // does not read as the codec does.
 func collectMemberNames(t reflect.Type, path string, names map[string]string, visiting map[reflect.Type]bool) error {
 	if visiting[t] {
-		return nil
+		// The reflector would follow the cycle without end.
+		return fmt.Errorf("%w: %s embeds %s within itself", ErrInvalidSchema, path, t)
 	}
 	visiting[t] = true
 	defer delete(visiting, t)
@@ -287,6 +292,11 @@ func collectMemberNames(t reflect.Type, path string, names map[string]string, vi
 			return fmt.Errorf(`%w: %s is named "-", which schema derivation reads as an ignored field`, ErrInvalidSchema, fieldPath)
 		}
 		for _, opt := range strings.Split(options, ",") {
+			if strings.HasPrefix(opt, "format:") {
+				// Refused whatever the codec's global setting: the schema
+				// would describe the default form, not the formatted one.
+				return fmt.Errorf("%w: %s has a format option, which schema derivation does not follow", ErrInvalidSchema, fieldPath)
+			}
 			switch opt {
 			case "inline", "embed":
 				return fmt.Errorf("%w: %s has the %q option, which the JSON codec and schema derivation read differently", ErrInvalidSchema, fieldPath, opt)
@@ -310,6 +320,9 @@ func collectMemberNames(t reflect.Type, path string, names map[string]string, vi
 				et = et.Elem()
 			}
 			if et.Kind() == reflect.Struct {
+				if f.Type.Kind() == reflect.Pointer && !f.IsExported() {
+					return fmt.Errorf("%w: %s embeds a pointer to an unexported struct, which the JSON codec cannot allocate when decoding", ErrInvalidSchema, fieldPath)
+				}
 				if err := collectMemberNames(et, fieldPath, names, visiting); err != nil {
 					return err
 				}
@@ -558,9 +571,16 @@ func (x *reflector) annotateIntKeys(s *jsonschema.Schema, key reflect.Type) {
 // annotateFields annotates the properties of a struct's schema, following
 // embedded structs the way the JSON codec flattens them.
 func (x *reflector) annotateFields(s *jsonschema.Schema, t reflect.Type) {
-	if s.Properties == nil {
-		return
+	if s.Properties != nil {
+		x.annotateMembers(s, t)
 	}
+}
+
+// annotateMembers annotates the properties of t's fields and returns their
+// JSON names. The members of a struct embedded through a pointer become
+// optional: the codec writes none of them when the pointer is nil.
+func (x *reflector) annotateMembers(s *jsonschema.Schema, t reflect.Type) []string {
+	var names []string
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -574,7 +594,11 @@ func (x *reflector) annotateFields(s *jsonschema.Schema, t reflect.Type) {
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				x.annotateFields(s, ft)
+				promoted := x.annotateMembers(s, ft)
+				if f.Type.Kind() == reflect.Pointer {
+					s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return slices.Contains(promoted, r) })
+				}
+				names = append(names, promoted...)
 				continue
 			}
 		}
@@ -584,6 +608,7 @@ func (x *reflector) annotateFields(s *jsonschema.Schema, t reflect.Type) {
 		if name == "" {
 			name = f.Name
 		}
+		names = append(names, name)
 		prop, ok := s.Properties.Get(name)
 		if !ok || prop == nil {
 			continue
@@ -591,6 +616,7 @@ func (x *reflector) annotateFields(s *jsonschema.Schema, t reflect.Type) {
 		x.annotate(prop, f.Type)
 		s.Properties.Set(name, nullable(prop, f.Type))
 	}
+	return names
 }
 
 // nullable lets the schema of a pointer-typed value admit null, which is

@@ -606,7 +606,19 @@ type (
 	unsDash struct {
 		A int `json:"-,"`
 	}
-	unsUintptr struct{ P uintptr }
+	unsUintptr        struct{ P uintptr }
+	unsEmbeddedHidden struct {
+		*reflLeaf
+		X int
+	}
+	UnsCycleA struct {
+		*UnsCycleB
+		X int
+	}
+	UnsCycleB struct {
+		*UnsCycleA
+		Y int
+	}
 )
 
 func TestSchemaForRefusesUnsupportedTypes(t *testing.T) {
@@ -634,6 +646,8 @@ func TestSchemaForRefusesUnsupportedTypes(t *testing.T) {
 		{"format option", schemaErr[unsFormat], sigErr[unsFormat], funcErr[unsFormat]},
 		{"field named -", schemaErr[unsDash], sigErr[unsDash], funcErr[unsDash]},
 		{"uintptr", schemaErr[unsUintptr], sigErr[unsUintptr], funcErr[unsUintptr]},
+		{"embedding cycle", schemaErr[UnsCycleA], sigErr[UnsCycleA], funcErr[UnsCycleA]},
+		{"embedded pointer to an unexported struct", schemaErr[unsEmbeddedHidden], sigErr[unsEmbeddedHidden], funcErr[unsEmbeddedHidden]},
 		{"top-level chan", schemaErr[chan int], sigErr[*chan int], funcErr[*chan int]},
 		{"top-level func", schemaErr[func()], sigErr[func()], funcErr[func()]},
 		{"top-level complex", schemaErr[complex128], sigErr[complex128], funcErr[complex128]},
@@ -668,6 +682,46 @@ func outErr[Out any]() error { _, err := tool.NewSignature[reflLeaf, Out](); ret
 type reflOwnJSON struct{ A int }
 
 func (reflOwnJSON) MarshalJSON() ([]byte, error) { return []byte(`[1]`), nil }
+
+// reflChecked decodes itself to check a rule, and describes its fields
+// through a model of the same shape without methods.
+type reflChecked struct {
+	A int8 `json:"a"`
+}
+
+func (c *reflChecked) UnmarshalJSON(b []byte) error {
+	type plain reflChecked
+	if err := json.Unmarshal(b, (*plain)(c)); err != nil {
+		return err
+	}
+	if c.A == 13 {
+		r, err := tool.NewInputRejection(tool.InputRejectionConfig{Message: "value at /a must not be 13"})
+		if err != nil {
+			return err
+		}
+		return r
+	}
+	return nil
+}
+
+func (reflChecked) JSONSchemaModel() any {
+	type plain reflChecked
+	return plain{}
+}
+
+func TestJSONSchemaModelOfItsOwnShape(t *testing.T) {
+	b := bindFunc(t, "checked", func(_ context.Context, in reflChecked) (int8, error) { return in.A, nil })
+	doc := schemaDoc(t, b.Contract().Definition().InputSchema)
+	require.Equal(t, json.Number("127"), at(t, doc, "properties", "a", "maximum"))
+	_, err := prepare(b, `{"a":300}`)
+	requirePublicRejection(t, err, "/a")
+	_, err = prepare(b, `{"a":13}`)
+	rej := requirePublicRejection(t, err, "/a")
+	require.Equal(t, "value at /a must not be 13", rej.Message())
+	result, err := callOnce(t, b, `{"a":12}`)
+	require.NoError(t, err)
+	require.Equal(t, "12", string(result.Output.Details))
+}
 
 func TestNewSignatureRefusesNonObjectInputs(t *testing.T) {
 	tests := []struct {

@@ -25,9 +25,20 @@ import (
 // Validate() error method when it has one, so a request type states its
 // domain rules once. Validate, and any custom UnmarshalJSON of In or of the
 // types it contains, must be deterministic, bounded and free of effects,
-// because admission runs them before any tool code. Validate returns an
-// *InputRejection for input the model can correct; any other error is a
-// defect.
+// because admission runs them before any tool code. Validate, and a custom
+// UnmarshalJSON, return an *InputRejection for input the model can correct;
+// any other error is a defect. An UnmarshalText error is the exception:
+// text methods see only a string, so their error is taken as a problem
+// with that string and refused with a public message that does not
+// include it.
+//
+// Every value of In that the JSON codec writes is admitted by the derived
+// schema and decodes back to an equal value. Where the two differ, the
+// schema is the looser one, and Prepare still refuses through the decoder:
+// an integer written with a fraction or an exponent (1.0, 1e1), -0 for an
+// unsigned integer, a string that is not standard padded base64 for bytes,
+// a date-time that Go's RFC 3339 parser refuses (a leap second), and
+// strings that a type's text methods refuse.
 //
 // The output codec is chosen once from the declared type Out: a string
 // becomes a text Output and declares no output schema; an Output passes
@@ -51,10 +62,12 @@ const (
 	codecJSON
 )
 
-// NewSignature derives and compiles the schemas of In and Out. In must be a
-// struct or a pointer to a struct. Unsupported types anywhere in In or Out
-// (channels, functions, complex numbers) and schemas that do not compile are
-// errors wrapping ErrInvalidTool and ErrInvalidSchema.
+// NewSignature derives and compiles the schemas of In and Out with
+// SchemaFor's rules. In must be a struct or a pointer to a struct whose
+// schema is a JSON object. Every error wraps ErrInvalidTool; types
+// SchemaFor refuses anywhere in In or Out (channels, functions, complex
+// numbers, time.Duration, ...) and schemas that do not compile wrap
+// ErrInvalidSchema as well.
 func NewSignature[In, Out any]() (Signature[In, Out], error) {
 	s, err := newSignature[In, Out]()
 	if err != nil {
@@ -122,11 +135,11 @@ func (s Signature[In, Out]) OutputSchema() json.RawMessage { return s.output.JSO
 // for an integer, a number out of range and trailing data are refused),
 // then In's Validate method when it has one.
 //
-// A refusal of the input is an *InputRejection with a message fit for the
-// model; a failing Validate is returned as it is when it is an
-// InputRejection; any other error, or a panic in Validate or in a custom
-// decoder, is an *InputValidationError. All errors match
-// ErrInvalidInvocation.
+// A refusal of the input, a top-level null included, is an
+// *InputRejection whose message names the JSON pointer and the rule and no
+// Go type; a rejection from Validate or a custom decoder is returned as it
+// is; any other error, or a panic in Validate or in a custom decoder, is an
+// *InputValidationError. All errors match ErrInvalidInvocation.
 func (s Signature[In, Out]) Decode(invocation Invocation) (In, error) {
 	if invocation.core == nil {
 		var zero In

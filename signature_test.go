@@ -684,7 +684,14 @@ type propWire struct {
 	Any   any             `json:"any"`
 }
 
+// PropExtra is embedded through a pointer: all or none of its members.
+type PropExtra struct {
+	Note  string `json:"note"`
+	Score uint32 `json:"score"`
+}
+
 type propOptional struct {
+	*PropExtra
 	S    string          `json:"s,omitzero"`
 	N    int32           `json:"n,omitzero"`
 	P    *int16          `json:"p,omitzero"`
@@ -979,6 +986,9 @@ func (g *propGen) optional() propOptional {
 		o.Ptr = &l
 	}
 	o.Mode = []string{"", "fast", "slow"}[g.r.IntN(3)]
+	if g.r.IntN(2) == 0 {
+		o.PropExtra = &PropExtra{Note: g.string(), Score: uint32(g.unsigned(32))}
+	}
 	return o
 }
 
