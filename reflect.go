@@ -115,8 +115,8 @@ func wireFormOf(t reflect.Type) wireForm {
 // structure says nothing about its wire form; its own methods still decide
 // what is admitted. To describe such a type, give it a JSONSchemaModel
 // method; one returning a value of a local type defined from it (type plain
-// T) describes T's fields without its methods. An array
-// of bytes is a base64 string, as the JSON codec writes it.
+// T) describes T's fields without its methods. An array of bytes is a
+// base64 string, as the JSON codec writes it.
 //
 // T must be a type the JSON codec (go-json-experiment/json) can both
 // encode and decode, so that the schema describes what it writes. A
@@ -127,7 +127,8 @@ func wireFormOf(t reflect.Type) wireForm {
 // that cannot be member names, struct tags the codec refuses, the
 // `format`, `inline` and `embed` options, two fields that share one JSON
 // name through embedding, an embedded pointer to an unexported struct and
-// a struct that embeds itself. Any failure to derive or compile is an error too.
+// a struct that embeds itself. Any failure to derive or compile is an
+// error too.
 func SchemaFor[T any]() (Schema, error) {
 	doc, err := reflectSchema(reflect.TypeFor[T](), false)
 	if err != nil {
