@@ -1,15 +1,18 @@
 package tool
 
 import (
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/invopop/jsonschema"
 )
 
@@ -22,8 +25,74 @@ type schemaModeler interface {
 var (
 	modelerType    = reflect.TypeFor[schemaModeler]()
 	timeType       = reflect.TypeFor[time.Time]()
+	durationType   = reflect.TypeFor[time.Duration]()
 	rawMessageType = reflect.TypeFor[json.RawMessage]()
+	byteType       = reflect.TypeFor[byte]()
+
+	// Methods with which a type reads or writes its own JSON, as the codec
+	// looks for them: the JSON ones win over the text ones.
+	jsonMethodTypes = []reflect.Type{
+		reflect.TypeFor[jsonv2.MarshalerTo](),
+		reflect.TypeFor[jsonv2.Marshaler](),
+		reflect.TypeFor[json.Marshaler](),
+		reflect.TypeFor[jsonv2.UnmarshalerFrom](),
+		reflect.TypeFor[jsonv2.Unmarshaler](),
+		reflect.TypeFor[json.Unmarshaler](),
+	}
+	textMethodTypes = []reflect.Type{
+		reflect.TypeFor[encoding.TextAppender](),
+		reflect.TypeFor[encoding.TextMarshaler](),
+		reflect.TypeFor[encoding.TextUnmarshaler](),
+	}
+	// The schema reflector's own hooks: a type with one of them describes
+	// itself.
+	schemaHookTypes = []reflect.Type{
+		reflect.TypeFor[interface{ JSONSchema() *jsonschema.Schema }](),
+		reflect.TypeFor[interface{ JSONSchemaAlias() any }](),
+	}
 )
+
+// implementsAny reports whether t or *t has one of the interfaces; the
+// codec calls pointer-receiver methods too.
+func implementsAny(t reflect.Type, ifaces []reflect.Type) bool {
+	for _, iface := range ifaces {
+		if t.Implements(iface) || (t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(iface)) {
+			return true
+		}
+	}
+	return false
+}
+
+// wireForm says how the JSON codec writes a type that is not described by
+// reflecting its structure.
+type wireForm uint8
+
+const (
+	wireReflected wireForm = iota // described by its Go structure
+	wireModel                     // JSONSchemaModel describes it
+	wireHook                      // the schema reflector's own hook describes it
+	wireNative                    // time.Time and json.RawMessage: known forms
+	wireJSON                      // its own JSON methods, either way: any JSON value
+	wireText                      // its own text methods, either way: a string
+)
+
+func wireFormOf(t reflect.Type) wireForm {
+	switch {
+	case t.Kind() == reflect.Interface:
+		return wireReflected
+	case t.Implements(modelerType):
+		return wireModel
+	case implementsAny(t, schemaHookTypes):
+		return wireHook
+	case t == timeType || t == rawMessageType:
+		return wireNative
+	case implementsAny(t, jsonMethodTypes):
+		return wireJSON
+	case implementsAny(t, textMethodTypes):
+		return wireText
+	}
+	return wireReflected
+}
 
 // SchemaFor derives the JSON Schema of T's JSON form and compiles it.
 //
@@ -40,9 +109,26 @@ var (
 // A type with a value-receiver method JSONSchemaModel() any is described by
 // the schema of the Go type of the value that method returns; Output,
 // Block, Definition and InputRequest use this to describe their wire forms.
+// Otherwise a type that reads or writes its own JSON (a MarshalJSON or
+// UnmarshalJSON method) admits any JSON value, and one that reads or writes
+// itself as text (MarshalText or UnmarshalText) any string, since its
+// structure says nothing about its wire form; its own methods still decide
+// what is admitted. To describe such a type, give it a JSONSchemaModel
+// method; one returning a value of a local type defined from it (type plain
+// T) describes T's fields without its methods. An array of bytes is a
+// base64 string, as the JSON codec writes it.
 //
-// A channel, function, complex or unsafe pointer type anywhere in T is an
-// error wrapping ErrInvalidSchema, as is any failure to derive or compile.
+// T must be a type the JSON codec (go-json-experiment/json) can both
+// encode and decode, so that the schema describes what it writes. A
+// channel, function, complex or unsafe pointer type anywhere in T is an
+// error wrapping ErrInvalidSchema, as are time.Duration (which the codec
+// writes only with a format option, and format options are not
+// supported), a `string` option on a field that is not a number, map keys
+// that cannot be member names, struct tags the codec refuses, the
+// `format`, `inline` and `embed` options, two fields that share one JSON
+// name through embedding, an embedded pointer to an unexported struct and
+// a struct that embeds itself. Any failure to derive or compile is an
+// error too.
 func SchemaFor[T any]() (Schema, error) {
 	doc, err := reflectSchema(reflect.TypeFor[T](), false)
 	if err != nil {
@@ -58,14 +144,14 @@ func reflectSchema(t reflect.Type, nullableRoot bool) (doc []byte, err error) {
 	if t == nil {
 		return nil, fmt.Errorf("%w: cannot derive a schema for a nil interface type", ErrInvalidSchema)
 	}
-	if err := checkSupported(t, t.String(), map[reflect.Type]bool{}); err != nil {
-		return nil, err
-	}
 	defer func() {
 		if p := recover(); p != nil {
 			doc, err = nil, fmt.Errorf("%w: deriving the schema of %s panicked: %v", ErrInvalidSchema, t, p)
 		}
 	}()
+	if err := checkSupported(t, t.String(), map[reflect.Type]bool{}); err != nil {
+		return nil, err
+	}
 	x := newReflector()
 	root := x.r.ReflectFromType(t)
 	defs := root.Definitions
@@ -111,14 +197,19 @@ func reflectSchema(t reflect.Type, nullableRoot bool) (doc []byte, err error) {
 }
 
 // checkSupported refuses types the JSON codec and the reflector cannot
-// handle, naming the path to the offending type.
+// handle, or would describe differently, naming the path to the offending
+// type.
 func checkSupported(t reflect.Type, path string, seen map[reflect.Type]bool) error {
 	if seen[t] {
 		return nil
 	}
 	seen[t] = true
-	if t.Implements(modelerType) || t == timeType {
-		return nil
+	if t == durationType {
+		return fmt.Errorf("%w: %s is a time.Duration, which the JSON codec encodes only with a format option; use an integer or a string", ErrInvalidSchema, path)
+	}
+	switch wireFormOf(t) {
+	case wireModel, wireNative, wireJSON, wireText:
+		return nil // its own methods encode it
 	}
 	switch t.Kind() {
 	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer, reflect.Uintptr:
@@ -126,11 +217,14 @@ func checkSupported(t reflect.Type, path string, seen map[reflect.Type]bool) err
 	case reflect.Pointer, reflect.Slice, reflect.Array:
 		return checkSupported(t.Elem(), path+"[]", seen)
 	case reflect.Map:
-		if err := checkSupported(t.Key(), path+" key", seen); err != nil {
+		if err := checkMapKey(t.Key(), path); err != nil {
 			return err
 		}
 		return checkSupported(t.Elem(), path+"[]", seen)
 	case reflect.Struct:
+		if err := checkStruct(t, path); err != nil {
+			return err
+		}
 		for _, f := range reflect.VisibleFields(t) {
 			if !f.IsExported() || f.Tag.Get("json") == "-" || (f.Anonymous && f.Type.Kind() == reflect.Struct) {
 				continue
@@ -139,6 +233,113 @@ func checkSupported(t reflect.Type, path string, seen map[reflect.Type]bool) err
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// checkMapKey refuses map keys the codec cannot write as member names.
+func checkMapKey(k reflect.Type, path string) error {
+	if implementsAny(k, textMethodTypes) {
+		return nil
+	}
+	switch k.Kind() {
+	case reflect.String, reflect.Interface,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return nil
+	}
+	return fmt.Errorf("%w: %s has map key type %s, which cannot be a JSON member name", ErrInvalidSchema, path, k)
+}
+
+// checkStruct refuses a struct whose fields the codec refuses (malformed
+// or conflicting tags, format options) or whose JSON form the reflector
+// would describe differently from the codec.
+func checkStruct(t reflect.Type, path string) error {
+	// The codec reports every problem with a struct's fields as soon as
+	// it decodes an object into it, before reading any member. A type
+	// with its own decoder is not probed: that would run its code.
+	if !implementsAny(t, jsonMethodTypes) && !implementsAny(t, textMethodTypes) {
+		if err := jsonv2.Unmarshal([]byte("{}"), reflect.New(t).Interface()); err != nil {
+			return fmt.Errorf("%w: %s cannot be decoded by the JSON codec: %v", ErrInvalidSchema, path, err)
+		}
+	}
+	names := map[string]string{}
+	return collectMemberNames(t, path, names, map[reflect.Type]bool{})
+}
+
+// collectMemberNames records the JSON member name of every field of t,
+// including those of embedded structs, and refuses options the reflector
+// does not read as the codec does.
+func collectMemberNames(t reflect.Type, path string, names map[string]string, visiting map[reflect.Type]bool) error {
+	if visiting[t] {
+		// The reflector would follow the cycle without end.
+		return fmt.Errorf("%w: %s embeds %s within itself", ErrInvalidSchema, path, t)
+	}
+	visiting[t] = true
+	defer delete(visiting, t)
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag, hasTag := f.Tag.Lookup("json")
+		if tag == "-" {
+			continue
+		}
+		name, options, _ := strings.Cut(tag, ",")
+		fieldPath := path + "." + f.Name
+		switch {
+		case strings.HasPrefix(name, "'"):
+			return fmt.Errorf("%w: %s has a quoted JSON name, which schema derivation does not read", ErrInvalidSchema, fieldPath)
+		case hasTag && name == "-":
+			return fmt.Errorf(`%w: %s is named "-", which schema derivation reads as an ignored field`, ErrInvalidSchema, fieldPath)
+		}
+		for _, opt := range strings.Split(options, ",") {
+			if strings.HasPrefix(opt, "format:") {
+				// Refused whatever the codec's global setting: the schema
+				// would describe the default form, not the formatted one.
+				return fmt.Errorf("%w: %s has a format option, which schema derivation does not follow", ErrInvalidSchema, fieldPath)
+			}
+			switch opt {
+			case "inline", "embed":
+				return fmt.Errorf("%w: %s has the %q option, which the JSON codec and schema derivation read differently", ErrInvalidSchema, fieldPath, opt)
+			case "string":
+				ft := f.Type
+				for ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				switch ft.Kind() {
+				case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+					reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+					reflect.Float32, reflect.Float64:
+				default:
+					return fmt.Errorf("%w: %s has the \"string\" option, which the JSON codec allows only on numbers", ErrInvalidSchema, fieldPath)
+				}
+			}
+		}
+		if f.Anonymous && name == "" {
+			et := f.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				if f.Type.Kind() == reflect.Pointer && !f.IsExported() {
+					return fmt.Errorf("%w: %s embeds a pointer to an unexported struct, which the JSON codec cannot allocate when decoding", ErrInvalidSchema, fieldPath)
+				}
+				if err := collectMemberNames(et, fieldPath, names, visiting); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if other, dup := names[name]; dup {
+			return fmt.Errorf("%w: %s and %s share the JSON name %q; give one of them another name", ErrInvalidSchema, other, fieldPath, name)
+		}
+		names[name] = fieldPath
 	}
 	return nil
 }
@@ -192,12 +393,23 @@ func (x *reflector) name(t reflect.Type) string {
 	return n
 }
 
-// mapType describes a JSONSchemaModel type by a reference to a definition
-// that resolveModels fills in.
+// mapType describes the types whose JSON form is not their Go structure: a
+// JSONSchemaModel type by a reference to a definition that resolveModels
+// fills in, a type with its own JSON or text methods as any value or any
+// string, and an array of bytes as base64.
 func (x *reflector) mapType(t reflect.Type) *jsonschema.Schema {
-	if t.Kind() != reflect.Interface && t.Implements(modelerType) {
+	switch wireFormOf(t) {
+	case wireModel:
 		x.pending = append(x.pending, t)
 		return &jsonschema.Schema{Ref: "#/$defs/" + x.name(t)}
+	case wireJSON:
+		return &jsonschema.Schema{} // written as true: any value
+	case wireText:
+		return &jsonschema.Schema{Type: "string"}
+	case wireReflected:
+		if t.Kind() == reflect.Array && t.Elem() == byteType {
+			return &jsonschema.Schema{Type: "string", ContentEncoding: "base64"}
+		}
 	}
 	return nil
 }
@@ -273,7 +485,7 @@ func (x *reflector) annotate(s *jsonschema.Schema, t reflect.Type) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if s == nil || t.Implements(modelerType) || t == timeType || t == rawMessageType {
+	if s == nil || wireFormOf(t) != wireReflected {
 		return
 	}
 	if name, ok := strings.CutPrefix(s.Ref, "#/$defs/"); ok {
@@ -287,12 +499,13 @@ func (x *reflector) annotate(s *jsonschema.Schema, t reflect.Type) {
 	case reflect.Struct:
 		x.annotateFields(s, t)
 	case reflect.Slice, reflect.Array:
-		if t.Elem().Kind() == reflect.Uint8 {
+		if t.Elem() == byteType {
 			return // bytes: a base64 string
 		}
 		x.annotate(s.Items, t.Elem())
 		s.Items = nullable(s.Items, t.Elem())
 	case reflect.Map:
+		x.annotateIntKeys(s, t.Key())
 		if as := s.AdditionalProperties; as != nil && as != jsonschema.FalseSchema && as != jsonschema.TrueSchema {
 			x.annotate(as, t.Elem())
 			s.AdditionalProperties = nullable(as, t.Elem())
@@ -301,6 +514,11 @@ func (x *reflector) annotate(s *jsonschema.Schema, t reflect.Type) {
 			x.annotate(ps, t.Elem())
 			s.PatternProperties[k] = nullable(ps, t.Elem())
 		}
+	}
+	if s.Type != "integer" && s.Type != "number" {
+		return // a number written as a string, or described by a hook
+	}
+	switch t.Kind() {
 	case reflect.Int8:
 		bound(s, math.MinInt8, math.MaxInt8)
 	case reflect.Int16:
@@ -318,18 +536,52 @@ func (x *reflector) annotate(s *jsonschema.Schema, t reflect.Type) {
 	case reflect.Uint, reflect.Uint64:
 		boundUnsigned(s, math.MaxUint64)
 	case reflect.Float32:
-		limit := strconv.FormatFloat(math.MaxFloat32, 'g', -1, 64)
-		tighten(&s.Minimum, "-"+limit, false)
-		tighten(&s.Maximum, limit, true)
+		// The decoder refuses exactly the numbers that round to infinity
+		// as a float32: from 2^128 - 2^103, halfway between the largest
+		// float32 and 2^128, upwards. The largest float32 itself is
+		// written as 3.4028235e+38, above math.MaxFloat32.
+		tighten(&s.ExclusiveMinimum, "-"+float32Overflow, false)
+		tighten(&s.ExclusiveMaximum, float32Overflow, true)
+	}
+}
+
+// float32Overflow is 2^128 - 2^103, the smallest magnitude that does not
+// fit a float32.
+const float32Overflow = "340282356779733661637539395458142568448"
+
+// annotateIntKeys fixes the member names of a map with signed integer keys:
+// the reflector admits only digits, but the codec writes negative keys with
+// a minus sign, and a key type with text methods writes what it likes.
+func (x *reflector) annotateIntKeys(s *jsonschema.Schema, key reflect.Type) {
+	const digits = "^[0-9]+$"
+	ps, ok := s.PatternProperties[digits]
+	if !ok {
+		return
+	}
+	delete(s.PatternProperties, digits)
+	if wireFormOf(key) == wireText {
+		s.AdditionalProperties = ps
+	} else {
+		s.PatternProperties["^-?[0-9]+$"] = ps
+	}
+	if len(s.PatternProperties) == 0 {
+		s.PatternProperties = nil
 	}
 }
 
 // annotateFields annotates the properties of a struct's schema, following
 // embedded structs the way the JSON codec flattens them.
 func (x *reflector) annotateFields(s *jsonschema.Schema, t reflect.Type) {
-	if s.Properties == nil {
-		return
+	if s.Properties != nil {
+		x.annotateMembers(s, t)
 	}
+}
+
+// annotateMembers annotates the properties of t's fields and returns their
+// JSON names. The members of a struct embedded through a pointer become
+// optional: the codec writes none of them when the pointer is nil.
+func (x *reflector) annotateMembers(s *jsonschema.Schema, t reflect.Type) []string {
+	var names []string
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -343,7 +595,11 @@ func (x *reflector) annotateFields(s *jsonschema.Schema, t reflect.Type) {
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				x.annotateFields(s, ft)
+				promoted := x.annotateMembers(s, ft)
+				if f.Type.Kind() == reflect.Pointer {
+					s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return slices.Contains(promoted, r) })
+				}
+				names = append(names, promoted...)
 				continue
 			}
 		}
@@ -353,6 +609,7 @@ func (x *reflector) annotateFields(s *jsonschema.Schema, t reflect.Type) {
 		if name == "" {
 			name = f.Name
 		}
+		names = append(names, name)
 		prop, ok := s.Properties.Get(name)
 		if !ok || prop == nil {
 			continue
@@ -360,13 +617,14 @@ func (x *reflector) annotateFields(s *jsonschema.Schema, t reflect.Type) {
 		x.annotate(prop, f.Type)
 		s.Properties.Set(name, nullable(prop, f.Type))
 	}
+	return names
 }
 
 // nullable lets the schema of a pointer-typed value admit null, which is
 // how the JSON codec writes a nil pointer.
 func nullable(s *jsonschema.Schema, t reflect.Type) *jsonschema.Schema {
-	if s == nil || t.Kind() != reflect.Pointer || s == jsonschema.TrueSchema {
-		return s
+	if s == nil || t.Kind() != reflect.Pointer || s == jsonschema.TrueSchema || reflect.DeepEqual(*s, jsonschema.Schema{}) {
+		return s // already admits null
 	}
 	if len(s.AnyOf) == 2 && s.AnyOf[1].Type == "null" {
 		return s // already nullable

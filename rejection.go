@@ -196,6 +196,9 @@ func runValidator(validator func([]byte) error, arguments []byte) (err error) {
 	if _, ok := ClassifyInputRejection(verr); ok {
 		return verr
 	}
+	if _, ok := classify[*InputValidationError](verr); ok {
+		return verr // already sorted, by a typed tool's own validator
+	}
 	// Anything else, a rejection hidden in a join included, is a defect of
 	// the validator and has no public message.
 	return &InputValidationError{cause: verr}

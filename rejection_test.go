@@ -1,0 +1,207 @@
+package tool_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentcontract/tool"
+)
+
+func TestNewInputRejection(t *testing.T) {
+	cause := errors.New("private detail")
+	var typedNil *tool.InputValidationError
+	tests := []struct {
+		name    string
+		config  tool.InputRejectionConfig
+		wantErr bool
+	}{
+		{"message only", tool.InputRejectionConfig{Message: "value at /a must be positive"}, false},
+		{"message and cause", tool.InputRejectionConfig{Message: "value at /a must be positive", Cause: cause}, false},
+		{"empty message", tool.InputRejectionConfig{Cause: cause}, true},
+		{"invalid UTF-8", tool.InputRejectionConfig{Message: "bad \xff"}, true},
+		{"typed nil cause", tool.InputRejectionConfig{Message: "x", Cause: typedNil}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := tool.NewInputRejection(tc.config)
+			if tc.wantErr {
+				require.ErrorIs(t, err, tool.ErrInvalidInputRejection)
+				require.Nil(t, r)
+				return
+			}
+			require.NoError(t, err)
+			require.NoError(t, r.Validate())
+			require.Equal(t, tc.config.Message, r.Message())
+			require.Equal(t, tc.config.Cause, r.Cause())
+			require.Equal(t, "tool: invalid invocation: "+tc.config.Message, r.Error(), "the cause is never in the message")
+			require.ErrorIs(t, r, tool.ErrInvalidInvocation)
+			require.NotErrorIs(t, r, cause, "the cause is private")
+		})
+	}
+}
+
+func TestInputRejectionNilAndZero(t *testing.T) {
+	var r *tool.InputRejection
+	require.NotPanics(t, func() {
+		require.Equal(t, "", r.Message())
+		require.Nil(t, r.Cause())
+		require.Equal(t, "tool: invalid invocation", r.Error())
+		require.ErrorIs(t, r.Validate(), tool.ErrInvalidInputRejection)
+	})
+	zero := &tool.InputRejection{}
+	require.ErrorIs(t, zero.Validate(), tool.ErrInvalidInputRejection)
+	require.Equal(t, "tool: invalid invocation", zero.Error())
+}
+
+type causeHolder struct{ err error }
+
+func (c causeHolder) Error() string { return "holder" }
+
+func TestClassifyInputRejection(t *testing.T) {
+	r, err := tool.NewInputRejection(tool.InputRejectionConfig{Message: "value at /n must be an integer"})
+	require.NoError(t, err)
+	other := errors.New("other")
+	callErr, err := tool.NewCallError(tool.CallErrorConfig{Cause: r})
+	require.NoError(t, err)
+	tests := []struct {
+		name  string
+		err   error
+		found bool
+	}{
+		{"nil", nil, false},
+		{"the rejection", r, true},
+		{"wrapped once", fmt.Errorf("checking: %w", r), true},
+		{"wrapped twice", fmt.Errorf("outer: %w", fmt.Errorf("inner: %w", r)), true},
+		{"through a CallError", callErr, true},
+		{"joined with another error", errors.Join(r, other), false},
+		{"joined alone", errors.Join(r), false},
+		{"two %w", fmt.Errorf("%w and %w", r, other), false},
+		{"formatted without %w", fmt.Errorf("lost: %v", r), false},
+		{"held without Unwrap", causeHolder{r}, false},
+		{"invalid rejection", &tool.InputRejection{}, false},
+		{"typed nil", (*tool.InputRejection)(nil), false},
+		{"an unrelated error", other, false},
+		{"a validator defect", fmt.Errorf("x: %w", &tool.InputValidationError{}), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := tool.ClassifyInputRejection(tc.err)
+			require.Equal(t, tc.found, ok)
+			if tc.found {
+				require.Same(t, r, got)
+			} else {
+				require.Nil(t, got)
+			}
+		})
+	}
+
+	// A rejection's own cause is never searched.
+	inner, err := tool.NewInputRejection(tool.InputRejectionConfig{Message: "inner"})
+	require.NoError(t, err)
+	outer, err := tool.NewInputRejection(tool.InputRejectionConfig{Message: "outer", Cause: inner})
+	require.NoError(t, err)
+	got, ok := tool.ClassifyInputRejection(outer)
+	require.True(t, ok)
+	require.Equal(t, "outer", got.Message())
+}
+
+func TestInputValidationError(t *testing.T) {
+	var nilErr *tool.InputValidationError
+	require.NotPanics(t, func() {
+		require.Nil(t, nilErr.Cause())
+		require.Equal(t, "tool: invalid invocation: the input validator failed", nilErr.Error())
+	})
+	zero := &tool.InputValidationError{}
+	require.ErrorIs(t, zero, tool.ErrInvalidInvocation)
+	require.Nil(t, zero.Cause())
+	_, ok := tool.ClassifyInputRejection(zero)
+	require.False(t, ok)
+}
+
+func TestInputValidationPanicError(t *testing.T) {
+	errValue := errors.New("boom")
+	tests := []struct {
+		name   string
+		value  any
+		text   string
+		unwrap error
+	}{
+		{"string", "no N", "tool: input validator panicked: no N", nil},
+		{"error", errValue, "tool: input validator panicked: boom", errValue},
+		{"number", 42, "tool: input validator panicked: 42", nil},
+		{"nil", nil, "tool: input validator panicked: <nil>", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &tool.InputValidationPanicError{Value: tc.value}
+			require.Equal(t, tc.text, e.Error())
+			require.Equal(t, tc.unwrap, e.Unwrap())
+			if tc.unwrap != nil {
+				require.ErrorIs(t, e, tc.unwrap)
+			}
+		})
+	}
+	var nilErr *tool.InputValidationPanicError
+	require.NotPanics(t, func() {
+		require.Equal(t, "tool: input validator panicked", nilErr.Error())
+		require.Nil(t, nilErr.Unwrap())
+	})
+}
+
+// A validator given to Bind by hand follows the same taxonomy as a typed
+// one: rejections pass, other errors and panics are defects.
+type handValidated struct {
+	handTool
+	validator func([]byte) error
+}
+
+func (h handValidated) InputValidator() func([]byte) error { return h.validator }
+
+func TestHandWrittenValidator(t *testing.T) {
+	r, err := tool.NewInputRejection(tool.InputRejectionConfig{Message: "value at /x is not allowed"})
+	require.NoError(t, err)
+	plain := errors.New("cache unavailable")
+	tests := []struct {
+		name      string
+		validator func([]byte) error
+		rejection bool
+		cause     func(*testing.T, error)
+	}{
+		{"rejection", func([]byte) error { return r }, true, nil},
+		{"wrapped rejection", func([]byte) error { return fmt.Errorf("rule 3: %w", r) }, true, nil},
+		{"plain error", func([]byte) error { return plain }, false, func(t *testing.T, cause error) {
+			require.Equal(t, plain, cause)
+		}},
+		{"joined rejection", func([]byte) error { return errors.Join(r, plain) }, false, func(t *testing.T, cause error) {
+			require.ErrorIs(t, cause, plain)
+		}},
+		{"panic", func([]byte) error { panic("validator bug") }, false, func(t *testing.T, cause error) {
+			var p *tool.InputValidationPanicError
+			require.ErrorAs(t, cause, &p)
+			require.Equal(t, "validator bug", p.Value)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := tool.Bind(handValidated{
+				handTool:  handTool{def: tool.Definition{Name: "hand", InputSchema: []byte(`{"type":"object"}`)}},
+				validator: tc.validator,
+			})
+			require.NoError(t, err)
+			_, err = prepare(b, `{"x":1}`)
+			require.ErrorIs(t, err, tool.ErrInvalidInvocation)
+			_, isRejection := tool.ClassifyInputRejection(err)
+			require.Equal(t, tc.rejection, isRejection)
+			var defect *tool.InputValidationError
+			require.Equal(t, !tc.rejection, errors.As(err, &defect))
+			if tc.cause != nil {
+				tc.cause(t, defect.Cause())
+				require.NotContains(t, err.Error(), "cache unavailable")
+				require.NotContains(t, err.Error(), "validator bug")
+			}
+		})
+	}
+}
