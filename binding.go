@@ -39,7 +39,11 @@ func Bind(executable Tool, middlewares ...CallMiddleware) (Binding, error) {
 			return Binding{}, fmt.Errorf("%w: middleware %d is nil", ErrInvalidTool, i)
 		}
 	}
-	frozen, err := executable.Definition().compile()
+	var known []Schema
+	if c, ok := executable.(interface{ compiledSchemas() []Schema }); ok {
+		known = c.compiledSchemas()
+	}
+	frozen, err := executable.Definition().compile(known...)
 	if err != nil {
 		return Binding{}, fmt.Errorf("%w: %w", ErrInvalidTool, err)
 	}

@@ -160,14 +160,15 @@ func (c Contract) ValidateResult(result Result) error {
 		}
 		return nil
 	}
-	if err := result.Output.Validate(); err != nil {
+	details, err := result.Output.validate()
+	if err != nil {
 		return fmt.Errorf("%w: tool %q: %w", ErrInvalidResult, name, err)
 	}
 	if out := c.core.frozen.output; out.Valid() {
 		if len(result.Output.Details) == 0 {
 			return fmt.Errorf("%w: tool %q declares an output schema but returned no details", ErrInvalidResult, name)
 		}
-		if err := out.Validate(result.Output.Details); err != nil {
+		if err := out.validateTree(details); err != nil {
 			msg := err.Error()
 			if rej, ok := err.(*InputRejection); ok {
 				msg = rej.Message()

@@ -58,7 +58,11 @@ type frozenDefinition struct {
 
 // compile validates d and compiles its schemas. The returned definition
 // owns canonical copies of the schemas.
-func (d Definition) compile() (frozenDefinition, error) {
+//
+// A schema whose canonical bytes equal one of known is not compiled again:
+// the known Schema is used as it is. Bind passes the schemas a typed tool
+// compiled when it was built.
+func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
 	if err := validateName(d.Name); err != nil {
 		return frozenDefinition{}, err
 	}
@@ -79,13 +83,13 @@ func (d Definition) compile() (frozenDefinition, error) {
 	if !ok || obj["type"] != "object" {
 		return frozenDefinition{}, fmt.Errorf(`%w: input schema of tool %q must be a JSON object with "type":"object"`, ErrInvalidDefinition, d.Name)
 	}
-	input, err := compileSchema(tree, strictjson.Compact(nil, d.InputSchema))
+	input, err := compileKnown(tree, strictjson.Compact(nil, d.InputSchema), known)
 	if err != nil {
 		return frozenDefinition{}, fmt.Errorf("%w: input schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
 	}
 	f := frozenDefinition{input: input}
 	if len(d.OutputSchema) > 0 {
-		f.output, err = ParseSchema(d.OutputSchema)
+		f.output, err = parseKnown(d.OutputSchema, known)
 		if err != nil {
 			return frozenDefinition{}, fmt.Errorf("%w: output schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
 		}
@@ -101,6 +105,30 @@ func (d Definition) compile() (frozenDefinition, error) {
 		f.def.OutputSchema = f.output.s.canonical
 	}
 	return f, nil
+}
+
+// compileKnown returns the known Schema with these canonical bytes, or
+// compiles tree.
+func compileKnown(tree any, canonical []byte, known []Schema) (Schema, error) {
+	for _, k := range known {
+		if k.Valid() && bytes.Equal(k.s.canonical, canonical) {
+			return k, nil
+		}
+	}
+	return compileSchema(tree, canonical)
+}
+
+// parseKnown is ParseSchema that reuses a known Schema with the same
+// canonical bytes.
+func parseKnown(raw []byte, known []Schema) (Schema, error) {
+	if len(known) == 0 || len(raw) > MaxInputBytes {
+		return ParseSchema(raw)
+	}
+	tree, err := strictjson.Parse(raw)
+	if err != nil {
+		return ParseSchema(raw) // reports the error
+	}
+	return compileKnown(tree, strictjson.Compact(make([]byte, 0, len(raw)), raw), known)
 }
 
 // definition returns a detached copy of the frozen definition.

@@ -50,12 +50,13 @@ func schemaOf[T any](t *testing.T) tool.Schema {
 }
 
 type reflNames struct {
-	Plain      string `json:"plain"`
-	Empty      string `json:"empty,omitempty"`
-	Zero       int    `json:"zero,omitzero"`
-	Untagged   bool
-	Renamed    int    `json:"other_name"`
-	Ignored    string `json:"-"`
+	Plain    string `json:"plain"`
+	Empty    string `json:"empty,omitempty"`
+	Zero     int    `json:"zero,omitzero"`
+	Untagged bool
+	Renamed  int    `json:"other_name"`
+	Ignored  string `json:"-"`
+	//lint:ignore U1000 present to show that unexported fields are left out
 	unexported int
 }
 
@@ -598,12 +599,14 @@ type (
 		reflLeaf
 	}
 	unsBadTag struct {
+		//lint:ignore SA5008 a malformed tag is the case under test
 		A int `json:"a,omitEmpty"`
 	}
 	unsFormat struct {
 		T time.Time `json:"t,format:unix"`
 	}
 	unsDash struct {
+		//lint:ignore SA5008 a malformed tag is the case under test
 		A int `json:"-,"`
 	}
 	unsUintptr        struct{ P uintptr }

@@ -119,7 +119,7 @@ func TestRegistryDefinitionsSortedAndDetached(t *testing.T) {
 	defs[0].Name = "changed"
 	defs[0].InputSchema[0] = 'X'
 	defs[1].Description = "changed"
-	defs = append(defs[:1], defs[2:]...)
+	copy(defs[1:], defs[2:])
 	require.Equal(t, want, r.Definitions())
 	b, ok := r.Resolve("9")
 	require.True(t, ok)

@@ -81,10 +81,10 @@ func NewSignature[In, Out any]() (Signature[In, Out], error) {
 func newSignature[In, Out any]() (Signature[In, Out], error) {
 	in := reflect.TypeFor[In]()
 	st := in
-	if st != nil && st.Kind() == reflect.Pointer {
+	if st.Kind() == reflect.Pointer {
 		st = st.Elem()
 	}
-	if st == nil || st.Kind() != reflect.Struct {
+	if st.Kind() != reflect.Struct {
 		return Signature[In, Out]{}, fmt.Errorf("input type %v must be a struct or a pointer to a struct", in)
 	}
 	doc, err := reflectSchema(in, false)
@@ -478,3 +478,9 @@ func (f Func[In, Out]) Definition() Definition { return f.definition.Clone() }
 
 // InputValidator returns the Signature's input validator.
 func (f Func[In, Out]) InputValidator() func([]byte) error { return f.signature.InputValidator() }
+
+// compiledSchemas hands Bind the schemas NewFunc already compiled, so that
+// binding a Func does not compile them a second time.
+func (f Func[In, Out]) compiledSchemas() []Schema {
+	return []Schema{f.signature.input, f.signature.output}
+}
