@@ -55,7 +55,13 @@ type compiledSchema struct {
 // Nothing is loaded from outside the document: a $ref to any other URL
 // (file, http or otherwise) is refused with an error, never read. A schema
 // whose validation work per value could exceed MaxSchemaVisits subschemas is
-// refused as well. Raw is not retained; every error wraps ErrInvalidSchema.
+// refused as well, and so is a document nested deeper than 128 levels of
+// arrays and objects or holding more than 4096 objects and booleans (each
+// of which can be a subschema): the validator's compiler takes time that
+// grows with the square of either (about 80 ms for 128 levels of nested
+// properties and 200 ms for 4096 properties here), and a schema can come
+// from storage or a peer. Raw is not
+// retained; every error wraps ErrInvalidSchema.
 func ParseSchema(raw []byte) (Schema, error) {
 	if len(raw) > MaxInputBytes {
 		return Schema{}, fmt.Errorf("%w: document is %d bytes, more than the limit of %d", ErrInvalidSchema, len(raw), MaxInputBytes)
@@ -79,6 +85,11 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 	default:
 		return Schema{}, fmt.Errorf("%w: a schema must be a JSON object or boolean", ErrInvalidSchema)
 	}
+	if depth, objects := schemaShape(tree, 1); depth > maxSchemaDepth {
+		return Schema{}, fmt.Errorf("%w: the document is nested %d levels deep, more than the limit of %d", ErrInvalidSchema, depth, maxSchemaDepth)
+	} else if objects > maxSchemaObjects {
+		return Schema{}, fmt.Errorf("%w: the document holds %d objects and booleans, more than the limit of %d", ErrInvalidSchema, objects, maxSchemaObjects)
+	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
@@ -98,6 +109,35 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 		return Schema{}, fmt.Errorf("%w: validating one value could apply %d subschemas, more than the limit of %d (nested anyOf/oneOf/allOf through $ref multiply)", ErrInvalidSchema, visits, MaxSchemaVisits)
 	}
 	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled, fast: fastcheck.Compile(compiled)}}, nil
+}
+
+// Bounds on the shape of a schema document; see ParseSchema.
+const (
+	maxSchemaDepth   = 128
+	maxSchemaObjects = 4096
+)
+
+// schemaShape returns the nesting depth of v (which sits at depth) and the
+// number of objects and booleans in it: the values that can be subschemas.
+func schemaShape(v any, depth int) (deepest, objects int) {
+	deepest = depth - 1
+	switch v := v.(type) {
+	case bool:
+		objects = 1
+	case map[string]any:
+		deepest, objects = depth, 1
+		for _, m := range v {
+			d, o := schemaShape(m, depth+1)
+			deepest, objects = max(deepest, d), objects+o
+		}
+	case []any:
+		deepest = depth
+		for _, m := range v {
+			d, o := schemaShape(m, depth+1)
+			deepest, objects = max(deepest, d), objects+o
+		}
+	}
+	return deepest, objects
 }
 
 // refuseLoader is the only loader a compiler here ever has: metaschemas come

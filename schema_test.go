@@ -324,7 +324,7 @@ func TestParseSchemaBoundsValidationWork(t *testing.T) {
 		{"exactly MaxSchemaVisits", allOfTrivial(tool.MaxSchemaVisits - 1), false, "the root and 999 subschemas"},
 		{"one over MaxSchemaVisits", allOfTrivial(tool.MaxSchemaVisits), true, "the root and 1000 subschemas"},
 		{"explosion under a property", `{"properties":{"p":{"$ref":"#/$defs/d0"}},"$defs":` + chainedDefs(20) + `}`, true, "every location is bounded, not just the root"},
-		{"nested locations do not add up", strings.Repeat(`{"allOf":[{},{},{},{},{},{},{},{}],"items":`, 130) + `{}` + strings.Repeat(`}`, 130), false, "9 visits at each of 130 locations, 1170 in all, 9 at any one"},
+		{"nested locations do not add up", strings.Repeat(`{"allOf":[`+strings.Repeat(`{},`, 19)+`{}],"items":`, 60) + `{}` + strings.Repeat(`}`, 60), false, "21 visits at each of 60 locations, 1260 in all, 21 at any one"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -456,6 +456,65 @@ func TestSchemaNumericMessages(t *testing.T) {
 			rej, ok := tool.ClassifyInputRejection(err)
 			require.True(t, ok, "%v", err)
 			require.Equal(t, tt.msg, rej.Message())
+		})
+	}
+}
+
+// TestParseSchemaBoundsDocumentShape pins the bounds on a schema's
+// nesting and size, which keep the validator's compiler (whose time grows
+// with the square of both) fast on documents from storage or a peer.
+func TestParseSchemaBoundsDocumentShape(t *testing.T) {
+	nested := func(levels int) string {
+		// Each level is one object: {"not":{"not":...}}.
+		return strings.Repeat(`{"not":`, levels-1) + `{}` + strings.Repeat(`}`, levels-1)
+	}
+	booleans := func(n int) string {
+		// The root, the properties object, and n-2 boolean subschemas.
+		var b strings.Builder
+		b.WriteString(`{"properties":{`)
+		for i := range n - 2 {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"p%d":true`, i)
+		}
+		b.WriteString(`}}`)
+		return b.String()
+	}
+	objects := func(n int) string {
+		// The root, the properties object, and n-2 empty subschemas.
+		var b strings.Builder
+		b.WriteString(`{"properties":{`)
+		for i := range n - 2 {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"p%d":{}`, i)
+		}
+		b.WriteString(`}}`)
+		return b.String()
+	}
+	tests := []struct {
+		name    string
+		schema  string
+		refused string
+	}{
+		{"128 levels", nested(128), ""},
+		{"129 levels", nested(129), "nested 129 levels deep, more than the limit of 128"},
+		{"4096 objects", objects(4096), ""},
+		{"4097 objects", objects(4097), "holds 4097 objects and booleans, more than the limit of 4096"},
+		{"4096 with booleans", booleans(4096), ""},
+		{"4097 with booleans", booleans(4097), "holds 4097 objects and booleans, more than the limit of 4096"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tool.ParseSchema([]byte(tt.schema))
+			if tt.refused == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tool.ErrInvalidSchema)
+			require.ErrorContains(t, err, tt.refused)
 		})
 	}
 }
