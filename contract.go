@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"sync/atomic"
@@ -112,7 +113,9 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 		return Invocation{}, rej
 	}
 	if c.validator != nil {
-		if err := runValidator(c.validator, args); err != nil {
+		// The validator gets its own copy: whatever it does, the admitted
+		// bytes stay the ones the schema checked.
+		if err := runValidator(c.validator, bytes.Clone(args)); err != nil {
 			return Invocation{}, err
 		}
 	}

@@ -107,11 +107,11 @@ func TestPrepareRefuses(t *testing.T) {
 		{name: "array", request: tool.Request{Name: name, Arguments: `[]`}, content: true, message: `arguments of "weather" must be a JSON object`},
 		{name: "string", request: tool.Request{Name: name, Arguments: `"city"`}, content: true, message: `arguments of "weather" must be a JSON object`},
 		{name: "null", request: tool.Request{Name: name, Arguments: `null`}, content: true, message: `arguments of "weather" must be a JSON object`},
-		{name: "not JSON", request: tool.Request{Name: name, Arguments: `city=Paris`}, content: true, message: `arguments of "weather" are not valid JSON at / (byte 0): invalid character "c", expected a value`},
+		{name: "not JSON", request: tool.Request{Name: name, Arguments: `city=Paris`}, content: true, message: `arguments of "weather" are not valid JSON at the root (byte 0): invalid character "c", expected a value`},
 		{name: "duplicate member", request: tool.Request{Name: name, Arguments: `{"city":"a","city":"b"}`}, content: true, message: `arguments of "weather" are not valid JSON at /city (byte 12): duplicate member name "city"`},
 		{name: "duplicate member after escape", request: tool.Request{Name: name, Arguments: `{"city":"a","\u0063ity":"b"}`}, content: true},
 		{name: "invalid UTF-8", request: tool.Request{Name: name, Arguments: "{\"city\":\"\xff\"}"}, content: true},
-		{name: "byte-order mark", request: tool.Request{Name: name, Arguments: "\xef\xbb\xbf{}"}, content: true, message: `arguments of "weather" are not valid JSON at / (byte 0): a byte-order mark is not allowed`},
+		{name: "byte-order mark", request: tool.Request{Name: name, Arguments: "\xef\xbb\xbf{}"}, content: true, message: `arguments of "weather" are not valid JSON at the root (byte 0): a byte-order mark is not allowed`},
 		{name: "lone high surrogate", request: tool.Request{Name: name, Arguments: `{"city":"\ud800"}`}, content: true},
 		{name: "lone low surrogate", request: tool.Request{Name: name, Arguments: `{"city":"\udc00"}`}, content: true},
 		{name: "inverted surrogates", request: tool.Request{Name: name, Arguments: `{"city":"\udc00\ud800"}`}, content: true},
@@ -124,7 +124,7 @@ func TestPrepareRefuses(t *testing.T) {
 		{name: "nesting beyond the bound", request: tool.Request{Name: name, Arguments: `{"x":` + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + `}`}, content: true},
 		{name: "more than MaxInputBytes", request: tool.Request{Name: name, Arguments: "{" + strings.Repeat(" ", tool.MaxInputBytes-1) + "}"}, content: true, message: fmt.Sprintf(`arguments of "weather" are %d bytes, more than the limit of %d`, tool.MaxInputBytes+1, tool.MaxInputBytes)},
 		{name: "schema: wrong type", request: tool.Request{Name: name, Arguments: `{"city":7}`}, content: true, message: `arguments of "weather" do not match its input schema at /city: got number, want string`},
-		{name: "schema: unknown member", request: tool.Request{Name: name, Arguments: `{"town":"Paris"}`}, content: true, message: `arguments of "weather" do not match its input schema at /: additional properties 'town' not allowed`},
+		{name: "schema: unknown member", request: tool.Request{Name: name, Arguments: `{"town":"Paris"}`}, content: true, message: `arguments of "weather" do not match its input schema at the root: additional properties 'town' not allowed`},
 		{name: "schema: beyond maximum by one", request: tool.Request{Name: name, Arguments: `{"days":9007199254740994}`}, content: true, message: `arguments of "weather" do not match its input schema at /days: maximum: got 9007199254740994, want 9007199254740993`},
 		{name: "schema: not an integer", request: tool.Request{Name: name, Arguments: `{"days":1.5}`}, content: true, message: `arguments of "weather" do not match its input schema at /days: got number, want integer`},
 		{name: "vertical tab is not blank", request: tool.Request{Name: name, Arguments: "\v"}, content: true},
@@ -205,7 +205,7 @@ func TestPrepareBlankMeetsTheSchema(t *testing.T) {
 	_, err := b.Contract().Prepare(tool.Request{Name: "weather", Arguments: "  "}, tool.Admission{})
 	rej, ok := tool.ClassifyInputRejection(err)
 	require.True(t, ok)
-	require.Equal(t, `arguments of "weather" do not match its input schema at /: missing property 'city'`, rej.Message())
+	require.Equal(t, `arguments of "weather" do not match its input schema at the root: missing property 'city'`, rej.Message())
 }
 
 func TestPrepareInputValidator(t *testing.T) {
@@ -331,7 +331,7 @@ func TestValidateResult(t *testing.T) {
 		{"zero input request", coreDefinition("plain"), tool.Result{InputRequest: &tool.InputRequest{}}, `tool: invalid result: tool "plain" returned an invalid input request`},
 		{"details match the output schema", withOutput, tool.Result{Output: tool.Output{Details: json.RawMessage(`{"total":1}`)}}, ""},
 		{"output schema but no details", withOutput, tool.Result{Output: tool.NewTextOutput("total: 1")}, `tool: invalid result: tool "report" declares an output schema but returned no details`},
-		{"details break the output schema", withOutput, tool.Result{Output: tool.Output{Details: json.RawMessage(`{"sum":1}`)}}, `tool: invalid result: details of tool "report" do not match its output schema: at /: missing property 'total'`},
+		{"details break the output schema", withOutput, tool.Result{Output: tool.Output{Details: json.RawMessage(`{"sum":1}`)}}, `tool: invalid result: details of tool "report" do not match its output schema: at the root: missing property 'total'`},
 		{"input request needs no details", withOutput, tool.Result{InputRequest: &prompt}, ""},
 	}
 	for _, tt := range tests {
@@ -348,4 +348,24 @@ func TestValidateResult(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPrepareValidatorCannotChangeAdmittedArguments: the input validator
+// gets a copy, so a validator that breaks its contract and writes to its
+// argument cannot change the bytes the schema admitted.
+func TestPrepareValidatorCannotChangeAdmittedArguments(t *testing.T) {
+	executable := coreValidatingTool{
+		coreTool: newCoreTool(coreDefinition("weather")),
+		validator: func() func([]byte) error {
+			return func(b []byte) error {
+				for i := range b {
+					b[i] = ' '
+				}
+				return nil
+			}
+		},
+	}
+	b := coreBind(t, executable)
+	inv := corePrepare(t, b, `{"city":"Oslo"}`)
+	require.Equal(t, `{"city":"Oslo"}`, string(inv.Arguments()))
 }

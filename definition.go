@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -40,9 +41,10 @@ func (d Definition) Clone() Definition {
 }
 
 // Validate reports whether d can be bound: the name matches
-// ^[A-Za-z0-9_-]{1,64}$, InputSchema is a JSON object whose "type" member is
-// the string "object" and compiles with ParseSchema, OutputSchema compiles
-// when present, and Effect is known. Errors wrap ErrInvalidDefinition (and
+// ^[A-Za-z0-9_-]{1,64}$, the description is valid UTF-8 of at most
+// MaxInputBytes, InputSchema is a JSON object whose "type" member is the
+// string "object" and compiles with ParseSchema, OutputSchema compiles when
+// present, and Effect is known. Errors wrap ErrInvalidDefinition (and
 // ErrInvalidSchema for a schema that does not compile).
 func (d Definition) Validate() error {
 	_, err := d.compile()
@@ -68,6 +70,12 @@ func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
 	}
 	if err := d.Effect.validate(); err != nil {
 		return frozenDefinition{}, err
+	}
+	if len(d.Description) > MaxInputBytes {
+		return frozenDefinition{}, fmt.Errorf("%w: description of tool %q is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, len(d.Description), MaxInputBytes)
+	}
+	if !utf8.ValidString(d.Description) {
+		return frozenDefinition{}, fmt.Errorf("%w: description of tool %q is not valid UTF-8", ErrInvalidDefinition, d.Name)
 	}
 	if len(d.InputSchema) == 0 {
 		return frozenDefinition{}, fmt.Errorf("%w: tool %q has no input schema", ErrInvalidDefinition, d.Name)
@@ -196,11 +204,12 @@ func (d Definition) marshal() ([]byte, error) {
 
 // UnmarshalJSON decodes one RFC 7493 object strictly: unknown or duplicate
 // members, names in the wrong case and a definition that fails Validate are
-// errors wrapping ErrInvalidDefinition. On error d is left unchanged; on
+// errors wrapping ErrInvalidDefinition. It reads documents of up to
+// 8×MaxInputBytes, enough for every Definition MarshalJSON writes. On error d is left unchanged; on
 // success d owns its bytes.
 func (d *Definition) UnmarshalJSON(data []byte) error {
 	var w definitionWire
-	if err := strictUnmarshal(data, &w); err != nil {
+	if err := strictUnmarshal(data, maxEncodedDefinition, &w); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidDefinition, err)
 	}
 	decoded := Definition{
@@ -221,11 +230,16 @@ func (d *Definition) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// strictUnmarshal checks data as one I-JSON document of at most
-// MaxInputBytes and decodes it into v, refusing unknown members.
-func strictUnmarshal(data []byte, v any) error {
-	if len(data) > MaxInputBytes {
-		return fmt.Errorf("document is %d bytes, more than the limit of %d", len(data), MaxInputBytes)
+// maxEncodedDefinition bounds the wire form of a Definition: two schemas
+// of at most MaxInputBytes each and a description of at most MaxInputBytes
+// that escaping can grow up to six times, and the rest of the object.
+const maxEncodedDefinition = 8*MaxInputBytes + 1<<10
+
+// strictUnmarshal checks data as one I-JSON document of at most limit bytes
+// and decodes it into v, refusing unknown members.
+func strictUnmarshal(data []byte, limit int, v any) error {
+	if len(data) > limit {
+		return fmt.Errorf("document is %d bytes, more than the limit of %d", len(data), limit)
 	}
 	if _, err := strictjson.Parse(data); err != nil {
 		return fmt.Errorf("not one I-JSON document: %v", err)

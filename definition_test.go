@@ -242,3 +242,32 @@ func TestRequestValidate(t *testing.T) {
 
 // errorsIs is errors.Is, for table cases that expect either answer.
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+// TestDefinitionWireFormFitsItsOwnLimit: whatever MarshalJSON writes,
+// UnmarshalJSON reads back, even with both schemas and the description at
+// their limits.
+func TestDefinitionWireFormFitsItsOwnLimit(t *testing.T) {
+	big := func(prefix string) json.RawMessage {
+		head := `{"type":"object","description":"`
+		tail := `"}`
+		return json.RawMessage(head + strings.Repeat(prefix, (tool.MaxInputBytes-len(head)-len(tail))/len(prefix)) + tail)
+	}
+	def := tool.Definition{
+		Name:         "large",
+		Description:  strings.Repeat("\x01", tool.MaxInputBytes), // escaped to six times its size
+		InputSchema:  big("i"),
+		OutputSchema: big("o"),
+	}
+	require.NoError(t, def.Validate())
+	data, err := json.Marshal(def)
+	require.NoError(t, err)
+	require.Greater(t, len(data), 3*tool.MaxInputBytes)
+	var back tool.Definition
+	require.NoError(t, json.Unmarshal(data, &back))
+	require.Equal(t, def.Description, back.Description)
+
+	def.Description += "x"
+	require.ErrorIs(t, def.Validate(), tool.ErrInvalidDefinition, "a description over MaxInputBytes")
+	def.Description = "\xff"
+	require.ErrorIs(t, def.Validate(), tool.ErrInvalidDefinition, "a description that is not UTF-8")
+}

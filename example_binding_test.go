@@ -106,7 +106,7 @@ func ExampleContract_Prepare() {
 	}
 	// Output:
 	// to the model: arguments of "greet" do not match its input schema at /name: minLength: got 0, want 1
-	// to the model: arguments of "greet" do not match its input schema at /: additional properties 'age' not allowed
+	// to the model: arguments of "greet" do not match its input schema at the root: additional properties 'age' not allowed
 	// to the model: arguments of "greet" are not valid JSON at /name (byte 14): duplicate member name "name"
 	// admitted: {"name":"Ada"}
 }

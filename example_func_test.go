@@ -174,5 +174,5 @@ func ExampleClassifyInputRejection() {
 	// Output:
 	// arguments cannot be decoded: value at /guests must be an integer from -128 to 127, written without a fraction or exponent, got 2.0
 	// arguments of "book" do not match its input schema at /guests: maximum: got 300, want 127
-	// arguments of "book" do not match its input schema at /: additional properties 'breakfast' not allowed
+	// arguments of "book" do not match its input schema at the root: additional properties 'breakfast' not allowed
 }

@@ -142,7 +142,7 @@ func ExampleInputRequest_resume() {
 	fmt.Println(err)
 	// Output:
 	// asks: "Publish draft 42?"
-	// refused: tool: invalid input request: the answer does not match the response schema: at /: got string, want boolean
+	// refused: tool: invalid input request: the answer does not match the response schema: at the root: got string, want boolean
 	// published draft 42 (state {"checked":"spelling"})
 	// tool: invalid invocation: the continuation was issued for other arguments of "publish"
 }

@@ -245,20 +245,32 @@ func (Block) JSONSchemaModel() any { return blockModel{} }
 
 // MarshalJSON validates o and encodes it; empty members are omitted.
 // Details are written compact, with member order, string escapes and
-// number text exactly as held. Errors wrap ErrInvalidOutput.
+// number text exactly as held. An Output whose encoding would exceed
+// 16×MaxInputBytes, more than UnmarshalJSON reads, is refused. Errors wrap
+// ErrInvalidOutput.
 func (o Output) MarshalJSON() ([]byte, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	return jsonv2.Marshal(outputWire{Content: o.Content, Details: jsontext.Value(o.Details)}, jsontext.PreserveRawStrings(true))
+	data, err := jsonv2.Marshal(outputWire{Content: o.Content, Details: jsontext.Value(o.Details)}, jsontext.PreserveRawStrings(true))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidOutput, err)
+	}
+	if len(data) > maxEncodedOutput {
+		return nil, fmt.Errorf("%w: the output is %d bytes encoded, more than the limit of %d", ErrInvalidOutput, len(data), maxEncodedOutput)
+	}
+	return data, nil
 }
 
+// maxEncodedOutput bounds the wire form of an Output, media included.
+const maxEncodedOutput = 16 * MaxInputBytes
+
 // UnmarshalJSON decodes strictly: unknown or duplicate members, and an
-// Output that fails Validate, are errors wrapping ErrInvalidOutput. On
-// error o is left unchanged.
+// Output that fails Validate, are errors wrapping ErrInvalidOutput. It
+// reads documents of up to 16×MaxInputBytes. On error o is left unchanged.
 func (o *Output) UnmarshalJSON(data []byte) error {
 	var w outputWire
-	if err := strictUnmarshal(data, &w); err != nil {
+	if err := strictUnmarshal(data, maxEncodedOutput, &w); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidOutput, err)
 	}
 	decoded := Output{Content: w.Content}
@@ -276,7 +288,7 @@ func (o *Output) UnmarshalJSON(data []byte) error {
 func (b *Block) UnmarshalJSON(data []byte) error {
 	type plain Block // no methods: avoids recursion
 	var w plain
-	if err := strictUnmarshal(data, &w); err != nil {
+	if err := strictUnmarshal(data, maxEncodedOutput, &w); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidOutput, err)
 	}
 	if err := Block(w).Validate(); err != nil {

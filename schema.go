@@ -374,11 +374,11 @@ func onlyTypeMismatch(leaves []*jsonschema.ValidationError, loc []string) bool {
 	return true
 }
 
-// pointer renders reference tokens as an RFC 6901 JSON pointer; the root is
-// "/" here so that the message always shows a location.
+// pointer renders reference tokens as an RFC 6901 JSON pointer for a
+// message; see strictjson.Where.
 func pointer(tokens []string) string {
 	if len(tokens) == 0 {
-		return "/"
+		return strictjson.Where("")
 	}
 	var b strings.Builder
 	for _, t := range tokens {

@@ -115,11 +115,11 @@ func TestParseSchemaRefusesDocuments(t *testing.T) {
 		schema string
 		msg    string
 	}{
-		{"not JSON", `{`, "tool: invalid schema: not one I-JSON document: at / (byte 1): unexpected end of input, expected a member name"},
+		{"not JSON", `{`, "tool: invalid schema: not one I-JSON document: at the root (byte 1): unexpected end of input, expected a member name"},
 		{"duplicate member", `{"type":"string","type":"number"}`, `tool: invalid schema: not one I-JSON document: at /type (byte 17): duplicate member name "type"`},
 		{"array", `[]`, "tool: invalid schema: a schema must be a JSON object or boolean"},
 		{"number", `1`, "tool: invalid schema: a schema must be a JSON object or boolean"},
-		{"empty", ``, "tool: invalid schema: not one I-JSON document: at / (byte 0): unexpected end of input, expected a value"},
+		{"empty", ``, "tool: invalid schema: not one I-JSON document: at the root (byte 0): unexpected end of input, expected a value"},
 		{"missing local reference", `{"$ref":"#/$defs/missing"}`, ""},
 		{"keyword of the wrong type", `{"type":7}`, ""},
 		{"invalid pattern", `{"pattern":"("}`, ""},
@@ -365,8 +365,8 @@ func TestSchemaValidateMessages(t *testing.T) {
 		{"wrong type", `{"a":"x"}`, "at /a: got string, want integer"},
 		{"too long", `{"a":3,"b":"abc"}`, "at /b: maxLength: got 3, want 2"},
 		{"pointer escaping", `{"a":3,"c/d":[true,1]}`, "at /c~1d/1: got number, want boolean"},
-		{"missing required", `{}`, "at /: missing property 'a'"},
-		{"unknown member", `{"a":3,"z":1}`, "at /: additional properties 'z' not allowed"},
+		{"missing required", `{}`, "at the root: missing property 'a'"},
+		{"unknown member", `{"a":3,"z":1}`, "at the root: additional properties 'z' not allowed"},
 		{"two problems", `{"a":1,"b":"abc"}`, "at /a: minimum: got 1, want 3 (and 1 more problem)"},
 		{"not JSON", `{"a":`, "invalid JSON at /a (byte 5): unexpected end of input, expected a value"},
 	}
@@ -439,16 +439,16 @@ func TestSchemaNumericMessages(t *testing.T) {
 	tests := []struct {
 		schema, value, msg string
 	}{
-		{`{"minimum":3}`, `1`, "at /: minimum: got 1, want 3"},
-		{`{"minimum":1000000}`, `999999`, "at /: minimum: got 999999, want 1000000"},
-		{`{"maximum":9007199254740993}`, `9007199254740994`, "at /: maximum: got 9007199254740994, want 9007199254740993"},
-		{`{"maximum":1e300}`, `2E+300`, "at /: maximum: got 2e+300, want 1e+300"},
-		{`{"exclusiveMinimum":0}`, `-0.5`, "at /: exclusiveMinimum: got -0.5, want 0"},
-		{`{"exclusiveMaximum":1.5}`, `1.50`, "at /: exclusiveMaximum: got 1.5, want 1.5"},
-		{`{"minimum":0.000001}`, `1e-7`, "at /: minimum: got 1e-7, want 0.000001"},
-		{`{"multipleOf":0.1}`, `0.25`, "at /: multipleOf: got 0.25, want 0.1"},
-		{`{"maximum":123456789012345678901}`, `123456789012345678902`, "at /: maximum: got 123456789012345678902, want 123456789012345678901"},
-		{`{"minimum":-12.5e-3}`, `-1`, "at /: minimum: got -1, want -0.0125"},
+		{`{"minimum":3}`, `1`, "at the root: minimum: got 1, want 3"},
+		{`{"minimum":1000000}`, `999999`, "at the root: minimum: got 999999, want 1000000"},
+		{`{"maximum":9007199254740993}`, `9007199254740994`, "at the root: maximum: got 9007199254740994, want 9007199254740993"},
+		{`{"maximum":1e300}`, `2E+300`, "at the root: maximum: got 2e+300, want 1e+300"},
+		{`{"exclusiveMinimum":0}`, `-0.5`, "at the root: exclusiveMinimum: got -0.5, want 0"},
+		{`{"exclusiveMaximum":1.5}`, `1.50`, "at the root: exclusiveMaximum: got 1.5, want 1.5"},
+		{`{"minimum":0.000001}`, `1e-7`, "at the root: minimum: got 1e-7, want 0.000001"},
+		{`{"multipleOf":0.1}`, `0.25`, "at the root: multipleOf: got 0.25, want 0.1"},
+		{`{"maximum":123456789012345678901}`, `123456789012345678902`, "at the root: maximum: got 123456789012345678902, want 123456789012345678901"},
+		{`{"minimum":-12.5e-3}`, `-1`, "at the root: minimum: got -1, want -0.0125"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.schema, func(t *testing.T) {

@@ -218,7 +218,7 @@ func decodeError(err error) error {
 		case customTextDecoder:
 			// Text methods see only a string, so their error is about its
 			// content; it is private, the location is not.
-			return &InputRejection{message: fmt.Sprintf("arguments cannot be decoded: value at %s must be a string in the form this member accepts", pointerOrRoot(string(semantic.JSONPointer))), cause: err}
+			return &InputRejection{message: fmt.Sprintf("arguments cannot be decoded: value at %s must be a string in the form this member accepts", strictjson.Where(string(semantic.JSONPointer))), cause: err}
 		}
 		return &InputRejection{message: "arguments cannot be decoded: " + decodeProblem(semantic), cause: err}
 	case errors.As(err, &syntactic):
@@ -226,7 +226,7 @@ func decodeError(err error) error {
 		if syntactic.Err != nil {
 			reason = syntactic.Err.Error()
 		}
-		return &InputRejection{message: fmt.Sprintf("arguments are not valid JSON at %s: %s", pointerOrRoot(string(syntactic.JSONPointer)), reason), cause: err}
+		return &InputRejection{message: fmt.Sprintf("arguments are not valid JSON at %s: %s", strictjson.Where(string(syntactic.JSONPointer)), reason), cause: err}
 	}
 	return &InputValidationError{cause: err}
 }
@@ -288,7 +288,7 @@ func decoderOf(e *jsonv2.SemanticError) decoder {
 // decodeProblem describes a semantic decode error in JSON terms: where, and
 // what the value should have been, never a Go type name.
 func decodeProblem(e *jsonv2.SemanticError) string {
-	where := pointerOrRoot(string(e.JSONPointer))
+	where := strictjson.Where(string(e.JSONPointer))
 	if errors.Is(e.Err, jsonv2.ErrUnknownName) {
 		return fmt.Sprintf("unknown member at %s", where)
 	}
@@ -358,12 +358,7 @@ func kindName(k jsontext.Kind) string {
 	return "an unexpected value"
 }
 
-func pointerOrRoot(p string) string {
-	if p == "" {
-		return "/"
-	}
-	return p
-}
+
 
 // Encode turns out into an Output with the codec chosen from Out and checks
 // it with Output.Validate. A text Output of an empty string is the zero

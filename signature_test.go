@@ -85,8 +85,8 @@ func TestPrepareRefusesBeforeTheFunctionRuns(t *testing.T) {
 		pointer   string // the location the message must name
 		reason    string // a word of the rule broken
 	}{
-		{"unknown member", `{"name":"a","count":1,"extra":1}`, "/", "extra"},
-		{"member name in the wrong case", `{"Name":"a","count":1}`, "/", "name"},
+		{"unknown member", `{"name":"a","count":1,"extra":1}`, "the root", "extra"},
+		{"member name in the wrong case", `{"Name":"a","count":1}`, "the root", "name"},
 		{"nested unknown member", `{"name":"a","count":1,"inner":{"level":1,"Level":2}}`, "/inner", "Level"},
 		{"duplicate names", `{"name":"a","name":"b","count":1}`, "/name", "duplicate"},
 		{"duplicate names spelt with an escape", `{"name":"a","n\u0061me":"b","count":1}`, "/name", "duplicate"},
@@ -99,8 +99,8 @@ func TestPrepareRefusesBeforeTheFunctionRuns(t *testing.T) {
 		{"1.0 into an int", `{"name":"a","count":1.0}`, "/count", "fraction"},
 		{"1e1 into an int", `{"name":"a","count":1e1}`, "/count", "exponent"},
 		{"1.0 deep into an int16", `{"name":"a","count":1,"inner":{"level":2.0}}`, "/inner/level", "fraction"},
-		{"trailing data", `{"name":"a","count":1} {}`, "/", "after"},
-		{"trailing garbage", `{"name":"a","count":1}x`, "/", "after"},
+		{"trailing data", `{"name":"a","count":1} {}`, "the root", "after"},
+		{"trailing garbage", `{"name":"a","count":1}x`, "the root", "after"},
 		{"bad base64", `{"name":"a","count":1,"data":"@@@@"}`, "/data", "base64"},
 		{"unpadded base64", `{"name":"a","count":1,"data":"AQI"}`, "/data", "base64"},
 		{"base64 of the wrong length for an array", `{"name":"a","count":1,"fixed":"AQID"}`, "/fixed", "2 bytes"},
@@ -108,9 +108,9 @@ func TestPrepareRefusesBeforeTheFunctionRuns(t *testing.T) {
 		{"a leap second", `{"name":"a","count":1,"when":"2016-12-31T23:59:60Z"}`, "/when", "date-time"},
 		{"not an address", `{"name":"a","count":1,"addr":"not-an-ip"}`, "/addr", "string"},
 		{"null for a required string", `{"name":null,"count":1}`, "/name", "string"},
-		{"missing required member", `{"count":1}`, "/", "name"},
+		{"missing required member", `{"count":1}`, "the root", "name"},
 		{"not an object", `[1,2]`, "JSON object", "object"},
-		{"not JSON", `{"name":"a",`, "/", "end"},
+		{"not JSON", `{"name":"a",`, "the root", "end"},
 		{"invalid UTF-8", "{\"name\":\"\xff\",\"count\":1}", "/name", "UTF-8"},
 		{"a noncharacter", `{"name":"\ufffe","count":1}`, "/name", "noncharacter"},
 	}
@@ -133,7 +133,7 @@ func TestPrepareRefusesBeforeTheFunctionRuns(t *testing.T) {
 	} {
 		inv, err := prepare(b, ok)
 		if strings.TrimSpace(ok) == "" {
-			rejection := requirePublicRejection(t, err, "/")
+			rejection := requirePublicRejection(t, err, "the root")
 			require.Contains(t, rejection.Message(), "name", "blank arguments are {} and miss required members")
 			continue
 		}

@@ -66,7 +66,7 @@ func TestRunText(t *testing.T) {
 		}},
 		{"malformed JSON is rejected and the message sent back", []string{
 			"rejected by Prepare: InputRejection",
-			`model sees: arguments of "search_orders" are not valid JSON at / (byte 43): unexpected end of input`,
+			`model sees: arguments of "search_orders" are not valid JSON at the root (byte 43): unexpected end of input`,
 		}},
 		{"a schema violation is rejected and the message sent back", []string{
 			`turn 3: model proposes search_orders {"customer": "ana@example.com", "limit": 50}`,

@@ -42,11 +42,17 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	where := e.Pointer
-	if where == "" {
-		where = "/"
+	return fmt.Sprintf("at %s (byte %d): %s", Where(e.Pointer), e.Offset, e.Reason)
+}
+
+// Where names a location for a message: the JSON pointer, or "the root" for
+// the empty pointer, which is easy to misread as the pointer "/" (the
+// member named "").
+func Where(pointer string) string {
+	if pointer == "" {
+		return "the root"
 	}
-	return fmt.Sprintf("at %s (byte %d): %s", where, e.Offset, e.Reason)
+	return pointer
 }
 
 // Parse parses data as exactly one I-JSON document and returns its value

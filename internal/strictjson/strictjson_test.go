@@ -130,7 +130,7 @@ func TestParseRefuses(t *testing.T) {
 			require.Equal(t, tt.offset, perr.Offset)
 			where := tt.pointer
 			if where == "" {
-				where = "/"
+				where = "the root"
 			}
 			require.Contains(t, err.Error(), "at "+where+" ")
 			require.False(t, strictjson.Valid([]byte(tt.in)))
