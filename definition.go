@@ -204,9 +204,9 @@ func (d Definition) marshal() ([]byte, error) {
 
 // UnmarshalJSON decodes one RFC 7493 object strictly: unknown or duplicate
 // members, names in the wrong case and a definition that fails Validate are
-// errors wrapping ErrInvalidDefinition. It reads documents of up to
-// 8×MaxInputBytes, enough for every Definition MarshalJSON writes. On error d is left unchanged; on
-// success d owns its bytes.
+// errors wrapping ErrInvalidDefinition. It reads documents of up to a
+// little over 8×MaxInputBytes, enough for every Definition MarshalJSON
+// writes. On error d is left unchanged; on success d owns its bytes.
 func (d *Definition) UnmarshalJSON(data []byte) error {
 	var w definitionWire
 	if err := strictUnmarshal(data, maxEncodedDefinition, &w); err != nil {

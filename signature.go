@@ -358,8 +358,6 @@ func kindName(k jsontext.Kind) string {
 	return "an unexpected value"
 }
 
-
-
 // Encode turns out into an Output with the codec chosen from Out and checks
 // it with Output.Validate. A text Output of an empty string is the zero
 // Output. A JSON encoding failure or an invalid Output is an error wrapping
