@@ -100,7 +100,7 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 		cont := *admission.Continuation
 		inv.continuation = &cont
 	}
-	tree, err := strictjson.Parse(args)
+	tree, err := c.core.frozen.input.parse(args)
 	if err != nil {
 		return Invocation{}, rejectf("arguments of %q are not valid JSON %v", name, err)
 	}

@@ -46,6 +46,46 @@ type compiledSchema struct {
 	canonical []byte // compact, member order and number text as given
 	compiled  *jsonschema.Schema
 	fast      *fastcheck.Checker // nil when the schema needs the full validator
+	strings   map[string]string  // short strings of the document, for interning
+}
+
+// Bounds on the strings a schema offers for interning in the values it
+// validates: its member names and string values are the likely member
+// names and enum values of those values.
+const (
+	maxInterned       = 1024
+	maxInternedLength = 64
+)
+
+// collectStrings gathers the short object keys and string values of a
+// schema document, each mapped to itself.
+func collectStrings(v any, into map[string]string) {
+	if len(into) >= maxInterned {
+		return
+	}
+	switch v := v.(type) {
+	case string:
+		if len(v) <= maxInternedLength {
+			into[v] = v
+		}
+	case map[string]any:
+		for k, m := range v {
+			if len(k) <= maxInternedLength && len(into) < maxInterned {
+				into[k] = k
+			}
+			collectStrings(m, into)
+		}
+	case []any:
+		for _, m := range v {
+			collectStrings(m, into)
+		}
+	}
+}
+
+// parse parses a value this schema is about to validate, reusing the
+// schema's own strings where the value repeats them.
+func (s Schema) parse(value []byte) (any, error) {
+	return strictjson.ParseInterning(value, s.s.strings)
 }
 
 // ParseSchema compiles raw, which must be one RFC 7493 JSON document of at
@@ -108,7 +148,9 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 	if visits := maxVisits(compiled); visits > MaxSchemaVisits {
 		return Schema{}, fmt.Errorf("%w: validating one value could apply %d subschemas, more than the limit of %d (nested anyOf/oneOf/allOf through $ref multiply)", ErrInvalidSchema, visits, MaxSchemaVisits)
 	}
-	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled, fast: fastcheck.Compile(compiled)}}, nil
+	interned := map[string]string{}
+	collectStrings(tree, interned)
+	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled, fast: fastcheck.Compile(compiled), strings: interned}}, nil
 }
 
 // Bounds on the shape of a schema document; see ParseSchema.
@@ -198,7 +240,7 @@ func (s Schema) Validate(value []byte) error {
 	if len(value) > MaxInputBytes {
 		return rejectf("value is %d bytes, more than the limit of %d", len(value), MaxInputBytes)
 	}
-	tree, err := strictjson.Parse(value)
+	tree, err := s.parse(value)
 	if err != nil {
 		return rejectf("invalid JSON %v", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -59,9 +60,34 @@ func Where(pointer string) string {
 // tree: map[string]any, []any, string, json.Number, bool or nil. The tree
 // shares no memory with data.
 func Parse(data []byte) (any, error) {
-	p := parser{data: data}
-	return p.document()
+	return ParseInterning(data, nil)
 }
+
+// ParseInterning is Parse that takes the strings of the tree (member names
+// and string values) from known when they are there, instead of allocating
+// them. Known maps each string to itself and is only read.
+func ParseInterning(data []byte, known map[string]string) (any, error) {
+	p := parsers.Get().(*parser)
+	p.data = data
+	p.known = known
+	v, err := p.document()
+	// Completed objects and arrays clear their scratch; a refused document
+	// may leave some behind.
+	clear(p.members)
+	clear(p.items)
+	*p = parser{members: p.members[:0], items: p.items[:0]}
+	if cap(p.members) <= maxPooledScratch && cap(p.items) <= maxPooledScratch {
+		parsers.Put(p)
+	}
+	return v, err
+}
+
+// parsers keeps parsers with their scratch stacks between calls.
+var parsers = sync.Pool{New: func() any { return new(parser) }}
+
+// maxPooledScratch bounds the scratch stacks a pooled parser keeps, so
+// that one huge document does not pin its memory.
+const maxPooledScratch = 1 << 12
 
 // Valid reports whether data is exactly one I-JSON document.
 func Valid(data []byte) bool {
@@ -115,7 +141,24 @@ type parser struct {
 	pos   int
 	depth int
 	trail []string // reference tokens of a refused value, innermost first
+
+	known map[string]string // strings to reuse; see ParseInterning
+
+	// Members and items of the objects and arrays being parsed, innermost
+	// last. Collecting them here first lets each map and slice be made at
+	// its final size.
+	members []member
+	items   []any
 }
+
+type member struct {
+	name  string
+	value any
+}
+
+// linearDuplicateScan is the member count up to which duplicates are found
+// by comparing names; larger objects use a set.
+const linearDuplicateScan = 16
 
 func (p *parser) fail(reason string) error {
 	return &Error{Offset: p.pos, Reason: reason}
@@ -217,13 +260,14 @@ func (p *parser) object() (any, error) {
 		return nil, err
 	}
 	p.pos++ // '{'
-	obj := make(map[string]any)
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
 		p.depth--
-		return obj, nil
+		return map[string]any{}, nil
 	}
+	base := len(p.members)
+	var seen map[string]struct{}
 	for {
 		if p.pos >= len(p.data) {
 			return nil, p.fail("unexpected end of input, expected a member name")
@@ -236,7 +280,7 @@ func (p *parser) object() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, dup := obj[name]; dup {
+		if p.duplicate(base, &seen, name) {
 			p.pos = start
 			return nil, p.within(p.failf("duplicate member name %q", name), name)
 		}
@@ -250,7 +294,7 @@ func (p *parser) object() (any, error) {
 		if err != nil {
 			return nil, p.within(err, name)
 		}
-		obj[name] = v
+		p.members = append(p.members, member{name, v})
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return nil, p.fail("unexpected end of input, expected ',' or '}'")
@@ -262,6 +306,13 @@ func (p *parser) object() (any, error) {
 		case '}':
 			p.pos++
 			p.depth--
+			members := p.members[base:]
+			obj := make(map[string]any, len(members))
+			for _, m := range members {
+				obj[m.name] = m.value
+			}
+			clear(members)
+			p.members = p.members[:base]
 			return obj, nil
 		default:
 			return nil, p.failf("invalid character %s, expected ',' or '}'", quoteByte(p.data[p.pos]))
@@ -269,24 +320,50 @@ func (p *parser) object() (any, error) {
 	}
 }
 
+// duplicate reports whether name is already a member of the object whose
+// members start at base, and records it when not.
+func (p *parser) duplicate(base int, seen *map[string]struct{}, name string) bool {
+	if *seen != nil {
+		if _, dup := (*seen)[name]; dup {
+			return true
+		}
+		(*seen)[name] = struct{}{}
+		return false
+	}
+	members := p.members[base:]
+	for _, m := range members {
+		if m.name == name {
+			return true
+		}
+	}
+	if len(members) >= linearDuplicateScan {
+		*seen = make(map[string]struct{}, 2*len(members))
+		for _, m := range members {
+			(*seen)[m.name] = struct{}{}
+		}
+		(*seen)[name] = struct{}{}
+	}
+	return false
+}
+
 func (p *parser) array() (any, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
 	p.pos++ // '['
-	arr := []any{}
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
 		p.pos++
 		p.depth--
-		return arr, nil
+		return []any{}, nil
 	}
+	base := len(p.items)
 	for {
 		v, err := p.value()
 		if err != nil {
-			return nil, p.within(err, strconv.Itoa(len(arr)))
+			return nil, p.within(err, strconv.Itoa(len(p.items)-base))
 		}
-		arr = append(arr, v)
+		p.items = append(p.items, v)
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return nil, p.fail("unexpected end of input, expected ',' or ']'")
@@ -298,6 +375,10 @@ func (p *parser) array() (any, error) {
 		case ']':
 			p.pos++
 			p.depth--
+			arr := make([]any, len(p.items)-base)
+			copy(arr, p.items[base:])
+			clear(p.items[base:])
+			p.items = p.items[:base]
 			return arr, nil
 		default:
 			return nil, p.failf("invalid character %s, expected ',' or ']'", quoteByte(p.data[p.pos]))
@@ -313,9 +394,12 @@ func (p *parser) str() (string, error) {
 	for p.pos < len(p.data) {
 		c := p.data[p.pos]
 		if c == '"' {
-			s := string(p.data[start:p.pos])
+			raw := p.data[start:p.pos]
 			p.pos++
-			return s, nil
+			if s, ok := p.known[string(raw)]; ok {
+				return s, nil
+			}
+			return string(raw), nil
 		}
 		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
 			break

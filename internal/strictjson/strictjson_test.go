@@ -395,6 +395,11 @@ func FuzzParse(f *testing.F) {
 			require.NoError(t, err)
 			equalTrees(t, want, again)
 			require.True(t, jsontext.Value(compact).IsValid())
+			// Interning strings changes nothing about the tree.
+			known := map[string]string{"a": "a", "": "", "b": "b"}
+			interned, err := strictjson.ParseInterning(data, known)
+			require.NoError(t, err)
+			equalTrees(t, want, interned)
 		default:
 			var perr *strictjson.Error
 			require.ErrorAs(t, err, &perr)
