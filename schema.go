@@ -219,18 +219,20 @@ func collectViolations(e *jsonschema.ValidationError, out *[]*jsonschema.Validat
 		// When all alternatives but one failed on the type of the value
 		// alone (a nullable field that is not null, say), the one that
 		// matched the type says what is wrong.
-		var candidate *jsonschema.ValidationError
+		// Each cause is searched once: searching the chosen one again
+		// would double the work at every nested anyOf.
+		var candidate []*jsonschema.ValidationError
 		matches := 0
 		for _, c := range e.Causes {
 			var leaves []*jsonschema.ValidationError
 			collectViolations(c, &leaves)
 			if !onlyTypeMismatch(leaves, e.InstanceLocation) {
-				candidate = c
+				candidate = leaves
 				matches++
 			}
 		}
 		if matches == 1 {
-			collectViolations(candidate, out)
+			*out = append(*out, candidate...)
 			return
 		}
 	}
