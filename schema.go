@@ -188,7 +188,7 @@ func (s Schema) validateTree(tree any) error {
 	if !errors.As(err, &verr) {
 		return rejectf("value cannot be validated: %v", err)
 	}
-	return &InputRejection{message: violationMessage(verr), cause: err}
+	return &InputRejection{message: oneLine(violationMessage(verr)), cause: err}
 }
 
 var englishPrinter = message.NewPrinter(language.English)
