@@ -102,7 +102,7 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 		return Schema{}, fmt.Errorf("%w: validating one value could apply %d subschemas, more than the limit of %d (nested anyOf/oneOf/allOf through $ref multiply)", ErrInvalidSchema, visits, MaxSchemaVisits)
 	}
 	if visits, bounded := maxLocationVisits(compiled); !bounded {
-		return Schema{}, fmt.Errorf("%w: the subschemas validating one value could apply are too many to count (more than %d analysis steps)", ErrInvalidSchema, maxLocationWork)
+		return Schema{}, fmt.Errorf("%w: counting the subschemas validating one value could apply would take more than %d steps", ErrInvalidSchema, maxLocationWork)
 	} else if visits > MaxSchemaVisits {
 		return Schema{}, fmt.Errorf("%w: validating one value could apply %d subschemas to one of its members or items, more than the limit of %d (subschemas reached through several keywords multiply at every level)", ErrInvalidSchema, visits, MaxSchemaVisits)
 	}
@@ -426,9 +426,10 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// maxLocationWork bounds the steps maxLocationVisits may take. Ordinary
-// schemas, even documents of MaxInputBytes, take a small fraction of it.
-const maxLocationWork = 1 << 23
+// maxLocationWork bounds the steps maxLocationVisits may take, so that the
+// analysis itself stays well under a second. Ordinary schemas, even
+// documents of MaxInputBytes, take a small fraction of it.
+const maxLocationWork = 1 << 21
 
 // maxLocationVisits returns the largest number of subschemas validating one
 // value could apply to a single location of that value, at any depth. It
@@ -452,7 +453,8 @@ func maxLocationVisits(root *jsonschema.Schema) (visits int, bounded bool) {
 	// validator stops the cycle there. Of the targets of a dynamic
 	// reference only one applies, so they are merged by taking the larger
 	// count of each subschema, not the sum. It gives up past the limit.
-	var onPath map[*jsonschema.Schema]bool
+	onPath := map[*jsonschema.Schema]bool{}
+	static := map[*jsonschema.Schema][]*jsonschema.Schema{}
 	var apply func(s *jsonschema.Schema, n int, applied map[*jsonschema.Schema]int) int
 	apply = func(s *jsonschema.Schema, n int, applied map[*jsonschema.Schema]int) int {
 		work++
@@ -463,7 +465,12 @@ func maxLocationVisits(root *jsonschema.Schema) (visits int, bounded bool) {
 		total := n
 		onPath[s] = true
 		defer func() { onPath[s] = false }()
-		for _, sub := range staticSameLocation(s) {
+		subs, ok := static[s]
+		if !ok {
+			subs = staticSameLocation(s)
+			static[s] = subs
+		}
+		for _, sub := range subs {
 			total = min(total+apply(sub, n, applied), saturated)
 			if total > MaxSchemaVisits {
 				return total
@@ -509,6 +516,7 @@ func maxLocationVisits(root *jsonschema.Schema) (visits int, bounded bool) {
 		return string(b)
 	}
 
+	applied := map[*jsonschema.Schema]int{} // reused: cleared for every location
 	queue := []location{{entering: map[*jsonschema.Schema]int{root: 1}, depth: 1}}
 	seen[key(queue[0].entering)] = true
 	for len(queue) > 0 {
@@ -516,10 +524,10 @@ func maxLocationVisits(root *jsonschema.Schema) (visits int, bounded bool) {
 		queue = queue[1:]
 
 		// Everything applied at this location, with multiplicity.
-		applied := map[*jsonschema.Schema]int{}
+		clear(applied)
 		total := 0
 		for _, s := range sortedSchemas(loc.entering, ids) {
-			onPath = map[*jsonschema.Schema]bool{}
+			clear(onPath)
 			total = min(total+apply(s, loc.entering[s], applied), saturated)
 			if total > MaxSchemaVisits {
 				break
