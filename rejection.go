@@ -2,6 +2,9 @@ package tool
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -47,7 +50,30 @@ func NewInputRejection(config InputRejectionConfig) (*InputRejection, error) {
 
 // rejectf builds a rejection whose message is produced by this package.
 func rejectf(format string, args ...any) *InputRejection {
-	return &InputRejection{message: fmt.Sprintf(format, args...)}
+	return &InputRejection{message: oneLine(fmt.Sprintf(format, args...))}
+}
+
+// oneLine escapes the control characters and line separators of a message
+// this package writes, which may quote member names from the input in JSON
+// pointers, so that a public message is always a single line of text.
+func oneLine(s string) string {
+	if !strings.ContainsFunc(s, breaksLine) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if breaksLine(r) {
+			q := strconv.QuoteRune(r) // '\n', '\u2028', …
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func breaksLine(r rune) bool {
+	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029'
 }
 
 // Message returns the public message, or "" for a nil receiver.

@@ -12,7 +12,9 @@ package fastcheck
 
 import (
 	"encoding/json"
+	"hash/maphash"
 	"math/big"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -396,14 +398,8 @@ func (n *node) validArray(arr []any) bool {
 	if n.maxItems >= 0 && len(arr) > n.maxItems {
 		return false
 	}
-	if n.uniqueItems {
-		for i := 1; i < len(arr); i++ {
-			for j := 0; j < i; j++ {
-				if equal(arr[i], arr[j]) {
-					return false
-				}
-			}
-		}
+	if n.uniqueItems && hasDuplicates(arr) {
+		return false
 	}
 	prefix := min(len(n.prefixItems), len(arr))
 	for i := 0; i < prefix; i++ {
@@ -580,6 +576,84 @@ func isInteger(v json.Number) bool {
 	}
 	r := x.rational()
 	return r != nil && r.IsInt()
+}
+
+// hasDuplicates reports whether two items of arr are equal. Beyond a few
+// items it compares only items of equal hash, so that the work grows with
+// the length of arr, not its square.
+func hasDuplicates(arr []any) bool {
+	if len(arr) <= 16 {
+		for i := 1; i < len(arr); i++ {
+			for j := 0; j < i; j++ {
+				if equal(arr[i], arr[j]) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	seed := maphash.MakeSeed()
+	seen := make(map[uint64][]int, len(arr))
+	var h maphash.Hash
+	for i, item := range arr {
+		h.SetSeed(seed)
+		hashValue(&h, item)
+		sum := h.Sum64()
+		for _, j := range seen[sum] {
+			if equal(item, arr[j]) {
+				return true
+			}
+		}
+		seen[sum] = append(seen[sum], i)
+	}
+	return false
+}
+
+// hashValue writes v to h so that values equal by equal hash alike:
+// numbers by their exact value, objects whatever the order of members.
+func hashValue(h *maphash.Hash, v any) {
+	switch v := v.(type) {
+	case nil:
+		h.WriteByte('n')
+	case bool:
+		if v {
+			h.WriteByte('t')
+		} else {
+			h.WriteByte('f')
+		}
+	case string:
+		h.WriteByte('s')
+		h.WriteString(strconv.Itoa(len(v)))
+		h.WriteString(v)
+	case json.Number:
+		h.WriteByte('#')
+		x := number{text: string(v)}
+		if small, ok := x.small(); ok {
+			h.WriteString(strconv.FormatInt(small, 10))
+		} else if r := x.rational(); r != nil {
+			h.WriteString(r.RatString()) // an integer's is its decimal digits
+		} else {
+			h.WriteString(string(v))
+		}
+	case []any:
+		h.WriteByte('[')
+		for _, item := range v {
+			hashValue(h, item)
+		}
+		h.WriteByte(']')
+	case map[string]any:
+		names := make([]string, 0, len(v))
+		for name := range v {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		h.WriteByte('{')
+		for _, name := range names {
+			hashValue(h, name)
+			hashValue(h, v[name])
+		}
+		h.WriteByte('}')
+	}
 }
 
 // equal is JSON equality: numbers by value, objects by members, arrays by
