@@ -100,14 +100,14 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 		cont := *admission.Continuation
 		inv.continuation = &cont
 	}
-	tree, err := c.core.frozen.input.parse(args)
+	tree, values, err := c.core.frozen.input.parse(args)
 	if err != nil {
 		return Invocation{}, rejectf("arguments of %q are not valid JSON %v", name, err)
 	}
 	if _, ok := tree.(map[string]any); !ok {
 		return Invocation{}, rejectf("arguments of %q must be a JSON object", name)
 	}
-	if err := c.core.frozen.input.validateTree(tree); err != nil {
+	if err := c.core.frozen.input.validateTree(tree, values); err != nil {
 		rej := err.(*InputRejection)
 		rej.message = fmt.Sprintf("arguments of %q do not match its input schema %s", name, rej.message)
 		return Invocation{}, rej
@@ -163,7 +163,7 @@ func (c Contract) ValidateResult(result Result) error {
 		}
 		return nil
 	}
-	details, err := result.Output.validate()
+	details, values, err := result.Output.validate()
 	if err != nil {
 		return fmt.Errorf("%w: tool %q: %w", ErrInvalidResult, name, err)
 	}
@@ -171,7 +171,7 @@ func (c Contract) ValidateResult(result Result) error {
 		if len(result.Output.Details) == 0 {
 			return fmt.Errorf("%w: tool %q declares an output schema but returned no details", ErrInvalidResult, name)
 		}
-		if err := out.validateTree(details); err != nil {
+		if err := out.validateTree(details, values); err != nil {
 			msg := err.Error()
 			if rej, ok := err.(*InputRejection); ok {
 				msg = rej.Message()

@@ -60,10 +60,16 @@
 // Schemas are bounded too: ParseSchema loads nothing from outside the
 // document, and refuses a document of more than MaxInputBytes, nested
 // deeper than 128 levels or holding more than 4096 objects and booleans,
-// and a schema whose validation of a single value could apply more than
-// MaxSchemaVisits subschemas. Within these bounds, compiling a schema takes
-// at most a few hundred milliseconds and validating one argument object is
-// linear in its size for all but uniqueItems, which compares items pairwise.
+// and a schema under which one location of a value (the value itself or
+// any member or item, at any depth) could meet more than MaxSchemaVisits
+// subschemas. Validation itself is bounded by MaxValidationWork: a value
+// whose number of JSON values times that per-location count exceeds it is
+// refused before validation starts. Within these bounds, on a small
+// machine, compiling a schema takes at most a few hundred milliseconds,
+// accepting a valid value at most about 20 ms, and explaining why a value
+// is invalid at most about 0.6 s, because the full validator then collects
+// every violation (measured with 999 subschemas applied to each of a
+// thousand items).
 //
 // # Errors and outcomes
 //

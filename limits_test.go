@@ -436,10 +436,9 @@ func limitsTime(t *testing.T, what string, validate func() error) {
 // construct within the bounds. It asserts what the outcome is, never how
 // long it takes; the figures are in the log. By default values are scaled
 // down so that the test stays quick under the race detector; -limits.full
-// measures at MaxInputBytes. There the fan-out over an array whose last
-// item is invalid takes minutes: MaxSchemaVisits bounds the work per value
-// in the document, so a document of half a million values can cost half a
-// billion subschema applications.
+// measures at MaxInputBytes. The fan-out over an array is measured at the
+// largest array MaxValidationWork admits (about a thousand items under
+// 1000 subschemas each); a larger one is refused before validation.
 func TestAdversarialValidationTime(t *testing.T) {
 	size, uniques := 4<<10, []int{500, 2000}
 	if *limitsFull {
@@ -454,7 +453,7 @@ func TestAdversarialValidationTime(t *testing.T) {
 			}
 			schema, err := tool.ParseSchema([]byte(`{"` + keyword + `":[` + strings.Join(alternatives, ",") + `]}`))
 			require.NoError(t, err, "1 + 999 visits is within the bound")
-			n := (size - 2) / 2
+			n := min((size-2)/2, tool.MaxValidationWork/tool.MaxSchemaVisits-1)
 			valid := "[" + strings.TrimSuffix(strings.Repeat("0,", n), ",") + "]"
 			invalid := "[" + strings.TrimSuffix(strings.Repeat("0,", n-2), ",") + `,"x"]`
 			require.LessOrEqual(t, len(valid), tool.MaxInputBytes)
@@ -466,6 +465,12 @@ func TestAdversarialValidationTime(t *testing.T) {
 			limitsTime(t, fmt.Sprintf("%s of 999 over %d integers (%d bytes), last item invalid", keyword, n, len(invalid)), func() error {
 				err := schema.Validate([]byte(invalid))
 				require.ErrorIs(t, err, tool.ErrInvalidInvocation)
+				return err
+			})
+			larger := "[" + strings.TrimSuffix(strings.Repeat("0,", 2*n), ",") + "]"
+			limitsTime(t, fmt.Sprintf("%s of 999 over %d integers, over the work bound", keyword, 2*n), func() error {
+				err := schema.Validate([]byte(larger))
+				require.ErrorContains(t, err, "more than the limit of 1048576")
 				return err
 			})
 		}
@@ -529,8 +534,14 @@ func TestAdversarialValidationTime(t *testing.T) {
 			require.LessOrEqual(t, len(doc), size)
 			start := time.Now()
 			_, err := tool.ParseSchema([]byte(doc))
-			require.NoError(t, err)
-			t.Logf("ParseSchema of %d members %s (%d bytes) in %v", len(members), sub, len(doc), time.Since(start))
+			if len(members) > 4000 {
+				// Beyond the bound on objects and booleans: refused up front.
+				require.ErrorIs(t, err, tool.ErrInvalidSchema)
+				require.ErrorContains(t, err, "more than the limit of 4096")
+			} else {
+				require.NoError(t, err)
+			}
+			t.Logf("ParseSchema of %d members %s (%d bytes) in %v (refused: %v)", len(members), sub, len(doc), time.Since(start), err != nil)
 		}
 	})
 

@@ -148,20 +148,20 @@ func NewJSONOutput(value json.RawMessage) (Output, error) {
 }
 
 func validDetails(value []byte) error {
-	_, err := parseDetails(value)
+	_, _, err := parseDetails(value)
 	return err
 }
 
 // parseDetails checks details and returns their value tree.
-func parseDetails(value []byte) (any, error) {
+func parseDetails(value []byte) (tree any, values int, err error) {
 	if len(value) > MaxInputBytes {
-		return nil, fmt.Errorf("%w: details are %d bytes, more than the limit of %d", ErrInvalidOutput, len(value), MaxInputBytes)
+		return nil, 0, fmt.Errorf("%w: details are %d bytes, more than the limit of %d", ErrInvalidOutput, len(value), MaxInputBytes)
 	}
-	tree, err := strictjson.Parse(value)
+	tree, values, err = strictjson.ParseInterning(value, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: details are not one I-JSON document: %v", ErrInvalidOutput, err)
+		return nil, 0, fmt.Errorf("%w: details are not one I-JSON document: %v", ErrInvalidOutput, err)
 	}
-	return tree, nil
+	return tree, values, nil
 }
 
 // Text returns the text a model sees: the concatenated text of Content, or
@@ -197,22 +197,22 @@ func (o Output) Clone() Output {
 // Validate checks every block and, when present, that Details is one
 // RFC 7493 document of at most MaxInputBytes. Errors wrap ErrInvalidOutput.
 func (o Output) Validate() error {
-	_, err := o.validate()
+	_, _, err := o.validate()
 	return err
 }
 
 // validate is Validate that also returns the value tree of the details,
 // nil when there are none.
-func (o Output) validate() (details any, err error) {
+func (o Output) validate() (details any, values int, err error) {
 	for i, b := range o.Content {
 		if err := b.Validate(); err != nil {
-			return nil, fmt.Errorf("content[%d]: %w", i, err)
+			return nil, 0, fmt.Errorf("content[%d]: %w", i, err)
 		}
 	}
 	if len(o.Details) > 0 {
 		return parseDetails(o.Details)
 	}
-	return nil, nil
+	return nil, 0, nil
 }
 
 // outputWire is the JSON form of an Output.

@@ -52,6 +52,25 @@ type compiledSchema struct {
 	compiled  *jsonschema.Schema
 	fast      *fastcheck.Checker // nil when the schema needs the full validator
 	strings   map[string]string  // short strings of the document, for interning
+	visits    int                // the most subschemas one location of a value can meet
+}
+
+// MaxValidationWork bounds the work of validating one value: the number of
+// values it holds times the most subschemas one of them can meet in the
+// schema (at most MaxSchemaVisits). A value above it is refused before
+// validation, with an *InputRejection, because validation has no
+// cancellation: a schema near MaxSchemaVisits over a value of MaxInputBytes
+// would otherwise take minutes. Ordinary schemas meet a few dozen
+// subschemas per location, which admits hundreds of thousands of values.
+const MaxValidationWork = 1 << 20
+
+// checkWork refuses a value of so many values that validating it could
+// exceed MaxValidationWork.
+func (s Schema) checkWork(values int) error {
+	if work := values * s.s.visits; work > MaxValidationWork {
+		return rejectf("the value holds %d JSON values; validating them could apply %d subschemas, more than the limit of %d", values, work, MaxValidationWork)
+	}
+	return nil
 }
 
 // Bounds on the strings a schema offers for interning in the values it
@@ -89,7 +108,7 @@ func collectStrings(v any, into map[string]string) {
 
 // parse parses a value this schema is about to validate, reusing the
 // schema's own strings where the value repeats them.
-func (s Schema) parse(value []byte) (any, error) {
+func (s Schema) parse(value []byte) (tree any, values int, err error) {
 	return strictjson.ParseInterning(value, s.s.strings)
 }
 
@@ -150,17 +169,20 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 		}
 		return Schema{}, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
 	}
-	if visits := maxVisits(compiled); visits > MaxSchemaVisits {
+	visits := maxVisits(compiled)
+	if visits > MaxSchemaVisits {
 		return Schema{}, fmt.Errorf("%w: validating one value could apply %d subschemas, more than the limit of %d (nested anyOf/oneOf/allOf through $ref multiply)", ErrInvalidSchema, visits, MaxSchemaVisits)
 	}
-	if visits, bounded := maxLocationVisits(compiled); !bounded {
+	if located, bounded := maxLocationVisits(compiled); !bounded {
 		return Schema{}, fmt.Errorf("%w: counting the subschemas validating one value could apply would take more than %d steps", ErrInvalidSchema, maxLocationWork)
-	} else if visits > MaxSchemaVisits {
-		return Schema{}, fmt.Errorf("%w: validating one value could apply %d subschemas to one of its members or items, more than the limit of %d (subschemas reached through several keywords multiply at every level)", ErrInvalidSchema, visits, MaxSchemaVisits)
+	} else if located > MaxSchemaVisits {
+		return Schema{}, fmt.Errorf("%w: validating one value could apply %d subschemas to one of its members or items, more than the limit of %d (subschemas reached through several keywords multiply at every level)", ErrInvalidSchema, located, MaxSchemaVisits)
+	} else {
+		visits = max(visits, located)
 	}
 	interned := map[string]string{}
 	collectStrings(tree, interned)
-	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled, fast: fastcheck.Compile(compiled), strings: interned}}, nil
+	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled, fast: fastcheck.Compile(compiled), strings: interned, visits: visits}}, nil
 }
 
 // Bounds on the shape of a schema document; see ParseSchema.
@@ -250,15 +272,18 @@ func (s Schema) Validate(value []byte) error {
 	if len(value) > MaxInputBytes {
 		return rejectf("value is %d bytes, more than the limit of %d", len(value), MaxInputBytes)
 	}
-	tree, err := s.parse(value)
+	tree, values, err := s.parse(value)
 	if err != nil {
 		return rejectf("invalid JSON %v", err)
 	}
-	return s.validateTree(tree)
+	return s.validateTree(tree, values)
 }
 
 // validateTree checks an already parsed value.
-func (s Schema) validateTree(tree any) error {
+func (s Schema) validateTree(tree any, values int) error {
+	if err := s.checkWork(values); err != nil {
+		return err
+	}
 	if s.s.fast != nil && s.s.fast.Valid(tree) {
 		return nil
 	}

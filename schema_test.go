@@ -518,3 +518,30 @@ func TestParseSchemaBoundsDocumentShape(t *testing.T) {
 		})
 	}
 }
+
+// TestValidationWorkIsBounded: a value whose size times the schema's
+// subschemas per location exceeds MaxValidationWork is refused before any
+// validation, quickly, with a public rejection; the same schema still
+// validates values within the budget.
+func TestValidationWorkIsBounded(t *testing.T) {
+	// 999 subschemas meet every item.
+	heavy := `{"type":"array","allOf":[` + strings.TrimSuffix(strings.Repeat(`{"items":{"type":"integer"}},`, 999), ",") + `]}`
+	s, err := tool.ParseSchema([]byte(heavy))
+	require.NoError(t, err)
+
+	items := func(n int) []byte {
+		return []byte("[" + strings.TrimSuffix(strings.Repeat("1,", n), ",") + "]")
+	}
+	require.NoError(t, s.Validate(items(100)))
+
+	err = s.Validate(items(100_000))
+	require.ErrorIs(t, err, tool.ErrInvalidInvocation)
+	rejection, ok := tool.ClassifyInputRejection(err)
+	require.True(t, ok)
+	require.Contains(t, rejection.Message(), "more than the limit of 1048576")
+
+	// A light schema admits the same large value.
+	light, err := tool.ParseSchema([]byte(`{"type":"array","items":{"type":"integer"}}`))
+	require.NoError(t, err)
+	require.NoError(t, light.Validate(items(100_000)))
+}

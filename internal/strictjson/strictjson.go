@@ -60,17 +60,20 @@ func Where(pointer string) string {
 // tree: map[string]any, []any, string, json.Number, bool or nil. The tree
 // shares no memory with data.
 func Parse(data []byte) (any, error) {
-	return ParseInterning(data, nil)
+	v, _, err := ParseInterning(data, nil)
+	return v, err
 }
 
 // ParseInterning is Parse that takes the strings of the tree (member names
 // and string values) from known when they are there, instead of allocating
-// them. Known maps each string to itself and is only read.
-func ParseInterning(data []byte, known map[string]string) (any, error) {
+// them. Known maps each string to itself and is only read. It also returns
+// the number of values in the tree, containers included.
+func ParseInterning(data []byte, known map[string]string) (tree any, values int, err error) {
 	p := parsers.Get().(*parser)
 	p.data = data
 	p.known = known
 	v, err := p.document()
+	values = p.values
 	// Completed objects and arrays clear their scratch; a refused document
 	// may leave some behind.
 	clear(p.members)
@@ -79,7 +82,7 @@ func ParseInterning(data []byte, known map[string]string) (any, error) {
 	if cap(p.members) <= maxPooledScratch && cap(p.items) <= maxPooledScratch {
 		parsers.Put(p)
 	}
-	return v, err
+	return v, values, err
 }
 
 // parsers keeps parsers with their scratch stacks between calls.
@@ -142,7 +145,8 @@ type parser struct {
 	depth int
 	trail []string // reference tokens of a refused value, innermost first
 
-	known map[string]string // strings to reuse; see ParseInterning
+	known  map[string]string // strings to reuse; see ParseInterning
+	values int               // values parsed so far
 
 	// Members and items of the objects and arrays being parsed, innermost
 	// last. Collecting them here first lets each map and slice be made at
@@ -215,6 +219,7 @@ func (p *parser) skipSpace() {
 }
 
 func (p *parser) value() (any, error) {
+	p.values++
 	if p.pos >= len(p.data) {
 		return nil, p.fail("unexpected end of input, expected a value")
 	}
