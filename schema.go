@@ -473,28 +473,7 @@ func pointer(tokens []string) string {
 // location and are only followed to find more subschemas. A reference cycle
 // that stays on one location is counted once, as the validator stops it.
 func maxVisits(root *jsonschema.Schema) int {
-	// Every subschema, and every dynamic anchor by name.
-	var all []*jsonschema.Schema
-	seen := map[*jsonschema.Schema]bool{}
-	anchors := map[string][]*jsonschema.Schema{}
-	var collect func(*jsonschema.Schema)
-	collect = func(s *jsonschema.Schema) {
-		if s == nil || seen[s] {
-			return
-		}
-		seen[s] = true
-		all = append(all, s)
-		if s.DynamicAnchor != "" {
-			anchors[s.DynamicAnchor] = append(anchors[s.DynamicAnchor], s)
-		}
-		for _, c := range sameLocation(s, nil) {
-			collect(c)
-		}
-		for _, c := range childLocations(s) {
-			collect(c)
-		}
-	}
-	collect(root)
+	all, anchors := reachable(root)
 
 	const inProgress = -1
 	memo := make(map[*jsonschema.Schema]int, len(all))
@@ -855,14 +834,22 @@ func childMultisets(applied map[*jsonschema.Schema]int) []map[*jsonschema.Schema
 // dynamicAnchors maps every dynamic anchor name reachable from root to the
 // subschemas that declare it.
 func dynamicAnchors(root *jsonschema.Schema) map[string][]*jsonschema.Schema {
+	_, anchors := reachable(root)
+	return anchors
+}
+
+// reachable lists every subschema reachable from root, and maps every
+// dynamic anchor name among them to the subschemas that declare it.
+func reachable(root *jsonschema.Schema) (all []*jsonschema.Schema, anchors map[string][]*jsonschema.Schema) {
 	seen := map[*jsonschema.Schema]bool{}
-	anchors := map[string][]*jsonschema.Schema{}
+	anchors = map[string][]*jsonschema.Schema{}
 	var collect func(*jsonschema.Schema)
 	collect = func(s *jsonschema.Schema) {
 		if s == nil || seen[s] {
 			return
 		}
 		seen[s] = true
+		all = append(all, s)
 		if s.DynamicAnchor != "" {
 			anchors[s.DynamicAnchor] = append(anchors[s.DynamicAnchor], s)
 		}
@@ -874,5 +861,5 @@ func dynamicAnchors(root *jsonschema.Schema) map[string][]*jsonschema.Schema {
 		}
 	}
 	collect(root)
-	return anchors
+	return all, anchors
 }
