@@ -138,6 +138,14 @@ func checkIdempotencyKey(key IdempotencyKey) error {
 	if !utf8.ValidString(string(key)) {
 		return fmt.Errorf("%w: the idempotency key is not valid UTF-8", ErrInvalidInvocation)
 	}
+	for _, r := range string(key) {
+		if strictjson.IsNoncharacter(r) {
+			return fmt.Errorf("%w: the idempotency key holds the Unicode noncharacter U+%04X", ErrInvalidInvocation, r)
+		}
+	}
+	if len(key) <= (MaxInputBytes-2)/6 {
+		return nil // even escaped as \u00XX throughout, it fits
+	}
 	quoted, err := jsontext.AppendQuote(nil, string(key))
 	if err == nil {
 		quoted, err = jsontext.AppendFormat(nil, quoted, wireOptions)

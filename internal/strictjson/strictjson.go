@@ -438,7 +438,7 @@ func (p *parser) str() (string, error) {
 			if r == utf8.RuneError && size <= 1 {
 				return "", p.fail("invalid UTF-8 in a string")
 			}
-			if isNoncharacter(r) {
+			if IsNoncharacter(r) {
 				return "", p.failf("the Unicode noncharacter U+%04X is not allowed", r)
 			}
 			buf = append(buf, p.data[p.pos:p.pos+size]...)
@@ -496,13 +496,13 @@ func (p *parser) escape() (rune, error) {
 			return 0, p.failf(`lone high surrogate \u%04X`, r)
 		}
 		r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
-		if isNoncharacter(r) {
+		if IsNoncharacter(r) {
 			return 0, p.failf("the Unicode noncharacter U+%04X is not allowed", r)
 		}
 		p.pos += 12
 		return r, nil
 	}
-	if isNoncharacter(r) {
+	if IsNoncharacter(r) {
 		return 0, p.failf("the Unicode noncharacter U+%04X is not allowed", r)
 	}
 	p.pos += 6
@@ -530,10 +530,10 @@ func hex4(b []byte) (rune, bool) {
 	return r, true
 }
 
-// isNoncharacter reports whether r is one of the 66 Unicode noncharacters
+// IsNoncharacter reports whether r is one of the 66 Unicode noncharacters
 // (U+FDD0..U+FDEF and the last two code points of every plane), which
 // RFC 7493 section 2.1 excludes.
-func isNoncharacter(r rune) bool {
+func IsNoncharacter(r rune) bool {
 	return (0xFDD0 <= r && r <= 0xFDEF) || r&0xFFFE == 0xFFFE
 }
 
