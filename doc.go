@@ -50,6 +50,7 @@
 //     arguments need and far below what could strain the stack; parsing
 //     stays linear in the length of the text;
 //   - trailing data after the object;
+//   - so many values that validating them could exceed MaxValidationWork;
 //   - a value that breaks the input schema, or that the tool's input
 //     validator rejects.
 //
