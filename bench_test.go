@@ -91,25 +91,16 @@ func benchBinding(tb testing.TB, middlewares ...tool.CallMiddleware) tool.Bindin
 }
 
 func BenchmarkPrepare(b *testing.B) {
-	binding := benchBinding(b)
-	contract := binding.Contract()
-	for _, p := range benchPayloads(b) {
-		b.Run(p.name, func(b *testing.B) {
-			req := tool.Request{Name: "search", Arguments: p.args}
-			b.SetBytes(int64(len(p.args)))
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := contract.Prepare(req, tool.Admission{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	contract := benchBinding(b).Contract()
+	benchPayloadLoop(b, func(b *testing.B, req tool.Request) {
+		if _, err := contract.Prepare(req, tool.Admission{}); err != nil {
+			b.Fatal(err)
+		}
+	})
 }
 
 func BenchmarkPrepareCall(b *testing.B) {
-	binding := benchBinding(b)
-	benchCall(b, binding)
+	benchCall(b, benchBinding(b))
 }
 
 func BenchmarkGuardedCall(b *testing.B) {
@@ -125,19 +116,27 @@ func BenchmarkGuardedCall(b *testing.B) {
 func benchCall(b *testing.B, binding tool.Binding) {
 	ctx := context.Background()
 	contract := binding.Contract()
+	benchPayloadLoop(b, func(b *testing.B, req tool.Request) {
+		inv, err := contract.Prepare(req, tool.Admission{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := binding.Call(ctx, inv); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// benchPayloadLoop runs one sub-benchmark per payload, with iteration as
+// the body of its loop.
+func benchPayloadLoop(b *testing.B, iteration func(*testing.B, tool.Request)) {
 	for _, p := range benchPayloads(b) {
 		b.Run(p.name, func(b *testing.B) {
 			req := tool.Request{Name: "search", Arguments: p.args}
 			b.SetBytes(int64(len(p.args)))
 			b.ReportAllocs()
 			for b.Loop() {
-				inv, err := contract.Prepare(req, tool.Admission{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := binding.Call(ctx, inv); err != nil {
-					b.Fatal(err)
-				}
+				iteration(b, req)
 			}
 		})
 	}
