@@ -68,7 +68,7 @@ const MaxValidationWork = 1 << 20
 // exceed MaxValidationWork.
 func (s Schema) checkWork(values int) error {
 	if work := values * s.s.visits; work > MaxValidationWork {
-		return rejectf("the value holds %d JSON values; validating them could apply %d subschemas, more than the limit of %d", values, work, MaxValidationWork)
+		return rejectf("at the root: the value holds %d JSON values; validating them could apply %d subschemas, more than the limit of %d", values, work, MaxValidationWork)
 	}
 	return nil
 }
