@@ -75,7 +75,7 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 	}
 	name := c.core.frozen.def.Name
 	if call.Name == "" {
-		return Invocation{}, fmt.Errorf("%w: %w: empty tool name", ErrInvalidInvocation, ErrInvalidRequest)
+		return Invocation{}, errorf("%w: %w: empty tool name", ErrInvalidInvocation, ErrInvalidRequest)
 	}
 	if call.Name != name {
 		return Invocation{}, fmt.Errorf("%w: request names tool %q, this contract is %q", ErrInvalidInvocation, call.Name, name)
@@ -165,7 +165,7 @@ func (c Contract) ValidateResult(result Result) error {
 	}
 	details, values, err := result.Output.validate()
 	if err != nil {
-		return fmt.Errorf("%w: tool %q: %w", ErrInvalidResult, name, err)
+		return errorf("%w: tool %q: %w", ErrInvalidResult, name, err)
 	}
 	if out := c.core.frozen.output; out.Valid() {
 		if len(result.Output.Details) == 0 {

@@ -325,7 +325,7 @@ func TestValidateResult(t *testing.T) {
 		{"zero result", coreDefinition("plain"), tool.Result{}, ""},
 		{"text output", coreDefinition("plain"), tool.Result{Output: tool.NewTextOutput("hi")}, ""},
 		{"input request alone", coreDefinition("plain"), tool.Result{InputRequest: &prompt}, ""},
-		{"invalid block", coreDefinition("plain"), tool.Result{Output: tool.Output{Content: []tool.Block{tool.NewTextBlock("")}}}, `tool: invalid result: tool "plain": content[0]: tool: invalid output: text block with empty text`},
+		{"invalid block", coreDefinition("plain"), tool.Result{Output: tool.Output{Content: []tool.Block{tool.NewTextBlock("")}}}, `tool: invalid result: tool "plain": content[0]: invalid output: text block with empty text`},
 		{"invalid details", coreDefinition("plain"), tool.Result{Output: tool.Output{Details: json.RawMessage(`{`)}}, ""},
 		{"output and input request", coreDefinition("plain"), tool.Result{Output: tool.NewTextOutput("hi"), InputRequest: &prompt}, `tool: invalid result: tool "plain" returned both an output and an input request`},
 		{"zero input request", coreDefinition("plain"), tool.Result{InputRequest: &tool.InputRequest{}}, `tool: invalid result: tool "plain" returned an invalid input request`},

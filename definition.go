@@ -58,6 +58,17 @@ type frozenDefinition struct {
 	output Schema // zero when the definition has no output schema
 }
 
+// validateDescription checks the description of the tool named name.
+func validateDescription(name, description string) error {
+	if len(description) > MaxInputBytes {
+		return fmt.Errorf("%w: description of tool %q is %d bytes, more than the limit of %d", ErrInvalidDefinition, name, len(description), MaxInputBytes)
+	}
+	if !utf8.ValidString(description) {
+		return fmt.Errorf("%w: description of tool %q is not valid UTF-8", ErrInvalidDefinition, name)
+	}
+	return nil
+}
+
 // compile validates d and compiles its schemas. The returned definition
 // owns canonical copies of the schemas.
 //
@@ -71,11 +82,8 @@ func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
 	if err := d.Effect.validate(); err != nil {
 		return frozenDefinition{}, err
 	}
-	if len(d.Description) > MaxInputBytes {
-		return frozenDefinition{}, fmt.Errorf("%w: description of tool %q is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, len(d.Description), MaxInputBytes)
-	}
-	if !utf8.ValidString(d.Description) {
-		return frozenDefinition{}, fmt.Errorf("%w: description of tool %q is not valid UTF-8", ErrInvalidDefinition, d.Name)
+	if err := validateDescription(d.Name, d.Description); err != nil {
+		return frozenDefinition{}, err
 	}
 	if len(d.InputSchema) == 0 {
 		return frozenDefinition{}, fmt.Errorf("%w: tool %q has no input schema", ErrInvalidDefinition, d.Name)
@@ -85,7 +93,7 @@ func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
 	}
 	tree, err := strictjson.Parse(d.InputSchema)
 	if err != nil {
-		return frozenDefinition{}, fmt.Errorf("%w: input schema of tool %q: %w: not one I-JSON document: %v", ErrInvalidDefinition, d.Name, ErrInvalidSchema, err)
+		return frozenDefinition{}, errorf("%w: input schema of tool %q: %w: not one I-JSON document: %v", ErrInvalidDefinition, d.Name, ErrInvalidSchema, err)
 	}
 	obj, ok := tree.(map[string]any)
 	if !ok || obj["type"] != "object" {
@@ -93,13 +101,13 @@ func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
 	}
 	input, err := compileKnown(tree, strictjson.Compact(nil, d.InputSchema), known)
 	if err != nil {
-		return frozenDefinition{}, fmt.Errorf("%w: input schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
+		return frozenDefinition{}, errorf("%w: input schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
 	}
 	f := frozenDefinition{input: input}
 	if len(d.OutputSchema) > 0 {
 		f.output, err = parseKnown(d.OutputSchema, known)
 		if err != nil {
-			return frozenDefinition{}, fmt.Errorf("%w: output schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
+			return frozenDefinition{}, errorf("%w: output schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
 		}
 	}
 	f.def = Definition{
@@ -210,7 +218,7 @@ func (d Definition) marshal() ([]byte, error) {
 func (d *Definition) UnmarshalJSON(data []byte) error {
 	var w definitionWire
 	if err := strictUnmarshal(data, maxEncodedDefinition, &w); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidDefinition, err)
+		return errorf("%w: %v", ErrInvalidDefinition, err)
 	}
 	decoded := Definition{
 		Name:         w.Name,

@@ -102,9 +102,14 @@ func wireFormOf(t reflect.Type) wireForm {
 // except the root, which is inlined; recursive types are supported. A
 // []byte is a base64 string, time.Time a date-time string, and
 // json.RawMessage and interface types are unconstrained. A pointer field
-// also admits null. Integer fields are bounded by the range of their Go
-// type and float32 fields by float32's. Tags of the form
-// `jsonschema:"description=…,enum=…,minimum=…"` add keywords.
+// also admits null. An unsigned integer has the minimum 0, and an
+// integer of 8 or 16 bits its type's range; wider types carry no bound of
+// their own, since it would tell a model nothing and cost it tokens on
+// every turn: the typed decode of Signature refuses a number out of the
+// type's range, at the member's location. Decode what the schema admitted
+// into the type the same way when the schema is used on its own. Tags of
+// the form `jsonschema:"description=…,enum=…,minimum=…"` add keywords, and
+// a bound stated in a tag is kept.
 //
 // A type with a value-receiver method JSONSchemaModel() any is described by
 // the schema of the Go type of the value that method returns; Output,
@@ -515,39 +520,30 @@ func (x *reflector) annotate(s *jsonschema.Schema, t reflect.Type) {
 			s.PatternProperties[k] = nullable(ps, t.Elem())
 		}
 	}
-	if s.Type != "integer" && s.Type != "number" {
+	if s.Type != "integer" {
 		return // a number written as a string, or described by a hook
 	}
+	// The schema carries only the bounds of a Go type that a model may
+	// plausibly cross: the range of a type of 8 or 16 bits (300 for a
+	// uint8 percentage, 40000 for an int16) and the minimum 0 of every
+	// unsigned type (the negative count). The bounds of 32 and 64 bits are
+	// far beyond any number a model means, so they would be read on every
+	// turn for nothing (and some providers refuse such bounds in their
+	// strict modes). Admission refuses a number out of the type's range
+	// all the same, when the typed input is decoded; see Signature.
 	switch t.Kind() {
 	case reflect.Int8:
 		bound(s, math.MinInt8, math.MaxInt8)
 	case reflect.Int16:
 		bound(s, math.MinInt16, math.MaxInt16)
-	case reflect.Int32:
-		bound(s, math.MinInt32, math.MaxInt32)
-	case reflect.Int, reflect.Int64:
-		bound(s, math.MinInt64, math.MaxInt64)
 	case reflect.Uint8:
 		boundUnsigned(s, math.MaxUint8)
 	case reflect.Uint16:
 		boundUnsigned(s, math.MaxUint16)
-	case reflect.Uint32:
-		boundUnsigned(s, math.MaxUint32)
-	case reflect.Uint, reflect.Uint64:
-		boundUnsigned(s, math.MaxUint64)
-	case reflect.Float32:
-		// The decoder refuses exactly the numbers that round to infinity
-		// as a float32: from 2^128 - 2^103, halfway between the largest
-		// float32 and 2^128, upwards. The largest float32 itself is
-		// written as 3.4028235e+38, above math.MaxFloat32.
-		tighten(&s.ExclusiveMinimum, "-"+float32Overflow, false)
-		tighten(&s.ExclusiveMaximum, float32Overflow, true)
+	case reflect.Uint, reflect.Uint32, reflect.Uint64:
+		tighten(&s.Minimum, "0", false)
 	}
 }
-
-// float32Overflow is 2^128 - 2^103, the smallest magnitude that does not
-// fit a float32.
-const float32Overflow = "340282356779733661637539395458142568448"
 
 // annotateIntKeys fixes the member names of a map with signed integer keys:
 // the reflector admits only digits, but the codec writes negative keys with
