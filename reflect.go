@@ -338,6 +338,9 @@ func collectMemberNames(t reflect.Type, path string, names map[string]string, vi
 		if !f.IsExported() {
 			continue
 		}
+		if err := checkSchemaTags(t, f); err != nil {
+			return err
+		}
 		if name == "" {
 			name = f.Name
 		}
@@ -659,4 +662,102 @@ func tighten(limit *json.Number, value string, upper bool) {
 	if c := candidate.Cmp(current); (upper && c < 0) || (!upper && c > 0) {
 		*limit = json.Number(value)
 	}
+}
+
+// Keys the schema reflector reads from a `jsonschema` tag, with the kind of
+// value each takes; see checkSchemaTags.
+var schemaTagKeys = map[string]tagValue{
+	"title": tagText, "description": tagText, "type": tagText, "anchor": tagText,
+	"oneof_required": tagText, "anyof_required": tagText, "oneof_ref": tagText,
+	"oneof_type": tagText, "anyof_ref": tagText, "anyof_type": tagText,
+	"pattern": tagText, "format": tagText, "default": tagText, "example": tagText,
+	"enum": tagText, "readOnly": tagText, "writeOnly": tagText, "uniqueItems": tagText,
+	"minLength": tagCount, "maxLength": tagCount, "minItems": tagCount, "maxItems": tagCount,
+	"minimum": tagNumber, "maximum": tagNumber, "exclusiveMinimum": tagNumber,
+	"exclusiveMaximum": tagNumber, "multipleOf": tagNumber,
+}
+
+type tagValue uint8
+
+const (
+	tagText   tagValue = iota // any text
+	tagCount                  // a non-negative integer
+	tagNumber                 // a JSON number
+)
+
+// The bare flags of a `jsonschema` tag.
+var schemaTagFlags = []string{"required", "nullable"}
+
+// escapeHint tells how to keep a comma in a tag value.
+const escapeHint = `a comma inside a value must be escaped as \, (written \\, between the tag's quotes in Go source)`
+
+// checkSchemaTags refuses `jsonschema` and `jsonschema_extras` tags the
+// schema reflector would read otherwise than they were meant: it cuts a
+// tag at every comma not preceded by a backslash, and silently drops a
+// piece that is not a known key=value or flag, a number it cannot parse,
+// and a whole tag whose quoting is malformed. "City name, e.g. Lisbon"
+// would lose ", e.g. Lisbon", and "^[a-z]{1,40}$" become "^[a-z]{1".
+func checkSchemaTags(owner reflect.Type, f reflect.StructField) error {
+	field := owner.String() + "." + f.Name
+	for _, key := range []string{"jsonschema", "jsonschema_extras"} {
+		if _, ok := f.Tag.Lookup(key); !ok && strings.Contains(string(f.Tag), key+":") {
+			return fmt.Errorf("%w: field %s: its struct tag is malformed, so the schema tags are ignored; %s", ErrInvalidSchema, field, escapeHint)
+		}
+	}
+	tag := f.Tag.Get("jsonschema")
+	plain := strings.Split(tag, ",")
+	if plain[0] == "-" {
+		return nil // the field is left out
+	}
+	pieces := splitSchemaTag(tag)
+	for _, piece := range pieces {
+		key, value, isPair := strings.Cut(piece, "=")
+		kind, known := schemaTagKeys[key]
+		switch {
+		case piece == "" || !isPair && slices.Contains(schemaTagFlags, piece):
+			continue
+		case !isPair || !known:
+			return fmt.Errorf("%w: field %s: jsonschema tag piece %q is neither a known key=value nor a flag (%s); %s", ErrInvalidSchema, field, piece, strings.Join(schemaTagFlags, ", "), escapeHint)
+		case kind == tagCount && !isCount(value):
+			return fmt.Errorf("%w: field %s: jsonschema tag %s=%q needs a non-negative integer", ErrInvalidSchema, field, key, value)
+		case kind == tagNumber && !isNumber(value):
+			return fmt.Errorf("%w: field %s: jsonschema tag %s=%q needs a JSON number", ErrInvalidSchema, field, key, value)
+		}
+	}
+	// The reflector reads the flags from the tag cut at every comma.
+	for _, flag := range schemaTagFlags {
+		if slices.Contains(plain, flag) && !slices.Contains(pieces, flag) {
+			return fmt.Errorf("%w: field %s: jsonschema tag has %q after an escaped comma, which is read as the flag all the same", ErrInvalidSchema, field, flag)
+		}
+	}
+	for _, piece := range splitSchemaTag(f.Tag.Get("jsonschema_extras")) {
+		if piece != "" && !strings.Contains(piece, "=") {
+			return fmt.Errorf("%w: field %s: jsonschema_extras tag piece %q is not key=value; %s", ErrInvalidSchema, field, piece, escapeHint)
+		}
+	}
+	return nil
+}
+
+// splitSchemaTag cuts a tag as the schema reflector does: at every comma
+// not preceded by a backslash, the backslash being dropped.
+func splitSchemaTag(tag string) []string {
+	var pieces []string
+	for _, part := range strings.Split(tag, ",") {
+		if n := len(pieces); n > 0 && strings.HasSuffix(pieces[n-1], `\`) {
+			pieces[n-1] = strings.TrimSuffix(pieces[n-1], `\`) + "," + part
+			continue
+		}
+		pieces = append(pieces, part)
+	}
+	return pieces
+}
+
+func isCount(s string) bool {
+	_, err := strconv.ParseUint(s, 10, 64)
+	return err == nil
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil && json.Valid([]byte(s))
 }

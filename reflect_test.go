@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -771,4 +772,98 @@ func TestSchemaForIsStable(t *testing.T) {
 	a := schemaOf[reflModels](t)
 	b := schemaOf[reflModels](t)
 	require.Equal(t, string(a.JSON()), string(b.JSON()))
+}
+
+// A comma escaped as \, stays in the value, end to end: in the schema and
+// in what Prepare admits.
+type tagEscaped struct {
+	City string `json:"city" jsonschema:"description=City name\\, e.g. Lisbon,pattern=^[a-z]{1\\,40}$"`
+	Note string `json:"note,omitzero" jsonschema:"description=a\\,b\\,c,required"`
+}
+
+func TestSchemaForTagEscapes(t *testing.T) {
+	doc := schemaDoc(t, schemaOf[tagEscaped](t).JSON())
+	require.Equal(t, "City name, e.g. Lisbon", at(t, doc, "properties", "city", "description"))
+	require.Equal(t, "^[a-z]{1,40}$", at(t, doc, "properties", "city", "pattern"))
+	require.Equal(t, "a,b,c", at(t, doc, "properties", "note", "description"))
+	require.Equal(t, []any{"city", "note"}, doc["required"], "a flag after an escaped value is read")
+
+	b := bindFunc(t, "weather", func(_ context.Context, in tagEscaped) (string, error) { return in.City, nil })
+	_, err := prepare(b, `{"city":"lisbon","note":"n"}`)
+	require.NoError(t, err)
+	_, err = prepare(b, `{"city":"`+strings.Repeat("a", 41)+`","note":"n"}`)
+	requirePublicRejection(t, err, "/city")
+}
+
+// Tags the schema reflector would cut or drop silently.
+type (
+	tagCutDescription struct {
+		City string `json:"city" jsonschema:"description=City name, e.g. Lisbon"`
+	}
+	tagCutPattern struct {
+		Code string `json:"code" jsonschema:"pattern=^[a-z]{1,40}$"`
+	}
+	tagUnknownKey struct {
+		N int `json:"n" jsonschema:"minimun=1"`
+	}
+	tagBadNumber struct {
+		N int `json:"n" jsonschema:"maximum=ten"`
+	}
+	tagBadCount struct {
+		S string `json:"s" jsonschema:"maxLength=-1"`
+	}
+	tagFlagInValue struct {
+		S string `json:"s" jsonschema:"description=set\\,required"`
+	}
+	tagCutExtras struct {
+		S string `json:"s" jsonschema_extras:"x-hint=one, two"`
+	}
+	tagNested struct {
+		Inner []tagCutPattern `json:"inner"`
+	}
+)
+
+func TestSchemaForRefusesCutTags(t *testing.T) {
+	hint := `a comma inside a value must be escaped as \, (written \\, between the tag's quotes in Go source)`
+	malformed := reflect.StructOf([]reflect.StructField{{
+		Name: "City", Type: reflect.TypeFor[string](),
+		Tag: reflect.StructTag(`json:"city" jsonschema:"description=City name\, e.g. Lisbon"`),
+	}})
+	tests := []struct {
+		name string
+		err  func() error
+		want string
+	}{
+		{"a description cut at a comma", schemaErr[tagCutDescription],
+			`tool: invalid schema: field tool_test.tagCutDescription.City: jsonschema tag piece " e.g. Lisbon" is neither a known key=value nor a flag (required, nullable); ` + hint},
+		{"a pattern cut at a comma", schemaErr[tagCutPattern],
+			`tool: invalid schema: field tool_test.tagCutPattern.Code: jsonschema tag piece "40}$" is neither a known key=value nor a flag (required, nullable); ` + hint},
+		{"a misspelt key", schemaErr[tagUnknownKey],
+			`tool: invalid schema: field tool_test.tagUnknownKey.N: jsonschema tag piece "minimun=1" is neither a known key=value nor a flag (required, nullable); ` + hint},
+		{"a bound that is not a number", schemaErr[tagBadNumber],
+			`tool: invalid schema: field tool_test.tagBadNumber.N: jsonschema tag maximum="ten" needs a JSON number`},
+		{"a length that is not a count", schemaErr[tagBadCount],
+			`tool: invalid schema: field tool_test.tagBadCount.S: jsonschema tag maxLength="-1" needs a non-negative integer`},
+		{"a flag hidden in an escaped value", schemaErr[tagFlagInValue],
+			`tool: invalid schema: field tool_test.tagFlagInValue.S: jsonschema tag has "required" after an escaped comma, which is read as the flag all the same`},
+		{"extras cut at a comma", schemaErr[tagCutExtras],
+			`tool: invalid schema: field tool_test.tagCutExtras.S: jsonschema_extras tag piece " two" is not key=value; ` + hint},
+		{"a nested type", schemaErr[tagNested],
+			`tool: invalid schema: field tool_test.tagCutPattern.Code: jsonschema tag piece "40}$" is neither a known key=value nor a flag (required, nullable); ` + hint},
+		{"a backslash not doubled in Go source", func() error { _, err := tool.SchemaForType(malformed); return err },
+			`tool: invalid schema: field struct { City string "json:\"city\" jsonschema:\"description=City name\\, e.g. Lisbon\"" }.City: its struct tag is malformed, so the schema tags are ignored; ` + hint},
+		{"NewSignature", func() error { _, err := tool.NewSignature[tagCutPattern, string](); return err },
+			`tool: invalid tool: input type tool_test.tagCutPattern: invalid schema: field tool_test.tagCutPattern.Code: jsonschema tag piece "40}$" is neither a known key=value nor a flag (required, nullable); ` + hint},
+		{"NewFunc", func() error {
+			_, err := tool.NewFunc(tool.FuncConfig{Name: "codes"}, func(context.Context, tagCutPattern) (string, error) { return "", nil })
+			return err
+		}, `tool: invalid tool: tool "codes": input type tool_test.tagCutPattern: invalid schema: field tool_test.tagCutPattern.Code: jsonschema tag piece "40}$" is neither a known key=value nor a flag (required, nullable); ` + hint},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.err()
+			require.EqualError(t, err, tc.want)
+			require.ErrorIs(t, err, tool.ErrInvalidSchema)
+		})
+	}
 }

@@ -38,7 +38,9 @@ import (
 // Every value of In that the JSON codec writes is admitted by the derived
 // schema and decodes back to an equal value. Where the two differ, the
 // schema is the looser one, and Prepare still refuses through the decoder:
-// an integer written with a fraction or an exponent (1.0, 1e1), -0 for an
+// a number beyond the range of an integer type of 32 or 64 bits or of
+// float32 (the schema leaves those bounds out; see SchemaFor), an integer
+// written with a fraction or an exponent (1.0, 1e1), -0 for an
 // unsigned integer, a string that is not standard padded base64 for bytes,
 // a date-time that Go's RFC 3339 parser refuses (a leap second), and
 // strings that a type's text methods refuse.
