@@ -107,21 +107,45 @@ func wireFormOf(t reflect.Type) wireForm {
 // their own, since it would tell a model nothing and cost it tokens on
 // every turn: the typed decode of Signature refuses a number out of the
 // type's range, at the member's location. Decode what the schema admitted
-// into the type the same way when the schema is used on its own. Tags of
-// the form `jsonschema:"description=…,enum=…,minimum=…"` add keywords, and
-// a bound stated in a tag is kept.
+// into the type the same way when the schema is used on its own.
+//
+// A `jsonschema` struct tag adds keywords to a field's schema:
+// `jsonschema:"description=…,enum=a,enum=b,minimum=1"`, and the flags
+// required and nullable. A bound stated in a tag is kept. The tag is cut
+// at every comma, so a comma inside a value is escaped with a backslash
+// before it; in Go source, between the tag's quotes, that backslash is
+// itself written twice:
+//
+//	City string `json:"city" jsonschema:"description=City name\\, e.g. Lisbon,pattern=^[a-z]{1\\,40}$"`
+//
+// A tag that would be read otherwise than written is an error naming the
+// field: a piece that is neither a known key=value nor a flag (what an
+// unescaped comma leaves), a bound that is not a number, malformed tag
+// quoting (a single backslash), and a key the type's own schema would
+// drop (see below). A `jsonschema_extras` tag follows the same escape.
 //
 // A type with a value-receiver method JSONSchemaModel() any is described by
 // the schema of the Go type of the value that method returns; Output,
 // Block, Definition and InputRequest use this to describe their wire forms.
-// Otherwise a type that reads or writes its own JSON (a MarshalJSON or
-// UnmarshalJSON method) admits any JSON value, and one that reads or writes
-// itself as text (MarshalText or UnmarshalText) any string, since its
-// structure says nothing about its wire form; its own methods still decide
-// what is admitted. To describe such a type, give it a JSONSchemaModel
-// method; one returning a value of a local type defined from it (type plain
-// T) describes T's fields without its methods. An array of bytes is a
-// base64 string, as the JSON codec writes it.
+// A type with the reflector's own hook, a JSONSchema() method, is
+// described by the schema it returns. A field of such a type takes from
+// its tag the keys any schema takes (title, description and the type keys
+// below) unless the tag states its type.
+//
+// A type that reads or writes itself as text (MarshalText or
+// UnmarshalText, and no JSON methods) is a string, and its tags apply as
+// to a string. A type that reads or writes its own JSON (a MarshalJSON or
+// UnmarshalJSON method, such as *big.Int) without a JSONSchemaModel or
+// JSONSchema method has a form its structure does not tell: a field of
+// such a type must state it with a type key in its tag (type=,
+// oneof_type=, anyof_type=, oneof_ref= or anyof_ref=), after which the
+// tag's other keys apply too, as in `jsonschema:"type=integer,minimum=0"`
+// for a *big.Int; anywhere else (the root, the items of an array, the
+// values of a map) such a type is an error. Its own methods still decide
+// what is admitted, after the schema. A JSONSchemaModel method returning
+// a value of a local type defined from the type (type plain T) describes
+// T's fields without its methods. An array of bytes is a base64 string, as
+// the JSON codec writes it.
 //
 // T must be a type the JSON codec (go-json-experiment/json) can both
 // encode and decode, so that the schema describes what it writes. A
@@ -212,9 +236,17 @@ func checkSupported(t reflect.Type, path string, seen map[reflect.Type]bool) err
 	if t == durationType {
 		return fmt.Errorf("%w: %s is a time.Duration, which the JSON codec encodes only with a format option; use an integer or a string", ErrInvalidSchema, path)
 	}
-	switch wireFormOf(t) {
-	case wireModel, wireNative, wireJSON, wireText:
+	form := wireFormOf(t)
+	if t.Kind() == reflect.Pointer {
+		// *time.Time has the JSON methods of time.Time; what matters is
+		// how the pointed-to type is described.
+		form = wireFormOf(derefType(t))
+	}
+	switch form {
+	case wireModel, wireNative, wireText:
 		return nil // its own methods encode it
+	case wireJSON:
+		return fmt.Errorf("%w: %s has type %s, which reads and writes its own JSON, so its form cannot be derived and would be advertised as any value; %s", ErrInvalidSchema, path, t, customTypeRemedy)
 	}
 	switch t.Kind() {
 	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer, reflect.Uintptr:
@@ -234,12 +266,42 @@ func checkSupported(t reflect.Type, path string, seen map[reflect.Type]bool) err
 			if !f.IsExported() || f.Tag.Get("json") == "-" || (f.Anonymous && f.Type.Kind() == reflect.Struct) {
 				continue
 			}
+			if wireFormOf(derefType(f.Type)) == wireJSON && tagStatesType(f.Tag.Get("jsonschema")) {
+				continue // its tag describes it
+			}
 			if err := checkSupported(f.Type, path+"."+f.Name, seen); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// customTypeRemedy says how to describe a type that writes its own JSON.
+const customTypeRemedy = "state its form in the field's tag, such as `jsonschema:\"type=string\"` or `jsonschema:\"type=integer\"` (a type written as JSON text), or give the type a JSONSchemaModel method (see SchemaFor) or a JSONSchema method"
+
+func derefType(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// Keys of a `jsonschema` tag that state the type of a value themselves;
+// without one, the reflector applies the keys of a type (enum, pattern,
+// minimum, ...) only to a type it derived.
+var typeTagKeys = []string{"type", "oneof_type", "anyof_type", "oneof_ref", "anyof_ref"}
+
+// Keys of a `jsonschema` tag the reflector applies to any schema.
+var genericTagKeys = append([]string{"title", "description", "anchor", "oneof_required", "anyof_required"}, typeTagKeys...)
+
+func tagStatesType(tag string) bool {
+	for _, piece := range splitSchemaTag(tag) {
+		if key, _, ok := strings.Cut(piece, "="); ok && slices.Contains(typeTagKeys, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkMapKey refuses map keys the codec cannot write as member names.
@@ -722,6 +784,15 @@ func checkSchemaTags(owner reflect.Type, f reflect.StructField) error {
 			return fmt.Errorf("%w: field %s: jsonschema tag %s=%q needs a non-negative integer", ErrInvalidSchema, field, key, value)
 		case kind == tagNumber && !isNumber(value):
 			return fmt.Errorf("%w: field %s: jsonschema tag %s=%q needs a JSON number", ErrInvalidSchema, field, key, value)
+		}
+	}
+	// A type described by its own schema gets only the generic keys: the
+	// reflector would drop the others.
+	if form := wireFormOf(derefType(f.Type)); (form == wireModel || form == wireHook) && !tagStatesType(tag) {
+		for _, piece := range pieces {
+			if key, _, ok := strings.Cut(piece, "="); ok && !slices.Contains(genericTagKeys, key) {
+				return fmt.Errorf("%w: field %s: jsonschema tag key %q would be dropped, because type %s describes itself; put the keyword in its schema, or state the type in the tag (type=...)", ErrInvalidSchema, field, key, f.Type)
+			}
 		}
 	}
 	// The reflector reads the flags from the tag cut at every comma.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math/big"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -449,7 +450,7 @@ func (c *celsius) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, &c.de
 
 func (celsius) JSONSchemaModel() any { return float64(0) }
 
-// opaque writes its own JSON and has no model: any value.
+// opaque writes its own JSON and has no model: its fields state its form.
 type opaque struct{ secret int }
 
 func (o opaque) MarshalJSON() ([]byte, error) { return json.Marshal([]int{o.secret}) }
@@ -471,7 +472,7 @@ type reflModels struct {
 	Blocks     []tool.Block            `json:"blocks,omitzero"`
 	Outputs    map[string]*tool.Output `json:"outputs,omitzero"`
 	Celsius    celsius                 `json:"celsius"`
-	Opaque     opaque                  `json:"opaque"`
+	Opaque     opaque                  `json:"opaque" jsonschema:"type=array,minItems=1,maxItems=1"`
 }
 
 func TestSchemaForModels(t *testing.T) {
@@ -479,7 +480,8 @@ func TestSchemaForModels(t *testing.T) {
 	doc := schemaDoc(t, s.JSON())
 	require.Equal(t, map[string]any{"type": "number"}, resolve(t, doc, at(t, doc, "properties", "celsius")),
 		"a user type described by its own model")
-	require.Equal(t, true, at(t, doc, "properties", "opaque"), "a type with its own JSON and no model admits any value")
+	require.Equal(t, map[string]any{"type": "array", "minItems": json.Number("1"), "maxItems": json.Number("1")}, at(t, doc, "properties", "opaque"),
+		"a type with its own JSON and no model is described by its field's tag")
 
 	schema, err := tool.ParseSchema([]byte(`{"type":"object"}`))
 	require.NoError(t, err)
@@ -508,6 +510,7 @@ func TestSchemaForModels(t *testing.T) {
 		`"definition":{"name":"x","input_schema":{"type":"object"},"effect":"sometimes"}`,
 		`"request":{"prompt":"p"}`,
 		`"celsius":"warm"`,
+		`"opaque":[]`,
 	}
 	for _, member := range refused {
 		name, _, _ := strings.Cut(member, ":")
@@ -858,6 +861,116 @@ func TestSchemaForRefusesCutTags(t *testing.T) {
 			_, err := tool.NewFunc(tool.FuncConfig{Name: "codes"}, func(context.Context, tagCutPattern) (string, error) { return "", nil })
 			return err
 		}, `tool: invalid tool: tool "codes": input type tool_test.tagCutPattern: invalid schema: field tool_test.tagCutPattern.Code: jsonschema tag piece "40}$" is neither a known key=value nor a flag (required, nullable); ` + hint},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.err()
+			require.EqualError(t, err, tc.want)
+			require.ErrorIs(t, err, tool.ErrInvalidSchema)
+		})
+	}
+}
+
+// level writes itself as a JSON string of its own choosing.
+type level int
+
+func (l level) MarshalJSON() ([]byte, error) { return json.Marshal([]string{"low", "high"}[l]) }
+
+func (l *level) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	switch s {
+	case "low":
+		*l = 0
+	case "high":
+		*l = 1
+	default:
+		return errors.New("level: want low or high")
+	}
+	return nil
+}
+
+// code writes itself as text: a string.
+type code string
+
+func (c code) MarshalText() ([]byte, error) { return []byte(c), nil }
+
+func (c *code) UnmarshalText(b []byte) error { *c = code(b); return nil }
+
+type customTagged struct {
+	Amount *big.Int `json:"amount" jsonschema:"type=integer,minimum=0,description=Amount in cents"`
+	Level  level    `json:"level" jsonschema:"type=string,enum=low,enum=high"`
+	Code   code     `json:"code" jsonschema:"enum=a1,enum=b2,description=Product code"`
+	Temp   celsius  `json:"temp" jsonschema:"description=Temperature"`
+}
+
+// A type that reads and writes its own JSON is described by the tags of
+// its field, or by its own schema; its tags are applied, not dropped.
+func TestSchemaForCustomMarshalledTypes(t *testing.T) {
+	doc := schemaDoc(t, schemaOf[customTagged](t).JSON())
+	require.Equal(t, map[string]any{"anyOf": []any{map[string]any{"type": "integer", "minimum": json.Number("0")}, map[string]any{"type": "null"}}, "description": "Amount in cents"},
+		at(t, doc, "properties", "amount"))
+	require.Equal(t, map[string]any{"type": "string", "enum": []any{"low", "high"}}, at(t, doc, "properties", "level"))
+	require.Equal(t, map[string]any{"type": "string", "enum": []any{"a1", "b2"}, "description": "Product code"}, at(t, doc, "properties", "code"),
+		"a text type is a string, and its tags apply")
+	require.Equal(t, "Temperature", at(t, doc, "properties", "temp", "description"))
+
+	b := bindFunc(t, "pay", func(_ context.Context, in customTagged) (string, error) { return in.Amount.String(), nil })
+	inv, err := prepare(b, `{"amount":123456789012345678901234567890,"level":"high","code":"a1","temp":21.5}`)
+	require.NoError(t, err)
+	result, err := b.Call(context.Background(), inv)
+	require.NoError(t, err)
+	text, _ := result.Output.Text()
+	require.Equal(t, "123456789012345678901234567890", text)
+	for arguments, pointer := range map[string]string{
+		`{"amount":"12","level":"high","code":"a1","temp":1}`: "/amount",
+		`{"amount":-1,"level":"high","code":"a1","temp":1}`:   "/amount",
+		`{"amount":1,"level":"medium","code":"a1","temp":1}`:  "/level",
+		`{"amount":1,"level":"low","code":"c3","temp":1}`:     "/code",
+	} {
+		_, err := prepare(b, arguments)
+		requirePublicRejection(t, err, pointer)
+	}
+}
+
+type (
+	customUntagged struct {
+		Amount *big.Int `json:"amount"`
+	}
+	customDescribedOnly struct {
+		Level level `json:"level" jsonschema:"description=low or high"`
+	}
+	customInSlice struct {
+		Amounts []*big.Int `json:"amounts" jsonschema:"type=array"`
+	}
+	customModelKeyword struct {
+		Temp celsius `json:"temp" jsonschema:"minimum=-273.15"`
+	}
+)
+
+func TestSchemaForRefusesUndescribedCustomTypes(t *testing.T) {
+	remedy := "state its form in the field's tag, such as `jsonschema:\"type=string\"` or `jsonschema:\"type=integer\"` (a type written as JSON text), or give the type a JSONSchemaModel method (see SchemaFor) or a JSONSchema method"
+	tests := []struct {
+		name string
+		err  func() error
+		want string
+	}{
+		{"a field without a tag", schemaErr[customUntagged],
+			"tool: invalid schema: tool_test.customUntagged.Amount has type *big.Int, which reads and writes its own JSON, so its form cannot be derived and would be advertised as any value; " + remedy},
+		{"a field whose tag states no type", schemaErr[customDescribedOnly],
+			"tool: invalid schema: tool_test.customDescribedOnly.Level has type tool_test.level, which reads and writes its own JSON, so its form cannot be derived and would be advertised as any value; " + remedy},
+		{"items of an array", schemaErr[customInSlice],
+			"tool: invalid schema: tool_test.customInSlice.Amounts[] has type *big.Int, which reads and writes its own JSON, so its form cannot be derived and would be advertised as any value; " + remedy},
+		{"the root", schemaErr[opaque],
+			"tool: invalid schema: tool_test.opaque has type tool_test.opaque, which reads and writes its own JSON, so its form cannot be derived and would be advertised as any value; " + remedy},
+		{"a keyword a described type would drop", schemaErr[customModelKeyword],
+			`tool: invalid schema: field tool_test.customModelKeyword.Temp: jsonschema tag key "minimum" would be dropped, because type tool_test.celsius describes itself; put the keyword in its schema, or state the type in the tag (type=...)`},
+		{"NewFunc", func() error {
+			_, err := tool.NewFunc(tool.FuncConfig{Name: "pay"}, func(context.Context, customUntagged) (string, error) { return "", nil })
+			return err
+		}, `tool: invalid tool: tool "pay": input type tool_test.customUntagged: invalid schema: tool_test.customUntagged.Amount has type *big.Int, which reads and writes its own JSON, so its form cannot be derived and would be advertised as any value; ` + remedy},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
