@@ -50,6 +50,15 @@ func (c Contract) Name() string {
 	return c.core.frozen.def.Name
 }
 
+// Effect returns the frozen definition's Effect without copying the rest
+// of the definition, or "" for the zero Contract.
+func (c Contract) Effect() Effect {
+	if c.core == nil {
+		return ""
+	}
+	return c.core.frozen.def.Effect
+}
+
 // Prepare admits call into an Invocation or says why not. It runs no tool
 // and no policy. In order, it refuses:
 //

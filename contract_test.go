@@ -369,3 +369,14 @@ func TestPrepareValidatorCannotChangeAdmittedArguments(t *testing.T) {
 	inv := corePrepare(t, b, `{"city":"Oslo"}`)
 	require.Equal(t, `{"city":"Oslo"}`, string(inv.Arguments()))
 }
+
+func TestContractEffect(t *testing.T) {
+	for _, effect := range []tool.Effect{"", tool.EffectSafe, tool.EffectIdempotent} {
+		def := coreDefinition("effect")
+		def.Effect = effect
+		c := coreBind(t, newCoreTool(def)).Contract()
+		require.Equal(t, effect, c.Effect())
+		require.Equal(t, c.Definition().Effect, c.Effect())
+	}
+	require.Equal(t, tool.Effect(""), tool.Contract{}.Effect())
+}
