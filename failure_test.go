@@ -406,7 +406,7 @@ func TestSafeEffectErrors(t *testing.T) {
 			})
 			binding, err := tool.Bind(probe)
 			require.NoError(t, err)
-			_, err = binding.Call(ctx, policyPrepare(t, binding, `{}`))
+			_, err = binding.Call(ctx, mustPrepare(t, binding, `{}`))
 			tc.check(t, err)
 			if tc.cancelling {
 				_, found := tool.ClassifyFailure(err)
@@ -432,7 +432,7 @@ func TestSafeEffectFailureSeenByMiddleware(t *testing.T) {
 	})
 	binding, err := tool.Bind(probe, observe)
 	require.NoError(t, err)
-	_, err = binding.Call(context.Background(), policyPrepare(t, binding, `{}`))
+	_, err = binding.Call(context.Background(), mustPrepare(t, binding, `{}`))
 	_, found := tool.ClassifyFailure(seen)
 	require.True(t, found)
 	require.True(t, seen == err)

@@ -2,7 +2,6 @@ package tool
 
 import (
 	"bytes"
-	"encoding/json"
 )
 
 // Invocation is a call admitted by one Contract: JSON object arguments that
@@ -50,22 +49,3 @@ func (i Invocation) Continuation() (Continuation, bool) {
 	}
 	return *i.continuation, true
 }
-
-// Continuation is the validated answer to an InputRequest, with the state
-// the tool saved when it asked and the stamp of the call that asked. It is
-// made only by InputRequest.Continuation, is immutable and safe for
-// concurrent use; its accessors return copies. The zero Continuation has no
-// stamp, so Prepare refuses it.
-type Continuation struct {
-	state    []byte
-	response []byte
-	stamp    callStamp
-}
-
-// State returns a copy of the state the tool saved in its InputRequest, or
-// nil when it saved none.
-func (c Continuation) State() json.RawMessage { return bytes.Clone(c.state) }
-
-// Response returns a copy of the answer, which matched the request's
-// response schema.
-func (c Continuation) Response() json.RawMessage { return bytes.Clone(c.response) }

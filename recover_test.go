@@ -91,7 +91,7 @@ func TestRecoverToolPanic(t *testing.T) {
 			probe := newPolicyProbe(tool.EffectSafe, panicsWith(tc.value))
 			binding, err := tool.Bind(probe, tool.Recover)
 			require.NoError(t, err)
-			result, err := binding.Call(context.Background(), policyPrepare(t, binding, `{}`))
+			result, err := binding.Call(context.Background(), mustPrepare(t, binding, `{}`))
 			require.Equal(t, tool.Result{}, result)
 			panicErr := requireRecovered(t, err, tc.secret)
 			tc.check(t, panicErr)
@@ -111,7 +111,7 @@ func TestRecoverCoversLaterMiddlewares(t *testing.T) {
 	probe := newPolicyProbe("", nil)
 	binding, err := tool.Bind(probe, tool.Recover, exploding)
 	require.NoError(t, err)
-	_, err = binding.Call(context.Background(), policyPrepare(t, binding, `{}`))
+	_, err = binding.Call(context.Background(), mustPrepare(t, binding, `{}`))
 	panicErr := requireRecovered(t, err, "middleware secret")
 	require.Equal(t, "middleware secret", panicErr.Value)
 	require.Zero(t, probe.runs.Load())
@@ -140,7 +140,7 @@ func TestWithoutRecoverPanicsPropagate(t *testing.T) {
 			}
 			binding, err := tool.Bind(newPolicyProbe("", fn), tc.middlewares(exploding)...)
 			require.NoError(t, err)
-			invocation := policyPrepare(t, binding, `{}`)
+			invocation := mustPrepare(t, binding, `{}`)
 			require.PanicsWithValue(t, "unrecovered", func() { _, _ = binding.Call(context.Background(), invocation) })
 		})
 	}
@@ -164,7 +164,7 @@ func TestRecoverPassesOutcomesThrough(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			binding, err := tool.Bind(newPolicyProbe("", tc.fn), tool.Recover)
 			require.NoError(t, err)
-			result, err := binding.Call(context.Background(), policyPrepare(t, binding, `{"a":1}`))
+			result, err := binding.Call(context.Background(), mustPrepare(t, binding, `{"a":1}`))
 			require.True(t, err == tc.want, "got %v, want %v", err, tc.want)
 			text, _ := result.Output.Text()
 			require.Equal(t, tc.text, text)
@@ -182,7 +182,7 @@ func TestRecoverCoversChainConstruction(t *testing.T) {
 	probe := newPolicyProbe("", nil)
 	binding, err := tool.Bind(probe, tool.Recover, panicsWhileBuilding)
 	require.NoError(t, err)
-	_, err = binding.Call(context.Background(), policyPrepare(t, binding, `{}`))
+	_, err = binding.Call(context.Background(), mustPrepare(t, binding, `{}`))
 	failure, ok := tool.ClassifyFailure(err)
 	require.True(t, ok, "%v", err)
 	require.Equal(t, tool.FailureKindFailed, failure.Kind())
@@ -193,7 +193,7 @@ func TestRecoverCoversChainConstruction(t *testing.T) {
 
 	outside, err := tool.Bind(probe, panicsWhileBuilding, tool.Recover)
 	require.NoError(t, err)
-	invocation := policyPrepare(t, outside, `{}`)
+	invocation := mustPrepare(t, outside, `{}`)
 	require.PanicsWithValue(t, "building", func() { _, _ = outside.Call(context.Background(), invocation) })
 	require.Zero(t, probe.runs.Load())
 }

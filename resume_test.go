@@ -95,13 +95,6 @@ func mustSchema(doc string) tool.Schema {
 	return s
 }
 
-func mustBind(t *testing.T, executable tool.Tool) tool.Binding {
-	t.Helper()
-	b, err := tool.Bind(executable)
-	require.NoError(t, err)
-	return b
-}
-
 // suspend runs a new call of executable and returns the stamped
 // InputRequest it suspended with.
 func suspend(t *testing.T, executable tool.Tool, call tool.Request, key tool.IdempotencyKey) tool.InputRequest {

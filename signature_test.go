@@ -23,21 +23,6 @@ import (
 	"github.com/agentcontract/tool"
 )
 
-// bindFunc makes a Func of fn, binds it and returns the binding.
-func bindFunc[In, Out any](t testing.TB, name string, fn func(context.Context, In) (Out, error)) tool.Binding {
-	t.Helper()
-	f, err := tool.NewFunc(tool.FuncConfig{Name: name, Description: "a test tool"}, fn)
-	require.NoError(t, err)
-	b, err := tool.Bind(f)
-	require.NoError(t, err)
-	return b
-}
-
-// prepare proposes arguments to a binding's contract.
-func prepare(b tool.Binding, arguments string) (tool.Invocation, error) {
-	return b.Contract().Prepare(tool.Request{Name: b.Contract().Name(), Arguments: arguments}, tool.Admission{})
-}
-
 // goTypeWords match what a public message must never show: Go type names
 // and package paths.
 var goTypeWords = regexp.MustCompile(`\b(u?int(8|16|32|64)?|float(32|64)|complex(64|128)|struct|uintptr|interface|tool_test|main|reflect|netip|time\.Time|Go)\b|\[\]byte|json:`)
