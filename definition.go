@@ -243,15 +243,3 @@ func (d *Definition) UnmarshalJSON(data []byte) error {
 // of at most MaxInputBytes each and a description of at most MaxInputBytes
 // that escaping can grow up to six times, and the rest of the object.
 const maxEncodedDefinition = 8*MaxInputBytes + 1<<10
-
-// strictUnmarshal checks data as one I-JSON document of at most limit bytes
-// and decodes it into v, refusing unknown members.
-func strictUnmarshal(data []byte, limit int, v any) error {
-	if len(data) > limit {
-		return fmt.Errorf("document is %d bytes, more than the limit of %d", len(data), limit)
-	}
-	if _, err := strictjson.Parse(data); err != nil {
-		return fmt.Errorf("not one I-JSON document: %v", err)
-	}
-	return jsonv2.Unmarshal(data, v, jsonv2.RejectUnknownMembers(true))
-}

@@ -78,12 +78,6 @@ func NewInputRequest(config InputRequestConfig) (InputRequest, error) {
 	return InputRequest{prompt: prompt, schema: config.ResponseSchema, state: state}, nil
 }
 
-// wireOptions format JSON as encoding/json writes it: compact, with <, >,
-// &, U+2028 and U+2029 escaped in strings. Output in this form passes
-// through encoding/json.Marshal unchanged, so the size of an encoded
-// request is known before it is written.
-var wireOptions = jsonv2.JoinOptions(jsontext.EscapeForHTML(true), jsontext.EscapeForJS(true))
-
 // maxEncodedInputRequest bounds the encoded form of an InputRequest: the
 // prompt, response schema, state and idempotency key, each at most
 // MaxInputBytes once encoded, and room for the rest of the stamp.

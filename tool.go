@@ -2,7 +2,6 @@ package tool
 
 import (
 	"context"
-	"reflect"
 )
 
 // Caller runs one admitted Invocation.
@@ -89,17 +88,3 @@ type Result struct {
 // A middleware that adds effects of its own is a new tool, not a
 // middleware: the replay promise of the wrapped tool does not cover them.
 type CallMiddleware func(next Caller) Caller
-
-// isTypedNil reports whether v is an interface holding a nil pointer, map,
-// slice, func or channel. A nil interface is not a typed nil.
-func isTypedNil(v any) bool {
-	if v == nil {
-		return false
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return rv.IsNil()
-	}
-	return false
-}
