@@ -124,12 +124,12 @@ func TestNewFuncRefusals(t *testing.T) {
 			return err
 		}, tool.ErrInvalidSchema},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.err()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.err()
 			require.ErrorIs(t, err, tool.ErrInvalidTool)
-			if tc.alsoIs != nil {
-				require.ErrorIs(t, err, tc.alsoIs)
+			if tt.alsoIs != nil {
+				require.ErrorIs(t, err, tt.alsoIs)
 			}
 			require.True(t, strings.HasPrefix(err.Error(), "tool: "), err.Error())
 		})

@@ -118,7 +118,7 @@ func requireAuthorizationError(t *testing.T, err error, cause error) {
 
 func TestGuardAuthorizerBehaviours(t *testing.T) {
 	secret := &policySecretError{detail: "policy store unreachable"}
-	cases := []struct {
+	tests := []struct {
 		name string
 		// ctx returns the call's context and a function that ends it with
 		// the case's context error.
@@ -290,36 +290,36 @@ func TestGuardAuthorizerBehaviours(t *testing.T) {
 			},
 		},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			ctx, end := context.Background(), func() {}
-			if tc.ctx != nil {
-				ctx, end = tc.ctx()
+			if tt.ctx != nil {
+				ctx, end = tt.ctx()
 				defer end()
 			}
 			var asked atomic.Bool
 			guard, err := tool.NewGuard(tool.GuardConfig{
 				Authorizer: tool.AuthorizerFunc(func(context.Context, tool.Authorization) (bool, error) {
 					asked.Store(true)
-					return tc.authorize(end)
+					return tt.authorize(end)
 				}),
 			})
 			require.NoError(t, err)
 			probe := newPolicyProbe("", nil)
-			middlewares := append(append(append([]tool.CallMiddleware{}, tc.before...), guard.Call), tc.after...)
+			middlewares := append(append(append([]tool.CallMiddleware{}, tt.before...), guard.Call), tt.after...)
 			binding, err := tool.Bind(probe, middlewares...)
 			require.NoError(t, err)
 			invocation := mustPrepare(t, binding, `{"q":1}`)
 
-			if tc.wantPanic != nil {
-				require.PanicsWithValue(t, tc.wantPanic, func() { _, _ = binding.Call(ctx, invocation) })
+			if tt.wantPanic != nil {
+				require.PanicsWithValue(t, tt.wantPanic, func() { _, _ = binding.Call(ctx, invocation) })
 			} else {
 				result, err := binding.Call(ctx, invocation)
-				tc.check(t, result, err)
+				tt.check(t, result, err)
 			}
-			require.Equal(t, tc.wantAsked, asked.Load(), "authorizer asked")
+			require.Equal(t, tt.wantAsked, asked.Load(), "authorizer asked")
 			wantRuns := int64(0)
-			if tc.wantRan {
+			if tt.wantRan {
 				wantRuns = 1
 			}
 			require.Equal(t, wantRuns, probe.runs.Load(), "tool runs")
@@ -421,7 +421,7 @@ func TestGuardStopsTheToolInEveryOrder(t *testing.T) {
 func TestNewGuardRefusesMissingAuthorizers(t *testing.T) {
 	var nilFunc tool.AuthorizerFunc
 	var nilPointer *policyAuthorizer
-	cases := []struct {
+	tests := []struct {
 		name       string
 		authorizer tool.Authorizer
 	}{
@@ -429,9 +429,9 @@ func TestNewGuardRefusesMissingAuthorizers(t *testing.T) {
 		{"nil AuthorizerFunc", nilFunc},
 		{"nil pointer", nilPointer},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			guard, err := tool.NewGuard(tool.GuardConfig{Authorizer: tc.authorizer})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			guard, err := tool.NewGuard(tool.GuardConfig{Authorizer: tt.authorizer})
 			require.ErrorIs(t, err, tool.ErrInvalidTool)
 			require.EqualError(t, err, "tool: invalid tool: a Guard needs an Authorizer")
 			require.Equal(t, tool.Guard{}, guard)
