@@ -138,7 +138,7 @@ func (b Binding) Call(ctx context.Context, invocation Invocation) (Result, error
 	if len(b.middlewares) == 0 {
 		return boundary{binding: b}.Call(ctx, invocation)
 	}
-	c := &chain{binding: b, id: invocation.id, nexts: make([]forwardOnce, len(b.middlewares))}
+	c := &chain{binding: b, invocation: invocation, nexts: make([]forwardOnce, len(b.middlewares))}
 	defer c.close()
 	return c.from(0, ctx, invocation)
 }
@@ -146,9 +146,9 @@ func (b Binding) Call(ctx context.Context, invocation Invocation) (Result, error
 // chain is the state of one call through the middlewares: which forwards
 // were used, and whether the call is still running.
 type chain struct {
-	binding Binding
-	id      uint64
-	nexts   []forwardOnce // nexts[i] is the next of middleware i
+	binding    Binding
+	invocation Invocation    // the one that entered the chain
+	nexts      []forwardOnce // nexts[i] is the next of middleware i
 
 	mu      sync.Mutex
 	closed  bool           // Binding.Call returned: no forward may start
@@ -204,7 +204,7 @@ type forwardOnce struct {
 func (f *forwardOnce) Call(ctx context.Context, invocation Invocation) (Result, error) {
 	c := f.chain
 	name := c.binding.contract.core.frozen.def.Name
-	if invocation.core != c.binding.contract.core || invocation.id != c.id {
+	if !invocation.same(c.invocation) {
 		return Result{}, fmt.Errorf("%w: a middleware of tool %q forwarded a different invocation than it received", ErrInvalidInvocation, name)
 	}
 	if !c.enter() {

@@ -351,6 +351,27 @@ func TestCallForwardingRules(t *testing.T) {
 	}
 }
 
+// TestCallTellsInvocationsOfEqualArgumentsApart prepares the same text
+// twice, blank text included (both admitted as {}): each Prepare makes its
+// own invocation, and a middleware cannot forward one for the other.
+func TestCallTellsInvocationsOfEqualArgumentsApart(t *testing.T) {
+	for _, arguments := range []string{"", " ", "{}", `{"city":"Oslo"}`} {
+		executable := newCoreTool(coreDefinition("weather"))
+		var other tool.Invocation
+		b := mustBind(t, executable, func(next tool.Caller) tool.Caller {
+			return tool.CallerFunc(func(ctx context.Context, _ tool.Invocation) (tool.Result, error) {
+				return next.Call(ctx, other)
+			})
+		})
+		other = mustPrepare(t, b, arguments)
+		_, err := b.Call(context.Background(), mustPrepare(t, b, arguments))
+		require.ErrorIs(t, err, tool.ErrInvalidInvocation, "arguments %q", arguments)
+		require.Zero(t, executable.ran())
+		_, err = b.Call(context.Background(), other)
+		require.NoError(t, err, "an invocation is itself")
+	}
+}
+
 // TestCallForwardingIsSynchronous keeps the next of a middleware, and
 // forwards through it after Binding.Call returned: from the test itself
 // (a next stashed for later) or from a goroutine the middleware started.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/agentcontract/tool/internal/strictjson"
 )
@@ -28,8 +27,6 @@ type contractCore struct {
 	frozen frozenDefinition
 	digest [sha256.Size]byte // of the canonical definition: the contract's identity
 }
-
-var invocationIDs atomic.Uint64
 
 // Definition returns a copy of the frozen definition, with the schemas in
 // canonical form (compact, member order and number text as given): the
@@ -90,6 +87,8 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 	if len(call.Arguments) > MaxInputBytes {
 		return Invocation{}, rejectf("arguments of %q are %d bytes, more than the limit of %d", name, len(call.Arguments), MaxInputBytes)
 	}
+	// args is this call's own copy, never empty: its address is the
+	// Invocation's identity (see Invocation.same).
 	var args []byte
 	if strictjson.IsBlank([]byte(call.Arguments)) {
 		args = []byte("{}")
@@ -123,7 +122,6 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 			return Invocation{}, err
 		}
 	}
-	inv.id = invocationIDs.Add(1)
 	return inv, nil
 }
 

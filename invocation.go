@@ -15,8 +15,7 @@ import (
 // handing over the power to run anything.
 type Invocation struct {
 	core         *contractCore
-	id           uint64 // unique per Prepare: the identity middleware must preserve
-	arguments    []byte
+	arguments    []byte // never empty once admitted; its memory is the identity
 	key          IdempotencyKey
 	continuation *Continuation
 }
@@ -48,4 +47,14 @@ func (i Invocation) Continuation() (Continuation, bool) {
 		return Continuation{}, false
 	}
 	return *i.continuation, true
+}
+
+// same reports whether i and other come from the same call of Prepare. Each
+// call of Prepare admits its own copy of the argument text, never empty
+// and never shared with another Invocation, so the address of that copy
+// identifies the call: equal argument bytes from two calls are two
+// invocations. Comparing it writes nothing shared, unlike a counter.
+func (i Invocation) same(other Invocation) bool {
+	return i.core == other.core && len(i.arguments) > 0 && len(i.arguments) == len(other.arguments) &&
+		&i.arguments[0] == &other.arguments[0]
 }
