@@ -1,6 +1,9 @@
 package tool
 
-import "errors"
+import (
+	"errors"
+	"reflect"
+)
 
 // MaxInputBytes is the largest JSON text this package accepts anywhere: the
 // argument text of a Request, the answer to an InputRequest, a prompt, a
@@ -51,3 +54,17 @@ var (
 	// ErrInvalidSchema reports a JSON Schema that cannot be used.
 	ErrInvalidSchema = errors.New("tool: invalid schema")
 )
+
+// isTypedNil reports whether v is an interface holding a nil pointer, map,
+// slice, func or channel. A nil interface is not a typed nil.
+func isTypedNil(v any) bool {
+	if v == nil {
+		return false
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
