@@ -58,17 +58,6 @@ type frozenDefinition struct {
 	output Schema // zero when the definition has no output schema
 }
 
-// validateDescription checks the description of the tool named name.
-func validateDescription(name, description string) error {
-	if len(description) > MaxInputBytes {
-		return fmt.Errorf("%w: description of tool %q is %d bytes, more than the limit of %d", ErrInvalidDefinition, name, len(description), MaxInputBytes)
-	}
-	if !utf8.ValidString(description) {
-		return fmt.Errorf("%w: description of tool %q is not valid UTF-8", ErrInvalidDefinition, name)
-	}
-	return nil
-}
-
 // compile validates d and compiles its schemas. The returned definition
 // owns canonical copies of the schemas.
 //
@@ -76,20 +65,14 @@ func validateDescription(name, description string) error {
 // the known Schema is used as it is. Bind passes the schemas a typed tool
 // compiled when it was built.
 func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
-	if err := validateName(d.Name); err != nil {
-		return frozenDefinition{}, err
-	}
-	if err := d.Effect.validate(); err != nil {
-		return frozenDefinition{}, err
-	}
-	if err := validateDescription(d.Name, d.Description); err != nil {
+	if err := d.validateHead(); err != nil {
 		return frozenDefinition{}, err
 	}
 	if len(d.InputSchema) == 0 {
 		return frozenDefinition{}, fmt.Errorf("%w: tool %q has no input schema", ErrInvalidDefinition, d.Name)
 	}
 	if len(d.InputSchema) > MaxInputBytes {
-		return frozenDefinition{}, fmt.Errorf("%w: input schema of tool %q: %w: document is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, ErrInvalidSchema, len(d.InputSchema), MaxInputBytes)
+		return frozenDefinition{}, errorf("%w: input schema of tool %q: %w: document is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, ErrInvalidSchema, len(d.InputSchema), MaxInputBytes)
 	}
 	tree, err := strictjson.Parse(d.InputSchema)
 	if err != nil {
@@ -121,6 +104,24 @@ func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
 		f.def.OutputSchema = f.output.s.canonical
 	}
 	return f, nil
+}
+
+// validateHead checks what a definition says besides its schemas: the
+// name, the effect and the description.
+func (d Definition) validateHead() error {
+	if err := validateName(d.Name); err != nil {
+		return err
+	}
+	if err := d.Effect.validate(); err != nil {
+		return err
+	}
+	if len(d.Description) > MaxInputBytes {
+		return fmt.Errorf("%w: description of tool %q is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, len(d.Description), MaxInputBytes)
+	}
+	if !utf8.ValidString(d.Description) {
+		return fmt.Errorf("%w: description of tool %q is not valid UTF-8", ErrInvalidDefinition, d.Name)
+	}
+	return nil
 }
 
 // compileKnown returns the known Schema with these canonical bytes, or
@@ -242,15 +243,3 @@ func (d *Definition) UnmarshalJSON(data []byte) error {
 // of at most MaxInputBytes each and a description of at most MaxInputBytes
 // that escaping can grow up to six times, and the rest of the object.
 const maxEncodedDefinition = 8*MaxInputBytes + 1<<10
-
-// strictUnmarshal checks data as one I-JSON document of at most limit bytes
-// and decodes it into v, refusing unknown members.
-func strictUnmarshal(data []byte, limit int, v any) error {
-	if len(data) > limit {
-		return fmt.Errorf("document is %d bytes, more than the limit of %d", len(data), limit)
-	}
-	if _, err := strictjson.Parse(data); err != nil {
-		return fmt.Errorf("not one I-JSON document: %v", err)
-	}
-	return jsonv2.Unmarshal(data, v, jsonv2.RejectUnknownMembers(true))
-}

@@ -3,6 +3,7 @@ package tool
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -100,3 +101,17 @@ func (e inner) Error() string {
 }
 
 func (e inner) Unwrap() error { return e.err }
+
+// isTypedNil reports whether v is an interface holding a nil pointer, map,
+// slice, func or channel. A nil interface is not a typed nil.
+func isTypedNil(v any) bool {
+	if v == nil {
+		return false
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}

@@ -51,7 +51,7 @@ func TestMessagesCarryOnePrefix(t *testing.T) {
 		{
 			"Prepare, a request without a name",
 			func() error {
-				_, err := coreBind(t, newCoreTool(coreDefinition("lookup"))).Contract().Prepare(tool.Request{}, tool.Admission{})
+				_, err := mustBind(t, newCoreTool(coreDefinition("lookup"))).Contract().Prepare(tool.Request{}, tool.Admission{})
 				return err
 			},
 			`tool: invalid invocation: invalid request: empty tool name`,
