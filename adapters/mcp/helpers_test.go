@@ -184,6 +184,11 @@ func newServer(t testing.TB, reg *tool.Registry, edit ...func(*toolmcp.Config)) 
 			"add":     {ClosedWorld: true},
 		},
 	}
+	for name := range config.Tools {
+		if _, ok := reg.Resolve(name); !ok {
+			delete(config.Tools, name)
+		}
+	}
 	for _, e := range edit {
 		e(&config)
 	}
