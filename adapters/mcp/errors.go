@@ -1,6 +1,9 @@
 package toolmcp
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // Errors returned by this package. Every error it returns wraps exactly one
 // of them, so that errors.Is tells them apart.
@@ -17,3 +20,20 @@ var (
 	// (reported per tool in ImportResult.Refused).
 	ErrRemoteTool = errors.New("tool: remote mcp tool refused")
 )
+
+// chain is an error of this package caused by an error of another package
+// of this module: its message carries one "tool: " prefix, and errors.Is
+// finds both sentinels.
+type chain struct {
+	sentinel error
+	cause    error
+}
+
+// wrap returns sentinel caused by cause.
+func wrap(sentinel, cause error) error { return &chain{sentinel: sentinel, cause: cause} }
+
+func (e *chain) Error() string {
+	return e.sentinel.Error() + ": " + strings.TrimPrefix(e.cause.Error(), "tool: ")
+}
+
+func (e *chain) Unwrap() []error { return []error{e.sentinel, e.cause} }

@@ -135,7 +135,7 @@ func AddTools(server *mcp.Server, config Config) error {
 	}
 	d, err := dispatch.New(config.Dispatch)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return wrap(ErrInvalidConfig, err)
 	}
 	defs := config.Dispatch.Registry.Definitions()
 	b := &bridge{d: d, config: config, tools: make(map[string]servedTool, len(defs))}

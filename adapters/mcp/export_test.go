@@ -1,0 +1,4 @@
+package toolmcp
+
+// CheckElicitationForm exposes the elicitation-form check to the tests.
+var CheckElicitationForm = checkElicitation
