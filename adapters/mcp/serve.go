@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 
@@ -106,12 +107,15 @@ const maxLegacyRounds = 10
 // multi-round-trip requests): one elicitation form whose message is the
 // prompt (its text when the prompt is a JSON string, else its JSON) and
 // whose schema is the response schema, and a requestState that is the
-// sealed dispatch.Checkpoint as JSON. The client retries the call with the
-// person's answer and the state; the retry is dispatch.Dispatcher.Resume,
-// so any server instance holding the seal keys continues the call, after
-// any restart, and a state that was edited or forged is refused with a
-// JSON-RPC error before anything runs. The retry's arguments are not read:
-// the sealed state carries the call.
+// sealed dispatch.Checkpoint, encrypted (AES-256-GCM under a key derived
+// from the seal key), as MCP asks of servers: the client can neither read
+// the tool's state nor change a byte of it. The client retries the call
+// with the person's answer and the state; the retry is
+// dispatch.Dispatcher.Resume, so any server instance holding the seal keys
+// continues the call, after any restart, and a state that was edited,
+// forged or issued under other keys is refused with a JSON-RPC error
+// (invalid params) before anything runs. The retry's arguments are not
+// read: the state carries the call.
 //
 // The answer: accept continues the tool with the form's content as its
 // answer (a content that breaks the response schema is a JSON-RPC error);
@@ -137,8 +141,12 @@ func AddTools(server *mcp.Server, config Config) error {
 	if err != nil {
 		return wrap(ErrInvalidConfig, err)
 	}
+	box, err := newStateBox(config.Dispatch.SealKeys)
+	if err != nil {
+		return wrap(ErrInvalidConfig, err)
+	}
 	defs := config.Dispatch.Registry.Definitions()
-	b := &bridge{d: d, config: config, tools: make(map[string]servedTool, len(defs))}
+	b := &bridge{d: d, box: box, logger: config.Dispatch.Logger, tools: make(map[string]servedTool, len(defs))}
 	var problems []string
 	for _, def := range defs {
 		opts := config.Tools[def.Name]
@@ -185,7 +193,8 @@ type servedTool struct {
 // AddTools and safe for concurrent use.
 type bridge struct {
 	d      *dispatch.Dispatcher
-	config Config
+	box    *stateBox
+	logger *slog.Logger
 	tools  map[string]servedTool
 }
 
@@ -260,7 +269,7 @@ func (b *bridge) suspend(ctx context.Context, req *mcp.CallToolRequest, o dispat
 	}
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{inputID: params},
-		RequestState:  string(state),
+		RequestState:  b.box.seal(state),
 	}, nil
 }
 
@@ -283,8 +292,8 @@ func (b *bridge) form(ctx context.Context, req *mcp.CallToolRequest, o dispatch.
 // notContinued is the isError result for a suspended call that cannot be
 // continued over this connection; the reason is logged.
 func (b *bridge) notContinued(ctx context.Context, o dispatch.Outcome, why string, cause error) *mcp.CallToolResult {
-	if l := b.config.Dispatch.Logger; l != nil {
-		l.WarnContext(ctx, "tool call not continued", "tool", o.Tool, "idempotency_key", string(o.IdempotencyKey), "reason", why, "error", cause)
+	if b.logger != nil {
+		b.logger.WarnContext(ctx, "tool call not continued", "tool", o.Tool, "idempotency_key", string(o.IdempotencyKey), "reason", why, "error", cause)
 	}
 	text := fmt.Sprintf("The tool %s %s; the call was not continued.", o.Tool, why)
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: true}
@@ -292,12 +301,12 @@ func (b *bridge) notContinued(ctx context.Context, o dispatch.Outcome, why strin
 
 // resume continues a suspended call with the answers of a retry.
 func (b *bridge) resume(ctx context.Context, req *mcp.CallToolRequest, progress tool.ProgressReporter) (*mcp.CallToolResult, error) {
-	var cp dispatch.Checkpoint
-	if err := cp.UnmarshalJSON([]byte(req.Params.RequestState)); err != nil {
-		return nil, invalidParams(fmt.Errorf("requestState: %w", err))
+	cp, err := b.box.open(req.Params.RequestState)
+	if err != nil {
+		return nil, invalidParams(err)
 	}
 	if err := b.d.Open(cp); err != nil {
-		return nil, invalidParams(fmt.Errorf("requestState: %w", err))
+		return nil, invalidParams(err)
 	}
 	if cp.Request().Name != req.Params.Name {
 		return nil, invalidParams(fmt.Errorf("%w: the request state belongs to tool %q, not %q", dispatch.ErrInvalidCheckpoint, cp.Request().Name, req.Params.Name))

@@ -2,6 +2,7 @@ package toolmcp_test
 
 import (
 	"context"
+	"encoding/base64"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/agentcontract/tool"
 	toolmcp "github.com/agentcontract/tool/adapters/mcp"
+	"github.com/agentcontract/tool/dispatch"
 )
 
 // Both paths: a 2026-07-28 client retries with its answer and the sealed
@@ -122,20 +124,52 @@ func TestSuspendRetryRefused(t *testing.T) {
 	var calls atomic.Int32
 	cs := connect(t, newServer(t, registry(t, &calls, nil)), manual(), modern)
 	state := suspended(t, cs).RequestState
+	require.NotContains(t, state, "step", "the client cannot read the tool's state")
+	require.NotContains(t, state, "Refund", "nor the prompt")
+
+	// A state that decrypts, but whose checkpoint was edited: the seal
+	// refuses it.
+	keys := []dispatch.SealKey{{ID: "k1", Secret: secret}}
+	plain, err := toolmcp.OpenState(keys, state)
+	require.NoError(t, err)
+	edited := strings.Replace(string(plain), `\"7\"`, `\"8\"`, 1)
+	require.NotEqual(t, string(plain), edited)
+	forged, err := toolmcp.SealState(keys, []byte(edited))
+	require.NoError(t, err)
+	parts := strings.Split(state, ".")
+	require.Len(t, parts, 3)
+	body, err := base64.RawURLEncoding.DecodeString(parts[2])
+	require.NoError(t, err)
+	body[len(body)/2] ^= 1
+	flipped := parts[0] + "." + parts[1] + "." + base64.RawURLEncoding.EncodeToString(body)
 	for _, tc := range []struct {
 		name, why string
 		params    *mcp.CallToolParams
 		err       string
 	}{
 		{
-			name: "tampered", why: "arguments edited in the state break the seal",
-			params: retry(strings.Replace(state, `\"7\"`, `\"8\"`, 1), yes),
-			err:    "tool: invalid checkpoint",
+			name: "flipped bit", why: "an altered byte of the encrypted state does not decrypt",
+			params: retry(flipped, yes),
+			err:    "tool: invalid checkpoint: the request state was altered or not issued with this server's keys",
+		},
+		{
+			name: "edited checkpoint", why: "arguments edited in a checkpoint that was re-encrypted break its seal",
+			params: retry(forged, yes),
+			err:    "tool: invalid checkpoint: the seal does not match its content",
+		},
+		{
+			name: "other keys", why: "a state from a server with other keys",
+			params: func() *mcp.CallToolParams {
+				other, err := toolmcp.SealState([]dispatch.SealKey{{ID: "k1", Secret: []byte("another secret of thirty-two bytes!")}}, plain)
+				require.NoError(t, err)
+				return retry(other, yes)
+			}(),
+			err: "tool: invalid checkpoint: the request state was altered or not issued with this server's keys",
 		},
 		{
 			name: "garbage", why: "a state that is not a checkpoint",
 			params: retry("not json", yes),
-			err:    "tool: invalid checkpoint",
+			err:    "tool: invalid checkpoint: the request state is not one this server issued",
 		},
 		{
 			name: "other tool", why: "a state belongs to the tool that suspended",
