@@ -27,3 +27,10 @@ func SealState(keys []dispatch.SealKey, checkpoint []byte) (string, error) {
 	}
 	return box.seal(checkpoint), nil
 }
+
+// LocalName and OutputOf expose Import's name mapping and result
+// conversion to the fuzz targets.
+var (
+	LocalName = localName
+	OutputOf  = outputOf
+)
