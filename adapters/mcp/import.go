@@ -153,19 +153,30 @@ func localName(remote string) string {
 //   - a result: its content becomes the Output's blocks (text; image and
 //     audio as inline media; an embedded resource as inline media, or as
 //     text when it is text; a resource link as media by URI), and its
-//     structuredContent the Output's Details; a text block that only
-//     repeats the structured content is dropped;
+//     structuredContent the Output's Details; an empty text block, and a
+//     text block that only repeats the structured content, are dropped;
 //   - an isError result: a *tool.Failure of kind failed whose public
 //     Output is the result's content: what the server chose to show;
+//   - an input-required result with one elicitation form (MCP 2026-07-28;
+//     the client sees one only when its own multi-round-trip handling is
+//     off, mcp.MultiRoundTripOptions{Disabled: true}): a tool.InputRequest
+//     whose prompt is the form's message, whose response schema is the
+//     form's schema and whose state holds the server's request state. The
+//     runtime suspends and resumes the call like any other; the resumed
+//     call retries with the answer as an accepted form. With the SDK's
+//     handling on, the client's ElicitationHandler answers instead, and a
+//     server older than 2026-07-28 always asks that handler;
 //   - a transport or protocol error, a result the core refuses (content
 //     that is not a valid Output, structured content that breaks the
-//     output schema — the Binding checks that), a request for input, or
-//     the end of ctx: an error wrapping ErrRemoteCall, which dispatch
-//     reports as an unknown outcome.
+//     output schema — the Binding checks that), a request for input of
+//     another kind, or the end of ctx: an error wrapping ErrRemoteCall,
+//     which dispatch reports as an unknown outcome.
 //
-// A RemoteTool is immutable and safe for concurrent use, as the session
-// is. It does not forward progress notifications: a runtime that wants the
-// server's progress sets the client's ProgressNotificationHandler.
+// Structured content and form schemas arrive decoded by the SDK: their
+// numbers have passed through float64. A RemoteTool is immutable and safe
+// for concurrent use, as the session is. It does not forward progress
+// notifications: a runtime that wants the server's progress sets the
+// client's ProgressNotificationHandler.
 type RemoteTool struct {
 	session *mcp.ClientSession
 	remote  string
@@ -206,12 +217,22 @@ func (t *RemoteTool) Definition() tool.Definition { return t.def.Clone() }
 
 // Call calls the remote tool; see RemoteTool.
 func (t *RemoteTool) Call(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
-	res, err := t.session.CallTool(ctx, &mcp.CallToolParams{Name: t.remote, Arguments: json.RawMessage(inv.Arguments())})
+	params := &mcp.CallToolParams{Name: t.remote, Arguments: json.RawMessage(inv.Arguments())}
+	if c, resumed := inv.Continuation(); resumed {
+		if err := answerRemote(params, c); err != nil {
+			return tool.Result{}, fmt.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
+		}
+	}
+	res, err := t.session.CallTool(ctx, params)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
 	}
 	if res.NeedsInput() {
-		return tool.Result{}, fmt.Errorf("%w: %s asked for input the client session did not give", ErrRemoteCall, t.remote)
+		ir, err := remoteInputRequest(res)
+		if err != nil {
+			return tool.Result{}, fmt.Errorf("%w: %s asked for input: %w", ErrRemoteCall, t.remote, err)
+		}
+		return tool.Result{InputRequest: &ir}, nil
 	}
 	out, err := outputOf(res)
 	if err != nil {
@@ -231,6 +252,64 @@ func (t *RemoteTool) Call(ctx context.Context, inv tool.Invocation) (tool.Result
 }
 
 var errRemoteIsError = errors.New("the remote server answered with an isError result")
+
+// remoteState is the continuation state of a remote request for input:
+// what the retry must echo.
+type remoteState struct {
+	RequestState string `json:"request_state"`
+	InputID      string `json:"input_id"`
+}
+
+// remoteInputRequest turns an input-required result with one elicitation
+// form into a tool.InputRequest: the form's message is the prompt, its
+// schema the response schema, and the server's request state and request
+// ID the continuation state.
+func remoteInputRequest(res *mcp.CallToolResult) (tool.InputRequest, error) {
+	if len(res.InputRequests) != 1 {
+		return tool.InputRequest{}, fmt.Errorf("%d input requests, want one elicitation form", len(res.InputRequests))
+	}
+	var id string
+	var request mcp.InputRequest
+	for id, request = range res.InputRequests { // the only entry
+	}
+	form, ok := request.(*mcp.ElicitParams)
+	if !ok || form.Mode == "url" {
+		return tool.InputRequest{}, fmt.Errorf("input request %q is not an elicitation form", id)
+	}
+	raw, err := json.Marshal(form.RequestedSchema)
+	if err != nil {
+		return tool.InputRequest{}, err
+	}
+	schema, err := tool.ParseSchema(raw)
+	if err != nil {
+		return tool.InputRequest{}, err
+	}
+	prompt, err := json.Marshal(form.Message)
+	if err != nil {
+		return tool.InputRequest{}, err
+	}
+	state, err := json.Marshal(remoteState{RequestState: res.RequestState, InputID: id})
+	if err != nil {
+		return tool.InputRequest{}, err
+	}
+	return tool.NewInputRequest(tool.InputRequestConfig{Prompt: prompt, ResponseSchema: schema, ContinuationState: state})
+}
+
+// answerRemote sets the retry of a remote call that asked for input: the
+// person's answer as an accepted form, and the server's request state.
+func answerRemote(params *mcp.CallToolParams, c tool.Continuation) error {
+	var state remoteState
+	if err := json.Unmarshal(c.State(), &state); err != nil {
+		return fmt.Errorf("continuation state: %w", err)
+	}
+	var content map[string]any
+	if err := json.Unmarshal(c.Response(), &content); err != nil {
+		return fmt.Errorf("the answer is not a JSON object: %w", err)
+	}
+	params.InputResponses = mcp.InputResponseMap{state.InputID: &mcp.ElicitResult{Action: "accept", Content: content}}
+	params.RequestState = state.RequestState
+	return nil
+}
 
 // outputOf turns a result's content and structured content into an Output.
 func outputOf(res *mcp.CallToolResult) (tool.Output, error) {

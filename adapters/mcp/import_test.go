@@ -186,3 +186,51 @@ func TestImportRefusesNilSession(t *testing.T) {
 	require.ErrorIs(t, err, toolmcp.ErrInvalidConfig)
 	require.EqualError(t, err, "tool: invalid mcp config: the session is nil")
 }
+
+// With the client's own multi-round-trip handling off, a remote request for
+// input becomes the runtime's: the call suspends with a checkpoint, and
+// resuming it (here through dispatch) sends the answer and the server's
+// request state back.
+func TestImportInputRequest(t *testing.T) {
+	var seen atomic.Value
+	s := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "v1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "ship", InputSchema: json.RawMessage(`{"type":"object","properties":{"order":{"type":"string"}}}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			answer, ok := req.Params.InputResponses["confirm"].(*mcp.ElicitResult)
+			if !ok {
+				return &mcp.CallToolResult{
+					InputRequests: mcp.InputRequestMap{"confirm": &mcp.ElicitParams{
+						Message:         "Ship order 7 today?",
+						RequestedSchema: json.RawMessage(`{"type":"object","properties":{"today":{"type":"boolean"}},"required":["today"]}`),
+					}},
+					RequestState: "server-state-1",
+				}, nil
+			}
+			seen.Store(req.Params.RequestState + " " + wire(t, answer.Content) + " " + string(req.Params.Arguments))
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "shipped"}}}, nil
+		})
+	cs := connect(t, s, manual(), modern)
+	imported, err := toolmcp.Import(t.Context(), cs, toolmcp.ImportConfig{})
+	require.NoError(t, err)
+	b, err := tool.Bind(imported.Tools[0])
+	require.NoError(t, err)
+	reg, err := tool.NewRegistry(b)
+	require.NoError(t, err)
+	d, err := dispatch.New(dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}})
+	require.NoError(t, err)
+
+	o := d.Run(t.Context(), dispatch.Call{Request: tool.Request{Name: "ship", Arguments: `{"order":"7"}`}})
+	require.Equal(t, dispatch.KindSuspended, o.Kind, "%v", o.Err)
+	ir := o.Checkpoint.InputRequest()
+	require.JSONEq(t, `"Ship order 7 today?"`, string(ir.Prompt()))
+	require.JSONEq(t, `{"type":"object","properties":{"today":{"type":"boolean"}},"required":["today"]}`, string(ir.ResponseSchema().JSON()))
+
+	_, err = d.Resume(t.Context(), *o.Checkpoint, json.RawMessage(`{"today":"yes"}`), nil)
+	require.ErrorIs(t, err, dispatch.ErrInvalidAnswer, "the remote form's schema is the contract of the answer")
+
+	done, err := d.Resume(t.Context(), *o.Checkpoint, json.RawMessage(`{"today":true}`), nil)
+	require.NoError(t, err)
+	require.Equal(t, dispatch.KindCompleted, done.Kind, "%v", done.Err)
+	require.Equal(t, "shipped", done.Text())
+	require.Equal(t, `server-state-1 {"today":true} {"order":"7"}`, seen.Load())
+}
