@@ -24,6 +24,10 @@ type ImportConfig struct {
 	// retries a call of unknown outcome; so by default (false) every
 	// imported tool has the zero Effect: no replay promise.
 	TrustAnnotations bool
+	// Progress, when not nil, relays the server's progress notifications to
+	// the calls of the imported tools; see ProgressRelay. nil sends no
+	// progress token.
+	Progress *ProgressRelay
 }
 
 // ImportResult is what Import found on the server.
@@ -174,13 +178,13 @@ func localName(remote string) string {
 //
 // Structured content and form schemas arrive decoded by the SDK: their
 // numbers have passed through float64. A RemoteTool is immutable and safe
-// for concurrent use, as the session is. It does not forward progress
-// notifications: a runtime that wants the server's progress sets the
-// client's ProgressNotificationHandler.
+// for concurrent use, as the session is. The server's progress reaches the
+// call's tool.ProgressReporter through ImportConfig.Progress.
 type RemoteTool struct {
-	session *mcp.ClientSession
-	remote  string
-	def     tool.Definition
+	session  *mcp.ClientSession
+	progress *ProgressRelay
+	remote   string
+	def      tool.Definition
 }
 
 func newRemoteTool(session *mcp.ClientSession, t *mcp.Tool, config ImportConfig) (*RemoteTool, error) {
@@ -205,7 +209,7 @@ func newRemoteTool(session *mcp.ClientSession, t *mcp.Tool, config ImportConfig)
 	if err := def.Validate(); err != nil {
 		return nil, wrap(ErrRemoteTool, err)
 	}
-	return &RemoteTool{session: session, remote: t.Name, def: def}, nil
+	return &RemoteTool{session: session, progress: config.Progress, remote: t.Name, def: def}, nil
 }
 
 // RemoteName is the tool's name on the remote server.
@@ -222,6 +226,11 @@ func (t *RemoteTool) Call(ctx context.Context, inv tool.Invocation) (tool.Result
 		if err := answerRemote(params, c); err != nil {
 			return tool.Result{}, fmt.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
 		}
+	}
+	if t.progress != nil {
+		token, forget := t.progress.register(ctx)
+		defer forget()
+		params.SetProgressToken(token)
 	}
 	res, err := t.session.CallTool(ctx, params)
 	if err != nil {

@@ -234,3 +234,47 @@ func TestImportInputRequest(t *testing.T) {
 	require.Equal(t, "shipped", done.Text())
 	require.Equal(t, `server-state-1 {"today":true} {"order":"7"}`, seen.Load())
 }
+
+// The remote server's progress reaches the reporter of the dispatch call;
+// the remote tool holds the call open until the reporter has seen it, so
+// that no notification can arrive after the call ended.
+func TestImportProgress(t *testing.T) {
+	seenAll := make(chan struct{})
+	s := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "v1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "long", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			token := req.Params.GetProgressToken()
+			for i, msg := range []string{"half", "all"} {
+				err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i + 1), Total: 2, Message: msg})
+				if err != nil {
+					return nil, err
+				}
+			}
+			// A notification with values tool.Progress refuses is dropped.
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: 5, Total: 2})
+			<-seenAll
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+		})
+	relay := &toolmcp.ProgressRelay{}
+	cs := connect(t, s, &mcp.ClientOptions{ProgressNotificationHandler: relay.Handle}, modern)
+	imported, err := toolmcp.Import(t.Context(), cs, toolmcp.ImportConfig{Progress: relay})
+	require.NoError(t, err)
+	b, err := tool.Bind(imported.Tools[0])
+	require.NoError(t, err)
+	reg, err := tool.NewRegistry(b)
+	require.NoError(t, err)
+	d, err := dispatch.New(dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}})
+	require.NoError(t, err)
+
+	var got []tool.Progress
+	reporter := tool.ProgressReporterFunc(func(_ context.Context, p tool.Progress) error {
+		got = append(got, p)
+		if len(got) == 2 {
+			close(seenAll)
+		}
+		return nil
+	})
+	o := d.Run(t.Context(), dispatch.Call{Request: tool.Request{Name: "long", Arguments: `{}`}, Progress: reporter})
+	require.Equal(t, dispatch.KindCompleted, o.Kind, "%v", o.Err)
+	require.Equal(t, []tool.Progress{{Completed: 1, Total: 2, Message: "half"}, {Completed: 2, Total: 2, Message: "all"}}, got)
+}
