@@ -140,3 +140,31 @@ func TestConcurrentCalls(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// AddTools keeps nothing of the configuration it was given: changing the
+// options afterwards changes nothing the client sees.
+func TestAddToolsCopies(t *testing.T) {
+	reg := registry(t, nil, nil)
+	options := map[string]toolmcp.ToolOptions{"add": {Title: "Add", ClosedWorld: true}}
+	server := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
+	keys := []dispatch.SealKey{{ID: "k1", Secret: append([]byte(nil), secret...)}}
+	require.NoError(t, toolmcp.AddTools(server, toolmcp.Config{Dispatch: dispatch.Config{Registry: reg, SealKeys: keys}, Tools: options}))
+	options["add"] = toolmcp.ToolOptions{Title: "Changed"}
+	keys[0].Secret[0] ^= 0xff
+
+	cs := connect(t, server, nil, modern)
+	res, err := cs.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	for _, tl := range res.Tools {
+		if tl.Name == "add" {
+			require.Equal(t, "Add", tl.Title)
+			require.False(t, *tl.Annotations.OpenWorldHint)
+		}
+	}
+	// The state sealed after the change opens: the keys were copied.
+	var asked atomic.Int32
+	cs2 := connect(t, server, &mcp.ClientOptions{ElicitationHandler: answering(yes, &asked)}, modern)
+	out, err := cs2.CallTool(t.Context(), &mcp.CallToolParams{Name: "approve", Arguments: map[string]any{"order": "7"}})
+	require.NoError(t, err)
+	require.False(t, out.IsError)
+}

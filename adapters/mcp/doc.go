@@ -15,14 +15,28 @@
 // structuredContent, an isError result with public text only, a JSON-RPC
 // error for a tool that does not exist. A tool.InputRequest becomes an
 // input-required result whose requestState is the sealed
-// dispatch.Checkpoint, so the client's retry with the person's answer is
-// resumed by any server instance that holds the seal keys, and a state
-// that was tampered with is refused. AddTools documents the mapping.
+// dispatch.Checkpoint, encrypted, so the client's retry with the person's
+// answer is resumed by any server instance that holds the seal keys, and a
+// state that was tampered with is refused. Clients older than MCP
+// 2026-07-28 are asked with a server-initiated elicitation instead.
+// AddTools documents the mapping.
+//
+// The command agentloop-mcp (go run ./adapters/mcp/cmd/agentloop-mcp)
+// serves a small shop's tools this way over stdio or streamable HTTP.
 //
 // # Importing
 //
 // Import lists the tools of an *mcp.ClientSession and returns them as
 // tool.Tools: bound like any other tool, their arguments are admitted by
 // Prepare before anything is sent, and their results are checked against
-// the schema the server advertised. Import documents what is trusted.
+// the schema the server advertised. A remote request for input can become
+// the runtime's own tool.InputRequest, and a ProgressRelay carries the
+// server's progress to the call. Import and RemoteTool document what is
+// trusted and how each result is mapped.
+//
+// # Concurrency and ownership
+//
+// AddTools and Import copy what they keep of their configuration; the
+// server's handlers, the RemoteTools and a ProgressRelay are safe for
+// concurrent use.
 package toolmcp

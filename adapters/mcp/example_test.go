@@ -19,7 +19,7 @@ type greetInput struct {
 // Serve a registry's tools on an MCP server, and call one from a client.
 // A real server runs server.Run(ctx, &mcp.StdioTransport{}) instead of the
 // in-memory transports.
-func ExampleAddTools() {
+func Example() {
 	ctx := context.Background()
 	greet, err := tool.NewFunc(tool.FuncConfig{Name: "greet", Description: "say hello", Effect: tool.EffectSafe},
 		func(_ context.Context, in greetInput) (string, error) { return "Hello, " + in.Name + "!", nil })

@@ -278,3 +278,11 @@ func TestImportProgress(t *testing.T) {
 	require.Equal(t, dispatch.KindCompleted, o.Kind, "%v", o.Err)
 	require.Equal(t, []tool.Progress{{Completed: 1, Total: 2, Message: "half"}, {Completed: 2, Total: 2, Message: "all"}}, got)
 }
+
+func TestImportListingFails(t *testing.T) {
+	cs := connect(t, (&remote{}).server(), nil, modern)
+	require.NoError(t, cs.Close())
+	_, err := toolmcp.Import(t.Context(), cs, toolmcp.ImportConfig{})
+	require.ErrorIs(t, err, toolmcp.ErrRemoteCall)
+	require.ErrorContains(t, err, "tool: remote mcp call failed: listing tools: ")
+}
