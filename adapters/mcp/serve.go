@@ -94,7 +94,7 @@ const maxLegacyRounds = 10
 //   - failed, rejected and unknown: isError results whose content is the
 //     public text only — a Failure's Output, an InputRejection's message,
 //     or the fixed sentence of an unknown outcome — never the private error;
-//   - unknown tool: a JSON-RPC error (invalid params) naming the tools;
+//   - unknown tool: a JSON-RPC error (invalid params);
 //   - suspended: see below.
 //
 // Progress the tool reports is sent as notifications/progress with the
