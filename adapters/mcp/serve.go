@@ -1,6 +1,7 @@
 package toolmcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -83,9 +84,13 @@ const maxLegacyRounds = 10
 // destructiveHint false); tool.EffectIdempotent is readOnlyHint false,
 // idempotentHint true; no effect is readOnlyHint false, idempotentHint
 // false; destructiveHint and openWorldHint follow ToolOptions. A
-// Definition's OutputSchema is the tool's outputSchema; a client older than
-// MCP 2026-07-28, where an output schema must describe an object, is not
-// shown one that does not (its results still carry the JSON as text).
+// Definition's OutputSchema is the tool's outputSchema. A client older than
+// MCP 2026-07-28, where structured output must be an object, is shown an
+// output schema that does not describe objects wrapped as the one member,
+// "result", of an object, and receives {"result": output} as
+// structuredContent — unless the schema uses references or declares its
+// own identity or dialect, which would not survive the move; that client is
+// then shown no output schema and gets the output as text only.
 //
 // Outcomes (see dispatch.Outcome) become results:
 //   - completed: the Output's blocks as content (text, image, audio,
@@ -151,6 +156,9 @@ func AddTools(server *mcp.Server, config Config) error {
 	for _, def := range defs {
 		opts := config.Tools[def.Name]
 		st := servedTool{objectOutput: len(def.OutputSchema) == 0 || describesObjects(def.OutputSchema), forms: map[string]bool{}}
+		if !st.objectOutput {
+			st.wrappedOutput = wrapOutputSchema(def.OutputSchema)
+		}
 		for i, s := range opts.ResponseSchemas {
 			if !s.Valid() {
 				problems = append(problems, fmt.Sprintf("tool %q: response schema %d is the zero Schema", def.Name, i))
@@ -185,8 +193,29 @@ type servedTool struct {
 	// objectOutput: the output schema, if any, describes objects only,
 	// which every protocol version accepts.
 	objectOutput bool
+	// wrappedOutput, for an output schema that does not describe objects,
+	// is the schema older clients are shown instead: an object whose one
+	// member "result" holds the output. Nil when the schema cannot be
+	// wrapped; older clients are then shown none.
+	wrappedOutput json.RawMessage
 	// forms holds the canonical JSON of the declared response schemas.
 	forms map[string]bool
+}
+
+// wrapOutputSchema wraps an output schema as the one member, "result", of
+// an object, for clients before 2026-07-28, whose protocol requires
+// structured output to be an object. A schema that refers to itself or
+// declares its own identity or dialect ($ref, $dynamicRef, $id, $anchor,
+// $dynamicAnchor, $schema) would change meaning one level down, so it is
+// not wrapped (nil): those clients are shown no output schema and receive
+// the output as text only.
+func wrapOutputSchema(schema json.RawMessage) json.RawMessage {
+	for _, k := range []string{`"$ref"`, `"$dynamicRef"`, `"$id"`, `"$anchor"`, `"$dynamicAnchor"`, `"$schema"`, `"$recursiveRef"`, `"$recursiveAnchor"`} {
+		if bytes.Contains(schema, []byte(k)) {
+			return nil
+		}
+	}
+	return json.RawMessage(`{"type":"object","properties":{"result":` + string(schema) + `},"required":["result"]}`)
 }
 
 // bridge serves the tools of one AddTools call. It is immutable after
@@ -250,8 +279,11 @@ func (b *bridge) result(ctx context.Context, req *mcp.CallToolRequest, o dispatc
 	}
 	res := &mcp.CallToolResult{Content: contentOf(o.Output), IsError: o.IsError}
 	if o.Kind == dispatch.KindCompleted && len(o.Output.Details) > 0 {
-		if !legacy(req.Session) || isObject(o.Output.Details) {
+		switch {
+		case !legacy(req.Session) || isObject(o.Output.Details):
 			res.StructuredContent = json.RawMessage(o.Output.Details)
+		case b.tools[o.Tool].wrappedOutput != nil:
+			res.StructuredContent = json.RawMessage(`{"result":` + string(o.Output.Details) + `}`)
 		}
 	}
 	return res, nil
@@ -403,9 +435,9 @@ func canElicit(ss *mcp.ServerSession) bool {
 	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
 }
 
-// listForVersion hides, from a client older than 2026-07-28, the output
-// schemas of served tools that do not describe an object: that client's
-// protocol requires object output.
+// listForVersion shows a client older than 2026-07-28, whose protocol
+// requires object output, the wrapped form of each output schema that does
+// not describe objects, or none (see wrapOutputSchema).
 func (b *bridge) listForVersion(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -423,6 +455,9 @@ func (b *bridge) listForVersion(next mcp.MethodHandler) mcp.MethodHandler {
 			if st, ours := b.tools[t.Name]; ours && !st.objectOutput {
 				c := *t
 				c.OutputSchema = nil
+				if st.wrappedOutput != nil {
+					c.OutputSchema = st.wrappedOutput
+				}
 				t = &c
 			}
 			adapted.Tools[i] = t

@@ -8,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentcontract/tool"
 )
 
 const (
@@ -38,11 +40,11 @@ func TestListTools(t *testing.T) {
 			require.Contains(t, wire(t, got["add"].OutputSchema), `"sum"`)
 
 			// An array output schema only reaches clients whose protocol
-			// allows one.
+			// allows one; older ones see it as the member of an object.
 			if version == modern {
-				require.Contains(t, wire(t, got["list"].OutputSchema), `"array"`)
+				require.JSONEq(t, `{"type":"array","items":{"type":"integer","minimum":-9223372036854775808,"maximum":9223372036854775807}}`, wire(t, got["list"].OutputSchema))
 			} else {
-				require.Nil(t, got["list"].OutputSchema)
+				require.JSONEq(t, `{"type":"object","properties":{"result":{"type":"array","items":{"type":"integer","minimum":-9223372036854775808,"maximum":9223372036854775807}}},"required":["result"]}`, wire(t, got["list"].OutputSchema))
 			}
 		})
 	}
@@ -65,9 +67,9 @@ func TestCallOutcomes(t *testing.T) {
 				content: `[{"type":"text","text":"{\"sum\":5}"}]`, structured: `{"sum":5}`,
 			},
 			{
-				name: "completed array", why: "an array is structured content only where the protocol allows it",
+				name: "completed array", why: "an array is structured content where the protocol allows it, else wrapped in an object",
 				tool: "list", args: map[string]any{"n": 3},
-				content: `[{"type":"text","text":"[1,4,9]"}]`, structured: map[string]string{modern: `[1,4,9]`, legacy: ``}[version],
+				content: `[{"type":"text","text":"[1,4,9]"}]`, structured: map[string]string{modern: `[1,4,9]`, legacy: `{"result":[1,4,9]}`}[version],
 			},
 			{
 				name: "media", why: "image and audio inline, other media embedded under its digest, a URI as a link",
@@ -159,4 +161,37 @@ func TestCallCancelled(t *testing.T) {
 	// The client's cancellation reaches the tool's ctx.
 	<-gate.cancelled
 	require.ErrorIs(t, <-errc, context.Canceled)
+}
+
+type line struct {
+	SKU string `json:"sku"`
+}
+
+// An output schema with references would change meaning one level down, so
+// a client before 2026-07-28 is shown none and gets the output as text.
+func TestLegacyOutputNotWrapped(t *testing.T) {
+	lines, err := tool.NewFunc(tool.FuncConfig{Name: "lines", Effect: tool.EffectSafe},
+		func(context.Context, struct{}) ([]line, error) { return []line{{SKU: "X-1"}}, nil })
+	require.NoError(t, err)
+	b, err := tool.Bind(lines)
+	require.NoError(t, err)
+	reg, err := tool.NewRegistry(b)
+	require.NoError(t, err)
+	require.Contains(t, string(b.Contract().Definition().OutputSchema), `"$ref"`)
+	server := newServer(t, reg)
+	for _, version := range []string{modern, legacy} {
+		cs := connect(t, server, nil, version)
+		list, err := cs.ListTools(t.Context(), nil)
+		require.NoError(t, err)
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "lines", Arguments: map[string]any{}})
+		require.NoError(t, err)
+		require.JSONEq(t, `[{"type":"text","text":"[{\"sku\":\"X-1\"}]"}]`, wire(t, res.Content))
+		if version == modern {
+			require.NotNil(t, list.Tools[0].OutputSchema)
+			require.JSONEq(t, `[{"sku":"X-1"}]`, wire(t, res.StructuredContent))
+		} else {
+			require.Nil(t, list.Tools[0].OutputSchema)
+			require.Nil(t, res.StructuredContent)
+		}
+	}
 }
