@@ -141,7 +141,7 @@ func (d *Dispatcher) run(ctx context.Context, call Call) (o Outcome) {
 		return d.unknownTool(o)
 	}
 	contract := binding.Contract()
-	o.Effect = contract.Definition().Effect
+	o.Effect = contract.Effect()
 	key := call.IdempotencyKey
 	if key == "" {
 		var err error
@@ -334,7 +334,7 @@ func (d *Dispatcher) Resume(ctx context.Context, cp Checkpoint, answer json.RawM
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%w: the call is no longer admitted: %w", ErrInvalidCheckpoint, err)
 	}
-	o := Outcome{CallID: cp.callID, Tool: cp.request.Name, Effect: contract.Definition().Effect, IdempotencyKey: cp.key}
+	o := Outcome{CallID: cp.callID, Tool: cp.request.Name, Effect: contract.Effect(), IdempotencyKey: cp.key}
 	result, err := callSafely(ctx, binding, invocation, progress)
 	o = d.settle(o, call, result, err)
 	o.Duration = time.Since(start)
