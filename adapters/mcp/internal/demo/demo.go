@@ -69,7 +69,7 @@ func New() (*tool.Registry, map[string]toolmcp.ToolOptions, error) {
 }
 
 type weatherInput struct {
-	City string `json:"city" jsonschema:"minLength=1,description=City name, e.g. Oslo"`
+	City string `json:"city" jsonschema:"minLength=1,description=City name\\, e.g. Oslo"`
 }
 
 type weather struct {
@@ -92,7 +92,7 @@ func getWeather(_ context.Context, in weatherInput) (weather, error) {
 }
 
 type ordersInput struct {
-	Customer string `json:"customer" jsonschema:"pattern=^C-[0-9]{3}$,description=Customer ID, e.g. C-042"`
+	Customer string `json:"customer" jsonschema:"pattern=^C-[0-9]{3}$,description=Customer ID\\, e.g. C-042"`
 	Status   string `json:"status,omitempty" jsonschema:"enum=open,enum=shipped,enum=refunded"`
 }
 
@@ -150,7 +150,7 @@ func failed(message string, cause error) error {
 }
 
 type refundInput struct {
-	OrderID string  `json:"order_id" jsonschema:"pattern=^A-[0-9]{4}$,description=Order to refund, e.g. A-1001"`
+	OrderID string  `json:"order_id" jsonschema:"pattern=^A-[0-9]{4}$,description=Order to refund\\, e.g. A-1001"`
 	Amount  float64 `json:"amount" jsonschema:"exclusiveMinimum=0,maximum=500,multipleOf=0.01,description=Amount in EUR"`
 }
 
