@@ -96,6 +96,11 @@ func TestCallOutcomes(t *testing.T) {
 				content: `[{"type":"text","text":"arguments of \"add\" are not valid JSON at /a (byte 7): duplicate member name \"a\""}]`,
 			},
 			{
+				name: "rejected number text", why: "1.0 is not an integer to a strict decoder; a map round trip would have made it 1",
+				tool: "add", args: json.RawMessage(`{"a":1.0,"b":3}`), isError: true,
+				content: `[{"type":"text","text":"arguments cannot be decoded: value at /a must be an integer from -9223372036854775808 to 9223372036854775807, written without a fraction or exponent, got 1.0"}]`,
+			},
+			{
 				name: "unknown outcome", why: "a plain error of an unmarked tool is an unknown outcome: the fixed sentence only",
 				tool: "flaky", args: map[string]any{}, isError: true,
 				content: `[{"type":"text","text":"The call to \"flaky\" did not complete and its outcome is unknown."}]`,
