@@ -30,7 +30,8 @@ type ImportConfig struct {
 	Progress *ProgressRelay
 }
 
-// ImportResult is what Import found on the server.
+// ImportResult is what Import found on the server. Its slices are the
+// caller's; nothing in them is shared with another ImportResult.
 type ImportResult struct {
 	// Tools are the admitted tools, sorted by their local name. Bind
 	// them (with any middleware) and register them like any other tool.
@@ -219,7 +220,10 @@ func (t *RemoteTool) RemoteName() string { return t.remote }
 // description and schemas, and the Effect (see ImportConfig). A copy.
 func (t *RemoteTool) Definition() tool.Definition { return t.def.Clone() }
 
-// Call calls the remote tool; see RemoteTool.
+// Call calls the remote tool; see RemoteTool. It sends a copy of the
+// invocation's arguments, retains nothing of the invocation, and returns
+// an Output of its own. ctx bounds the remote call: when it ends, the SDK
+// tells the server that the request was cancelled and Call returns.
 func (t *RemoteTool) Call(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
 	params := &mcp.CallToolParams{Name: t.remote, Arguments: json.RawMessage(inv.Arguments())}
 	if c, resumed := inv.Continuation(); resumed {

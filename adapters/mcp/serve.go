@@ -15,7 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Config is what AddTools needs to serve a registry's tools.
+// Config is what AddTools needs to serve a registry's tools. AddTools
+// copies what it keeps of it. The zero Config is refused: it names no
+// registry and no seal key.
 type Config struct {
 	// Dispatch configures the dispatch.Dispatcher that runs every call:
 	// the registry whose tools are served (required), the keys that seal
