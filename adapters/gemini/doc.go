@@ -1,0 +1,3 @@
+// Package toolgemini offers the tools of a tool.Registry to Gemini through
+// the official Go SDK (google.golang.org/genai).
+package toolgemini

@@ -1,0 +1,133 @@
+package toolgemini
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentcontract/tool"
+	"google.golang.org/genai"
+)
+
+// Config says how Definitions are projected. The zero Config projects every
+// schema on the JSON path (parametersJsonSchema and responseJsonSchema), the
+// path Gemini prefers.
+type Config struct {
+	// OpenAPI, when true, projects input schemas into
+	// FunctionDeclaration.Parameters and output schemas into Response:
+	// the OpenAPI 3.0 subset (*genai.Schema) that older models and
+	// Vertex AI endpoints read. $refs are inlined, so recursive schemas
+	// are refused, and parameter names must match ^[A-Za-z_][A-Za-z0-9_]{0,63}$.
+	OpenAPI bool
+}
+
+// Projection is a list of Definitions as Gemini tools.
+type Projection struct {
+	// Tools holds one genai.Tool whose FunctionDeclarations are the
+	// Definitions in the order given; nil when there were none. Put it in
+	// GenerateContentConfig.Tools.
+	Tools []*genai.Tool
+	// Lints lists, per tool and JSON pointer, what Gemini receives in a
+	// looser form than the canonical schema says. Empty when every schema
+	// was projected exactly.
+	Lints []Lint
+}
+
+// Tools projects the Definitions of reg; see Project.
+func Tools(reg *tool.Registry, config Config) (Projection, error) {
+	if reg == nil {
+		return Projection{}, fmt.Errorf("%w: nil registry", ErrProjection)
+	}
+	return Project(reg.Definitions(), config)
+}
+
+// Project turns Definitions into Gemini function declarations, lowering each
+// schema to what Gemini can express (see the package documentation). defs is
+// not retained; the Projection shares no memory with it.
+//
+// It fails, with an error wrapping ErrProjection that names every tool and
+// JSON pointer at fault, when a name is one Gemini refuses (it must start
+// with a letter or an underscore), when two Definitions share a name, when a
+// Definition is invalid, or when a schema needs what Gemini cannot express at
+// all. Looser projections are not errors: they are listed in
+// Projection.Lints.
+func Project(defs []tool.Definition, config Config) (Projection, error) {
+	var p Projection
+	var refusals []string
+	seen := make(map[string]bool, len(defs))
+	decls := make([]*genai.FunctionDeclaration, 0, len(defs))
+	for _, d := range defs {
+		if err := d.Validate(); err != nil {
+			refusals = append(refusals, err.Error())
+			continue
+		}
+		if msg := checkName(d.Name); msg != "" {
+			refusals = append(refusals, fmt.Sprintf("name %q: %s", d.Name, msg))
+			continue
+		}
+		if seen[d.Name] {
+			refusals = append(refusals, fmt.Sprintf("name %q: used by two definitions", d.Name))
+			continue
+		}
+		seen[d.Name] = true
+		decl, lints, refused := declare(d, config)
+		for _, r := range refused {
+			refusals = append(refusals, r.String())
+		}
+		p.Lints = append(p.Lints, lints...)
+		decls = append(decls, decl)
+	}
+	if len(refusals) > 0 {
+		return Projection{}, fmt.Errorf("%w: %s", ErrProjection, strings.Join(refusals, "; "))
+	}
+	if len(decls) > 0 {
+		p.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
+	}
+	return p, nil
+}
+
+// checkName says why Gemini refuses a function name, or "" when it takes it.
+// The core's names are already [A-Za-z0-9_-]{1,64}; Gemini adds that the
+// first character is a letter or an underscore.
+func checkName(name string) string {
+	c := name[0]
+	if c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') {
+		return ""
+	}
+	return "Gemini requires a function name to start with a letter or an underscore"
+}
+
+// declare projects one valid Definition.
+func declare(d tool.Definition, config Config) (*genai.FunctionDeclaration, []Lint, []Lint) {
+	decl := &genai.FunctionDeclaration{Name: d.Name, Description: d.Description}
+	in := &lowering{tool: d.Name, schema: "input"}
+	out := &lowering{tool: d.Name, schema: "output"}
+	if config.OpenAPI {
+		decl.Parameters = in.lowerOpenAPIDoc(d.InputSchema, true)
+		if len(d.OutputSchema) > 0 {
+			decl.Response = out.lowerOpenAPIDoc(d.OutputSchema, false)
+		}
+	} else {
+		decl.ParametersJsonSchema = in.lowerJSONDoc(d.InputSchema)
+		if len(d.OutputSchema) > 0 {
+			decl.ResponseJsonSchema = out.lowerJSONDoc(d.OutputSchema)
+		}
+	}
+	return decl, append(in.losses, out.losses...), append(in.refusals, out.refusals...)
+}
+
+// lowerJSONDoc lowers a raw schema for the JSON path and returns it as raw
+// JSON, which the SDK sends as it is.
+func (l *lowering) lowerJSONDoc(raw json.RawMessage) json.RawMessage {
+	doc, err := decodeSchema(raw)
+	if err != nil {
+		l.refuse("", "schema does not decode: %v", err)
+		return nil
+	}
+	b, err := json.Marshal(l.lowerJSON(doc))
+	if err != nil {
+		l.refuse("", "lowered schema does not encode: %v", err)
+		return nil
+	}
+	return b
+}
