@@ -14,6 +14,31 @@ import (
 func checkCycles(l *lowering, root any) {
 	c := cycles{l: l, root: root, state: map[string]int{}}
 	c.visit("#", root, "")
+	// A subschema reached only through optional members may still recurse
+	// through required ones: walk every $ref target too.
+	var refs []string
+	collectRefs(root, &refs)
+	for _, ref := range refs {
+		if target, at, ok := resolve(root, ref); ok && c.state[ref] == 0 {
+			c.visit(ref, target, at)
+		}
+	}
+}
+
+func collectRefs(node any, refs *[]string) {
+	switch n := node.(type) {
+	case map[string]any:
+		if ref, ok := n["$ref"].(string); ok {
+			*refs = append(*refs, ref)
+		}
+		for _, k := range sortedKeys(n) {
+			collectRefs(n[k], refs)
+		}
+	case []any:
+		for _, v := range n {
+			collectRefs(v, refs)
+		}
+	}
 }
 
 type cycles struct {
@@ -40,14 +65,14 @@ func (c *cycles) walk(node any, ptr string) {
 		return
 	}
 	if ref, ok := obj["$ref"].(string); ok {
-		target, found := resolve(c.root, ref)
+		target, at, found := resolve(c.root, ref)
 		switch {
 		case !found:
 			c.l.refuse(child(ptr, "$ref"), "$ref %q does not point into this schema", ref)
 		case c.state[ref] == walking:
 			c.l.refuse(child(ptr, "$ref"), "$ref %q recurses through required members only; Gemini unrolls recursion only through optional properties", ref)
 		case c.state[ref] == 0:
-			c.visit(ref, target, ptr)
+			c.visit(ref, target, at)
 		}
 	}
 	required := map[string]bool{}
@@ -76,17 +101,17 @@ func (c *cycles) walk(node any, ptr string) {
 }
 
 // resolve finds the node a local $ref points to: "#", "#/json/pointer" or
-// "#anchor" (a $anchor anywhere in the document).
-func resolve(root any, ref string) (any, bool) {
+// "#anchor" (a $anchor anywhere in the document), and its JSON pointer.
+func resolve(root any, ref string) (any, string, bool) {
 	frag, ok := strings.CutPrefix(ref, "#")
 	if !ok {
-		return nil, false
+		return nil, "", false
 	}
 	if frag == "" {
-		return root, true
+		return root, "", true
 	}
 	if !strings.HasPrefix(frag, "/") {
-		return findAnchor(root, frag)
+		return findAnchor(root, frag, "")
 	}
 	node := root
 	for _, tok := range strings.Split(frag[1:], "/") {
@@ -95,39 +120,39 @@ func resolve(root any, ref string) (any, bool) {
 		case map[string]any:
 			next, ok := n[tok]
 			if !ok {
-				return nil, false
+				return nil, "", false
 			}
 			node = next
 		case []any:
 			i, err := strconv.Atoi(tok)
 			if err != nil || i < 0 || i >= len(n) {
-				return nil, false
+				return nil, "", false
 			}
 			node = n[i]
 		default:
-			return nil, false
+			return nil, "", false
 		}
 	}
-	return node, true
+	return node, frag, true
 }
 
-func findAnchor(node any, name string) (any, bool) {
+func findAnchor(node any, name, ptr string) (any, string, bool) {
 	switch n := node.(type) {
 	case map[string]any:
 		if n["$anchor"] == name {
-			return n, true
+			return n, ptr, true
 		}
 		for _, k := range sortedKeys(n) {
-			if found, ok := findAnchor(n[k], name); ok {
-				return found, true
+			if found, at, ok := findAnchor(n[k], name, child(ptr, k)); ok {
+				return found, at, true
 			}
 		}
 	case []any:
-		for _, v := range n {
-			if found, ok := findAnchor(v, name); ok {
-				return found, true
+		for i, v := range n {
+			if found, at, ok := findAnchor(v, name, index(ptr, i)); ok {
+				return found, at, true
 			}
 		}
 	}
-	return nil, false
+	return nil, "", false
 }
