@@ -21,8 +21,10 @@ type Lint struct {
 	Tool string
 	// Schema is "input" or "output".
 	Schema string
-	// Pointer is the JSON pointer of the schema node in the canonical
-	// schema; "" is the root.
+	// Pointer is the JSON pointer of the keyword in the canonical schema;
+	// "" is the root. On the OpenAPI path, which inlines every $ref, it is
+	// the path as if the $refs were inlined: /properties/a/x where
+	// /properties/a holds a $ref to a schema with keyword x.
 	Pointer string
 	// Rule says what Gemini cannot express there and what was done.
 	Rule string

@@ -51,35 +51,40 @@ func derived[T any](t *testing.T) string {
 
 // propertySchemas are canonical schemas with whether their lowering must be
 // exact (no Lint).
+// propertySchemas are canonical schemas with what each path makes of them:
+// exact (no Lint), lossy or refused.
 func propertySchemas(t *testing.T) []struct {
-	name, schema string
-	exact        bool
+	name, schema      string
+	jsonPath, openAPI string
 } {
 	return []struct {
-		name, schema string
-		exact        bool
+		name, schema      string
+		jsonPath, openAPI string
 	}{
-		{"derived flat (minLength and float32 bounds are lost)", derived[propFlat](t), false},
-		{"derived nested, $ref and nullable pointers", derived[propNested](t), true},
-		{"derived recursive through optional members", derived[propTree](t), true},
+		{"derived flat (minLength and float32 bounds are lost)", derived[propFlat](t), lossy, lossy},
+		{"derived nested, $ref and nullable pointers", derived[propNested](t), exact, lossy},
+		{"derived recursive through optional members", derived[propTree](t), exact, refused},
 		{"$ref with siblings", `{"type":"object","$defs":{"n":{"type":"integer","minimum":0}},
-			"properties":{"a":{"$ref":"#/$defs/n","maximum":9,"description":"digit"}},"required":["a"]}`, true},
+			"properties":{"a":{"$ref":"#/$defs/n","maximum":9,"description":"digit"}},"required":["a"]}`, exact, exact},
 		{"anyOf and nested arrays", `{"type":"object","properties":{
 			"m":{"type":"array","items":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer","minimum":-3,"maximum":3}]},"maxItems":3}}},
-			"additionalProperties":false}`, true},
+			"additionalProperties":false}`, exact, lossy},
 		{"enum with null, const, optional members", `{"type":"object","properties":{
 			"e":{"enum":["x",1,null]},"c":{"const":"fixed"},"n":{"const":null},"o":{"type":["string","null"]}},
-			"required":["c"],"additionalProperties":false}`, true},
+			"required":["c"],"additionalProperties":false}`, exact, lossy},
 		{"anchor ref and prefixItems", `{"type":"object","$defs":{"p":{"$anchor":"pair","type":"array",
 			"prefixItems":[{"type":"string"},{"type":"number"}],"items":false,"minItems":2}},
-			"properties":{"p":{"$ref":"#pair"}},"required":["p"],"additionalProperties":false}`, true},
+			"properties":{"p":{"$ref":"#pair"}},"required":["p"],"additionalProperties":false}`, exact, lossy},
 		{"oneOf becomes anyOf", `{"type":"object","properties":{"v":{"oneOf":[{"type":"integer"},{"type":"number","minimum":0}]}},
-			"required":["v"],"additionalProperties":false}`, false},
+			"required":["v"],"additionalProperties":false}`, lossy, lossy},
 		{"pattern, lengths and exclusive bounds", `{"type":"object","properties":{
 			"s":{"type":"string","pattern":"^[a-c]+$","maxLength":3},"n":{"type":"number","exclusiveMinimum":0},
-			"u":{"type":"array","uniqueItems":true,"items":{"type":"integer","minimum":0,"maximum":3}}},"additionalProperties":false}`, false},
+			"u":{"type":"array","uniqueItems":true,"items":{"type":"integer","minimum":0,"maximum":3}}},"additionalProperties":false}`, lossy, lossy},
+		{"open objects, nullable members, string enums", `{"type":"object","$defs":{"n":{"type":"object","properties":{"v":{"type":"number"}},"required":["v"]}},
+			"properties":{"a":{"type":["string","null"],"maxLength":4},"b":{"enum":["x","y",null]},"c":{"anyOf":[{"$ref":"#/$defs/n"},{"type":"null"}]},
+			"d":{"type":"array","items":{"type":"integer","minimum":0},"maxItems":3}},"required":["d"]}`, lossy, exact},
 		{"const object and allOf", `{"type":"object","properties":{"k":{"const":{"a":1}},
-			"w":{"allOf":[{"type":"integer"},{"minimum":2}]}},"required":["k"],"additionalProperties":false}`, false},
+			"w":{"allOf":[{"type":"integer"},{"minimum":2}]}},"required":["k"],"additionalProperties":false}`, lossy, lossy},
 	}
 }
 
@@ -90,47 +95,140 @@ func propertySchemas(t *testing.T) []struct {
 // and this package's re-encoding (the only undoing the Gemini path needs),
 // is admitted by the canonical one.
 func TestLoweringProperty(t *testing.T) {
-	const values = 600
 	for _, tc := range propertySchemas(t) {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run("json/"+tc.name, func(t *testing.T) {
 			t.Parallel()
-			def := tool.Definition{Name: "p", InputSchema: json.RawMessage(tc.schema)}
-			p, err := toolgemini.Project([]tool.Definition{def}, toolgemini.Config{})
-			require.NoError(t, err)
-			require.Equal(t, tc.exact, len(p.Lints) == 0, "lints: %v", p.Lints)
-			lowered, err := json.Marshal(p.Tools[0].FunctionDeclarations[0].ParametersJsonSchema)
-			require.NoError(t, err)
-			canonical := mustSchema(t, tc.schema)
-			low := mustSchema(t, string(lowered))
-
-			docs := []any{decode(t, tc.schema), decode(t, string(lowered))}
-			rng := rand.New(rand.NewPCG(1, uint64(len(tc.name))))
-			var canonValid, lowValid int
-			for i := range values {
-				// Half from each schema, so that each side's
-				// valid values are well represented.
-				doc := docs[i%2]
-				v := generate(rng, doc, doc, 0)
-				text, err := json.Marshal(v)
-				require.NoError(t, err)
-				if canonical.Validate(text) == nil {
-					canonValid++
-					require.NoError(t, low.Validate(text), "canonical admits %s, lowered %s refuses it", text, lowered)
-				}
-				if low.Validate(text) == nil {
-					lowValid++
-					if tc.exact {
-						undone := viaSDK(t, text)
-						require.NoError(t, canonical.Validate([]byte(undone)), "lowered %s admits %s, canonical refuses it", lowered, undone)
-					}
-				}
-			}
-			// The generator must produce valid values on both sides,
-			// or the test checks nothing.
-			require.Greater(t, canonValid, values/10)
-			require.Greater(t, lowValid, values/10)
+			checkLowering(t, tc.schema, toolgemini.Config{}, tc.jsonPath)
+		})
+		t.Run("openapi/"+tc.name, func(t *testing.T) {
+			t.Parallel()
+			checkLowering(t, tc.schema, toolgemini.Config{OpenAPI: true}, tc.openAPI)
 		})
 	}
+}
+
+const (
+	exact   = "exact"
+	lossy   = "lossy"
+	refused = "refused"
+)
+
+func checkLowering(t *testing.T, schema string, config toolgemini.Config, want string) {
+	const values = 600
+	def := tool.Definition{Name: "p", InputSchema: json.RawMessage(schema)}
+	p, err := toolgemini.Project([]tool.Definition{def}, config)
+	if want == refused {
+		require.ErrorIs(t, err, toolgemini.ErrProjection)
+		return
+	}
+	require.NoError(t, err)
+	require.Equal(t, want == exact, len(p.Lints) == 0, "lints: %v", p.Lints)
+	decl := p.Tools[0].FunctionDeclarations[0]
+	var lowered []byte
+	if config.OpenAPI {
+		// The proto Schema's meaning, written as JSON Schema.
+		lowered, err = json.Marshal(openAPIMeaning(decl.Parameters))
+	} else {
+		lowered, err = json.Marshal(decl.ParametersJsonSchema)
+	}
+	require.NoError(t, err)
+	canonical := mustSchema(t, schema)
+	low := mustSchema(t, string(lowered))
+
+	docs := []any{decode(t, schema), decode(t, string(lowered))}
+	rng := rand.New(rand.NewPCG(1, uint64(len(schema))))
+	var canonValid, lowValid int
+	for i := range values {
+		// Half from each schema, so that each side's
+		// valid values are well represented.
+		doc := docs[i%2]
+		v := generate(rng, doc, doc, 0)
+		text, err := json.Marshal(v)
+		require.NoError(t, err)
+		if canonical.Validate(text) == nil {
+			canonValid++
+			require.NoError(t, low.Validate(text), "canonical admits %s, lowered %s refuses it", text, lowered)
+		}
+		if low.Validate(text) == nil {
+			lowValid++
+			if want == exact {
+				undone := viaSDK(t, text)
+				require.NoError(t, canonical.Validate([]byte(undone)), "lowered %s admits %s, canonical refuses it", lowered, undone)
+			}
+		}
+	}
+	// The generator must produce valid values on both sides,
+	// or the test checks nothing.
+	require.Greater(t, canonValid, values/10)
+	require.Greater(t, lowValid, values/10)
+}
+
+// openAPIMeaning writes what a proto Schema admits as JSON Schema: the
+// reference the OpenAPI path is checked against. Objects are open (the
+// proto Schema cannot close them), nullable adds null, formats are
+// annotations.
+func openAPIMeaning(s *genai.Schema) map[string]any {
+	m := map[string]any{}
+	if s == nil {
+		return m
+	}
+	nullable := s.Nullable != nil && *s.Nullable
+	if s.Type != "" {
+		t := strings.ToLower(string(s.Type))
+		if nullable && t != "null" {
+			m["type"] = []any{t, "null"}
+		} else {
+			m["type"] = t
+		}
+	}
+	if s.Enum != nil {
+		e := []any{}
+		for _, v := range s.Enum {
+			e = append(e, v)
+		}
+		if nullable {
+			e = append(e, nil)
+		}
+		m["enum"] = e
+	}
+	if s.AnyOf != nil {
+		var branches []any
+		for _, b := range s.AnyOf {
+			branches = append(branches, openAPIMeaning(b))
+		}
+		if nullable && s.Type == "" {
+			branches = append(branches, map[string]any{"type": "null"})
+		}
+		m["anyOf"] = branches
+	}
+	if s.Properties != nil {
+		props := map[string]any{}
+		for k, v := range s.Properties {
+			props[k] = openAPIMeaning(v)
+		}
+		m["properties"] = props
+	}
+	if s.Required != nil {
+		m["required"] = s.Required
+	}
+	if s.Items != nil {
+		m["items"] = openAPIMeaning(s.Items)
+	}
+	for k, v := range map[string]*int64{"minItems": s.MinItems, "maxItems": s.MaxItems, "minLength": s.MinLength,
+		"maxLength": s.MaxLength, "minProperties": s.MinProperties, "maxProperties": s.MaxProperties} {
+		if v != nil {
+			m[k] = *v
+		}
+	}
+	for k, v := range map[string]*float64{"minimum": s.Minimum, "maximum": s.Maximum} {
+		if v != nil {
+			m[k] = *v
+		}
+	}
+	if s.Pattern != "" {
+		m["pattern"] = s.Pattern
+	}
+	return m
 }
 
 func mustSchema(t *testing.T, s string) tool.Schema {
