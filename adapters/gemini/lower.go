@@ -3,6 +3,7 @@ package toolgemini
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -79,6 +80,9 @@ func decodeSchema(raw []byte) (any, error) {
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("data after the schema")
 	}
 	return v, nil
 }

@@ -47,9 +47,11 @@ func Tools(reg *tool.Registry, config Config) (Projection, error) {
 //
 // It fails, with an error wrapping ErrProjection that names every tool and
 // JSON pointer at fault, when a name is one Gemini refuses (it must start
-// with a letter or an underscore), when two Definitions share a name, when a
-// Definition is invalid, or when a schema needs what Gemini cannot express at
-// all. Looser projections are not errors: they are listed in
+// with a letter or an underscore) or breaks the core's rule, when two
+// Definitions share a name, when a schema is not a JSON document, or when a
+// schema needs what Gemini cannot express at all. Project does not compile
+// the schemas (Bind does, and the Definitions of a Registry are valid); a
+// Definition Bind would refuse may project without error. Looser projections are not errors: they are listed in
 // Projection.Lints.
 func Project(defs []tool.Definition, config Config) (Projection, error) {
 	var p Projection
@@ -57,10 +59,6 @@ func Project(defs []tool.Definition, config Config) (Projection, error) {
 	seen := make(map[string]bool, len(defs))
 	decls := make([]*genai.FunctionDeclaration, 0, len(defs))
 	for _, d := range defs {
-		if err := d.Validate(); err != nil {
-			refusals = append(refusals, err.Error())
-			continue
-		}
 		if msg := checkName(d.Name); msg != "" {
 			refusals = append(refusals, fmt.Sprintf("name %q: %s", d.Name, msg))
 			continue
@@ -86,16 +84,25 @@ func Project(defs []tool.Definition, config Config) (Projection, error) {
 	return p, nil
 }
 
-// checkName says why Gemini refuses a function name, or "" when it takes it.
-// The core's names are already [A-Za-z0-9_-]{1,64}; Gemini adds that the
-// first character is a letter or an underscore.
+// checkName says why a function name is refused, or "" when Gemini takes
+// it: the core's rule, [A-Za-z0-9_-]{1,64}, and Gemini's, that the first
+// character is a letter or an underscore.
 func checkName(name string) string {
-	c := name[0]
-	if c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') {
-		return ""
+	if len(name) == 0 || len(name) > 64 {
+		return "a tool name has 1 to 64 characters"
 	}
-	return "Gemini requires a function name to start with a letter or an underscore"
+	for i := range len(name) {
+		if c := name[i]; !isLetter(c) && c != '_' && c != '-' && (c < '0' || c > '9') {
+			return "a tool name has only the characters A-Z, a-z, 0-9, _ and -"
+		}
+	}
+	if !isLetter(name[0]) && name[0] != '_' {
+		return "Gemini requires a function name to start with a letter or an underscore"
+	}
+	return ""
 }
+
+func isLetter(c byte) bool { return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') }
 
 // declare projects one valid Definition.
 func declare(d tool.Definition, config Config) (*genai.FunctionDeclaration, []Lint, []Lint) {
@@ -116,18 +123,14 @@ func declare(d tool.Definition, config Config) (*genai.FunctionDeclaration, []Li
 	return decl, append(in.losses, out.losses...), append(in.refusals, out.refusals...)
 }
 
-// lowerJSONDoc lowers a raw schema for the JSON path and returns it as raw
-// JSON, which the SDK sends as it is.
-func (l *lowering) lowerJSONDoc(raw json.RawMessage) json.RawMessage {
+// lowerJSONDoc lowers a raw schema for the JSON path. The result is the
+// decoded document (maps, slices, strings, json.Number, bool, nil), which
+// the SDK encodes with the request, number text unchanged.
+func (l *lowering) lowerJSONDoc(raw json.RawMessage) any {
 	doc, err := decodeSchema(raw)
 	if err != nil {
 		l.refuse("", "schema does not decode: %v", err)
 		return nil
 	}
-	b, err := json.Marshal(l.lowerJSON(doc))
-	if err != nil {
-		l.refuse("", "lowered schema does not encode: %v", err)
-		return nil
-	}
-	return b
+	return l.lowerJSON(doc)
 }

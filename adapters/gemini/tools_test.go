@@ -37,14 +37,17 @@ func TestProjectRefuses(t *testing.T) {
 		{"dynamic references", []tool.Definition{def("d",
 			`{"type":"object","$dynamicAnchor":"x","properties":{"a":{"$dynamicRef":"#x"}}}`)},
 			`tool: cannot project for gemini: d input schema at /$dynamicAnchor: $dynamicAnchor depends on dynamic scope, which Gemini cannot express; d input schema at /properties/a/$dynamicRef: $dynamicRef depends on dynamic scope, which Gemini cannot express`},
-		{"an invalid definition", []tool.Definition{def("a", `{"type":"string"}`)}, ""},
+		{"a name the core refuses", []tool.Definition{def("a.b", obj)},
+			`tool: cannot project for gemini: name "a.b": a tool name has only the characters A-Z, a-z, 0-9, _ and -`},
+		{"an empty name", []tool.Definition{def("", obj)},
+			`tool: cannot project for gemini: name "": a tool name has 1 to 64 characters`},
+		{"a schema that is not JSON", []tool.Definition{def("a", `{"type":`)},
+			`tool: cannot project for gemini: a input schema at (root): schema does not decode: unexpected EOF`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := toolgemini.Project(tc.defs, toolgemini.Config{})
 			require.ErrorIs(t, err, toolgemini.ErrProjection)
-			if tc.want != "" {
-				require.EqualError(t, err, tc.want)
-			}
+			require.EqualError(t, err, tc.want)
 			require.Empty(t, p.Tools)
 		})
 	}

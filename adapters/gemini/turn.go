@@ -1,8 +1,6 @@
 package toolgemini
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 
 	"github.com/agentcontract/tool"
@@ -64,23 +62,4 @@ func (t Turn) Calls() []dispatch.Call {
 		calls[i] = dispatch.Call{ID: fc.ID, Request: tool.Request{Name: fc.Name, Arguments: argumentText(fc.Args)}}
 	}
 	return calls
-}
-
-// argumentText encodes args as the argument text for Prepare. It never
-// fails on what the SDK decodes from JSON (maps, slices, strings, float64,
-// bool, nil); anything else, put there by a caller, becomes text Prepare
-// refuses, so that bad input reaches no tool.
-func argumentText(args map[string]any) string {
-	if len(args) == 0 {
-		return "{}"
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(args); err != nil {
-		// Not an object: Prepare rejects it. (Blank text would be
-		// admitted as {}.)
-		return "null"
-	}
-	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
