@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/agentcontract/tool"
 	toolgemini "github.com/agentcontract/tool/adapters/gemini"
 	"github.com/agentcontract/tool/dispatch"
 	"github.com/stretchr/testify/require"
@@ -106,4 +107,25 @@ func TestConversation(t *testing.T) {
 	all, err := json.Marshal(replies)
 	require.NoError(t, err)
 	golden(t, "replies.json", all)
+}
+
+// TestWhatTheSDKSends pins what the SDK's encoding (by way of
+// map[string]any) does to the numbers of a request, as the package
+// documentation says: they are written as float64.
+func TestWhatTheSDKSends(t *testing.T) {
+	srv := newGeminiServer(t, json.RawMessage(`{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]}}]}`))
+	client := newClient(t, srv.URL)
+	p, err := toolgemini.Project([]tool.Definition{def("big",
+		`{"type":"object","properties":{"n":{"type":"integer","minimum":0,"maximum":18446744073709551615}}}`)}, toolgemini.Config{})
+	require.NoError(t, err)
+	part, err := toolgemini.Part(dispatch.Outcome{CallID: "c", Tool: "big", Kind: dispatch.KindCompleted,
+		Output: tool.Output{Details: json.RawMessage(`{"total":1.50}`)}})
+	require.NoError(t, err)
+	contents := []*genai.Content{genai.NewContentFromText("hi", genai.RoleUser), {Role: genai.RoleUser, Parts: []*genai.Part{part}}}
+	_, err = client.Models.GenerateContent(context.Background(), "m", contents, &genai.GenerateContentConfig{Tools: p.Tools})
+	require.NoError(t, err)
+	_, body := srv.request(t, 0)
+	require.JSONEq(t, `[{"functionDeclarations":[{"name":"big","parametersJsonSchema":{"type":"object",
+		"properties":{"n":{"type":"integer","minimum":0,"maximum":1.8446744073709552e+19}}}}]}]`, string(body["tools"]))
+	require.Contains(t, string(body["contents"]), `"response":{"output":{"total":1.5}}`)
 }
