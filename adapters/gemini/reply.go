@@ -43,7 +43,7 @@ func Part(o dispatch.Outcome) (*genai.Part, error) {
 	text, media := render(o.Output)
 	switch {
 	case len(o.Output.Content) == 0 && len(o.Output.Details) > 0:
-		value = json.RawMessage(o.Output.Details)
+		value = json.RawMessage(slices.Clone(o.Output.Details))
 	default:
 		value = text
 	}
