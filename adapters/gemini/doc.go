@@ -35,7 +35,8 @@
 // only, dynamic references; on the OpenAPI path any recursion and parameter
 // names outside ^[A-Za-z_][A-Za-z0-9_]{0,63}$), and a name Gemini refuses (it
 // must start with a letter or an underscore), make Project fail when the tools
-// are projected, not when Gemini answers with a 400.
+// are projected, not when Gemini answers with a 400: the *ProjectionError
+// lists every problem as a Lint.
 //
 // Gemini has no strict flag: nothing is sent to switch validation on or off.
 //
@@ -73,8 +74,9 @@
 //
 // # Concurrency and ownership
 //
-// Project's results share no memory with the Definitions it was given; Part
-// copies media bytes. A Turn is immutable and safe for concurrent use; it
+// Project, Tools and Part are safe for concurrent use. Project's results
+// share no memory with the Definitions it was given; Part copies the media
+// and Details it sends. A Turn is immutable and safe for concurrent use; it
 // shares the model's content with the response it was read from, because that
 // content is what must be replayed.
 package toolgemini

@@ -15,11 +15,11 @@ import (
 // then written into the description there, so the model still reads it).
 // Prepare, which checks the canonical schema, stays the authority: an argument
 // that breaks the dropped constraint is rejected there and the model is told
-// why. The same type, inside a projection error, describes a refusal.
+// why. The same type, in a ProjectionError, describes a refusal.
 type Lint struct {
 	// Tool is the name of the Definition.
 	Tool string
-	// Schema is "input" or "output".
+	// Schema is "input" or "output"; empty for a problem with the name.
 	Schema string
 	// Pointer is the JSON pointer of the keyword in the canonical schema;
 	// "" is the root. On the OpenAPI path, which inlines every $ref, it is
@@ -30,8 +30,12 @@ type Lint struct {
 	Rule string
 }
 
-// String renders the lint on one line: tool, schema, pointer and rule.
+// String renders the lint on one line: tool, schema, pointer and rule, or,
+// for a problem with the tool's name (Schema empty), the tool and the rule.
 func (l Lint) String() string {
+	if l.Schema == "" {
+		return fmt.Sprintf("tool %q: %s", l.Tool, l.Rule)
+	}
 	p := l.Pointer
 	if p == "" {
 		p = "(root)"

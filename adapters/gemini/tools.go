@@ -45,8 +45,8 @@ func Tools(reg *tool.Registry, config Config) (Projection, error) {
 // schema to what Gemini can express (see the package documentation). defs is
 // not retained; the Projection shares no memory with it.
 //
-// It fails, with an error wrapping ErrProjection that names every tool and
-// JSON pointer at fault, when a name is one Gemini refuses (it must start
+// It fails, with a *ProjectionError (which wraps ErrProjection) that names
+// every tool and JSON pointer at fault, when a name is one Gemini refuses (it must start
 // with a letter or an underscore) or breaks the core's rule, when two
 // Definitions share a name, when a schema is not a JSON document, or when a
 // schema needs what Gemini cannot express at all. Project does not compile
@@ -55,34 +55,55 @@ func Tools(reg *tool.Registry, config Config) (Projection, error) {
 // Projection.Lints.
 func Project(defs []tool.Definition, config Config) (Projection, error) {
 	var p Projection
-	var refusals []string
+	var refusals []Lint
 	seen := make(map[string]bool, len(defs))
 	decls := make([]*genai.FunctionDeclaration, 0, len(defs))
 	for _, d := range defs {
 		if msg := checkName(d.Name); msg != "" {
-			refusals = append(refusals, fmt.Sprintf("name %q: %s", d.Name, msg))
+			refusals = append(refusals, Lint{Tool: d.Name, Rule: msg})
 			continue
 		}
 		if seen[d.Name] {
-			refusals = append(refusals, fmt.Sprintf("name %q: used by two definitions", d.Name))
+			refusals = append(refusals, Lint{Tool: d.Name, Rule: "the name is used by two definitions"})
 			continue
 		}
 		seen[d.Name] = true
 		decl, lints, refused := declare(d, config)
-		for _, r := range refused {
-			refusals = append(refusals, r.String())
-		}
+		refusals = append(refusals, refused...)
 		p.Lints = append(p.Lints, lints...)
 		decls = append(decls, decl)
 	}
 	if len(refusals) > 0 {
-		return Projection{}, fmt.Errorf("%w: %s", ErrProjection, strings.Join(refusals, "; "))
+		return Projection{}, &ProjectionError{Problems: refusals}
 	}
 	if len(decls) > 0 {
 		p.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
 	}
 	return p, nil
 }
+
+// ProjectionError lists every reason a projection failed, one Lint each: a
+// refused name (Schema and Pointer empty) or a schema Gemini cannot take.
+// errors.Is(err, ErrProjection) holds for it. Safe on a nil receiver.
+type ProjectionError struct {
+	// Problems are in the order of the Definitions.
+	Problems []Lint
+}
+
+// Error lists the problems on one line, separated by semicolons.
+func (e *ProjectionError) Error() string {
+	if e == nil {
+		return ErrProjection.Error()
+	}
+	parts := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		parts[i] = p.String()
+	}
+	return ErrProjection.Error() + ": " + strings.Join(parts, "; ")
+}
+
+// Unwrap returns ErrProjection.
+func (e *ProjectionError) Unwrap() error { return ErrProjection }
 
 // checkName says why a function name is refused, or "" when Gemini takes
 // it: the core's rule, [A-Za-z0-9_-]{1,64}, and Gemini's, that the first

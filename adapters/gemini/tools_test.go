@@ -22,11 +22,11 @@ func TestProjectRefuses(t *testing.T) {
 		want string
 	}{
 		{"a name starting with a digit: Gemini wants a letter or _", []tool.Definition{def("1st", obj)},
-			`tool: cannot project for gemini: name "1st": Gemini requires a function name to start with a letter or an underscore`},
+			`tool: cannot project for gemini: tool "1st": Gemini requires a function name to start with a letter or an underscore`},
 		{"a name starting with a dash", []tool.Definition{def("-x", obj)},
-			`tool: cannot project for gemini: name "-x": Gemini requires a function name to start with a letter or an underscore`},
+			`tool: cannot project for gemini: tool "-x": Gemini requires a function name to start with a letter or an underscore`},
 		{"two definitions of one name", []tool.Definition{def("a", obj), def("a", obj)},
-			`tool: cannot project for gemini: name "a": used by two definitions`},
+			`tool: cannot project for gemini: tool "a": the name is used by two definitions`},
 		{"recursion through a required member only", []tool.Definition{def("r",
 			`{"type":"object","properties":{"next":{"$ref":"#"}},"required":["next"]}`)},
 			`tool: cannot project for gemini: r input schema at /properties/next/$ref: $ref "#" recurses through required members only; Gemini unrolls recursion only through optional properties`},
@@ -38,9 +38,9 @@ func TestProjectRefuses(t *testing.T) {
 			`{"type":"object","$dynamicAnchor":"x","properties":{"a":{"$dynamicRef":"#x"}}}`)},
 			`tool: cannot project for gemini: d input schema at /$dynamicAnchor: $dynamicAnchor depends on dynamic scope, which Gemini cannot express; d input schema at /properties/a/$dynamicRef: $dynamicRef depends on dynamic scope, which Gemini cannot express`},
 		{"a name the core refuses", []tool.Definition{def("a.b", obj)},
-			`tool: cannot project for gemini: name "a.b": a tool name has only the characters A-Z, a-z, 0-9, _ and -`},
+			`tool: cannot project for gemini: tool "a.b": a tool name has only the characters A-Z, a-z, 0-9, _ and -`},
 		{"an empty name", []tool.Definition{def("", obj)},
-			`tool: cannot project for gemini: name "": a tool name has 1 to 64 characters`},
+			`tool: cannot project for gemini: tool "": a tool name has 1 to 64 characters`},
 		{"a schema that is not JSON", []tool.Definition{def("a", `{"type":`)},
 			`tool: cannot project for gemini: a input schema at (root): schema does not decode: unexpected EOF`},
 	} {
@@ -49,6 +49,9 @@ func TestProjectRefuses(t *testing.T) {
 			require.ErrorIs(t, err, toolgemini.ErrProjection)
 			require.EqualError(t, err, tc.want)
 			require.Empty(t, p.Tools)
+			var pe *toolgemini.ProjectionError
+			require.ErrorAs(t, err, &pe)
+			require.NotEmpty(t, pe.Problems)
 		})
 	}
 }
@@ -145,4 +148,10 @@ func TestProjectEmptyAndCopies(t *testing.T) {
 	a, _ := json.Marshal(p.Tools[0].FunctionDeclarations[0].ParametersJsonSchema)
 	b, _ := json.Marshal(p2.Tools[0].FunctionDeclarations[0].ParametersJsonSchema)
 	require.JSONEq(t, string(a), string(b))
+}
+
+func TestProjectionErrorNil(t *testing.T) {
+	var e *toolgemini.ProjectionError
+	require.EqualError(t, e, "tool: cannot project for gemini")
+	require.ErrorIs(t, e, toolgemini.ErrProjection)
 }
