@@ -25,7 +25,7 @@ func TestOpenAPI(t *testing.T) {
 				"kind":{"type":"STRING","enum":["a","b"]},
 				"leaf":{"type":"OBJECT","nullable":true,"required":["x"],"description":"(no other members)","properties":{
 					"p":{"type":"STRING","nullable":true},
-					"x":{"type":"ARRAY","items":{"type":"INTEGER","minimum":-2147483648,"maximum":2147483647}}}}}}`,
+					"x":{"type":"ARRAY","items":{"type":"INTEGER"}}}}}}`,
 			[]string{
 				"t input schema at /additionalProperties: additionalProperties cannot be expressed in parameters; dropped (Prepare still refuses extra members)",
 				"t input schema at /properties/by_name/additionalProperties: additionalProperties cannot be expressed in parameters; dropped (Prepare still refuses extra members)",

@@ -61,7 +61,7 @@ func propertySchemas(t *testing.T) []struct {
 		name, schema      string
 		jsonPath, openAPI string
 	}{
-		{"derived flat (minLength and float32 bounds are lost)", derived[propFlat](t), lossy, lossy},
+		{"derived flat (minLength is lost)", derived[propFlat](t), lossy, lossy},
 		{"derived nested, $ref and nullable pointers", derived[propNested](t), exact, lossy},
 		{"derived recursive through optional members", derived[propTree](t), exact, refused},
 		{"$ref with siblings", `{"type":"object","$defs":{"n":{"type":"integer","minimum":0}},

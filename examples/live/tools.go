@@ -23,7 +23,7 @@ import (
 const refundLimitEUR = 100
 
 type weatherInput struct {
-	City string `json:"city" jsonschema:"description=City name, e.g. Lisbon,minLength=1,maxLength=80"`
+	City string `json:"city" jsonschema:"description=City name such as Lisbon,minLength=1,maxLength=80"`
 	Unit string `json:"unit,omitempty" jsonschema:"enum=celsius,enum=fahrenheit,description=Temperature unit; celsius when omitted"`
 }
 
