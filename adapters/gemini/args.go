@@ -22,7 +22,8 @@ func argumentText(args map[string]any) string {
 	if len(args) == 0 {
 		return "{}"
 	}
-	b, err := appendValue(make([]byte, 0, 128), args)
+	var buf [256]byte
+	b, err := appendValue(buf[:0], args)
 	if err != nil {
 		return "null" // not an object: Prepare rejects it
 	}

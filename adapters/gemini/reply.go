@@ -40,23 +40,27 @@ func Part(o dispatch.Outcome) (*genai.Part, error) {
 		return nil, fmt.Errorf("%w: outcome of call %q has no kind", ErrReply, o.CallID)
 	}
 	var value any
-	text, media := render(o.Output)
+	var media []*genai.FunctionResponsePart
 	switch {
 	case len(o.Output.Content) == 0 && len(o.Output.Details) > 0:
 		value = json.RawMessage(slices.Clone(o.Output.Details))
 	default:
+		var text string
+		text, media = render(o.Output)
 		value = text
 	}
 	key := "output"
 	if o.IsError {
 		key = "error"
 	}
-	return &genai.Part{FunctionResponse: &genai.FunctionResponse{
-		ID:       o.CallID,
-		Name:     o.Tool,
-		Response: map[string]any{key: value},
-		Parts:    media,
-	}}, nil
+	// One allocation for the part and its response.
+	pr := &struct {
+		part     genai.Part
+		response genai.FunctionResponse
+	}{}
+	pr.response = genai.FunctionResponse{ID: o.CallID, Name: o.Tool, Response: map[string]any{key: value}, Parts: media}
+	pr.part.FunctionResponse = &pr.response
+	return &pr.part, nil
 }
 
 // render writes an Output's content as text, moving the media Gemini takes
@@ -102,8 +106,13 @@ func (t Turn) Reply(outcomes []dispatch.Outcome) (*genai.Content, error) {
 	if len(t.calls) == 0 && len(outcomes) == 0 {
 		return nil, nil
 	}
-	used := make([]bool, len(outcomes))
-	parts := make([]*genai.Part, len(t.calls))
+	var small [8]bool
+	used := small[:0]
+	if len(outcomes) > len(small) {
+		used = make([]bool, 0, len(outcomes))
+	}
+	used = used[:len(outcomes)]
+	parts, content := replyParts(len(t.calls))
 	for i, fc := range t.calls {
 		j := slices.IndexFunc(outcomes, func(o dispatch.Outcome) bool { return o.CallID == fc.ID && o.Tool == fc.Name })
 		for j >= 0 && used[j] {
@@ -127,7 +136,21 @@ func (t Turn) Reply(outcomes []dispatch.Outcome) (*genai.Content, error) {
 	if k := slices.Index(used, false); k >= 0 {
 		return nil, fmt.Errorf("%w: outcome of %s (id %q) answers no call of the turn", ErrReply, outcomes[k].Tool, outcomes[k].CallID)
 	}
-	return &genai.Content{Role: genai.RoleUser, Parts: parts}, nil
+	content.Role, content.Parts = genai.RoleUser, parts
+	return content, nil
+}
+
+// replyParts returns a slice of n parts and the content that will hold them:
+// one allocation for the common turn of one call.
+func replyParts(n int) ([]*genai.Part, *genai.Content) {
+	if n == 1 {
+		c := &struct {
+			content genai.Content
+			parts   [1]*genai.Part
+		}{}
+		return c.parts[:], &c.content
+	}
+	return make([]*genai.Part, n), &genai.Content{}
 }
 
 // Next returns the contents of the next request: history, then the model's
