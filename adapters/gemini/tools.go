@@ -21,7 +21,9 @@ type Config struct {
 	OpenAPI bool
 }
 
-// Projection is a list of Definitions as Gemini tools.
+// Projection is a list of Definitions as Gemini tools. The zero Projection
+// offers no tools. It is the caller's: nothing in it is shared with the
+// Definitions it came from.
 type Projection struct {
 	// Tools holds one genai.Tool whose FunctionDeclarations are the
 	// Definitions in the order given; nil when there were none. Put it in
@@ -33,7 +35,8 @@ type Projection struct {
 	Lints []Lint
 }
 
-// Tools projects the Definitions of reg; see Project.
+// Tools projects the Definitions of reg, in name order; see Project. A nil
+// reg is an error wrapping ErrProjection.
 func Tools(reg *tool.Registry, config Config) (Projection, error) {
 	if reg == nil {
 		return Projection{}, fmt.Errorf("%w: nil registry", ErrProjection)
