@@ -133,9 +133,10 @@ func (l *lowering) node(v any, ptr string) any {
 		// Anything else is an annotation or an unknown keyword, which
 		// never decides validity: dropped.
 	}
-	if ref, ok := out["$ref"]; ok && hasSiblings(out) {
+	if ref, ok := out["$ref"]; ok && (hasSiblings(out) || len(notes) > 0) {
+		// The notes become a description beside the $ref below.
 		if _, both := out["anyOf"]; both {
-			l.loss(ptr, "$ref beside anyOf is not supported; the $ref is dropped")
+			l.loss(child(ptr, "$ref"), "$ref beside anyOf is not supported; the $ref is dropped")
 			notes = append(notes, "see "+fmt.Sprint(ref))
 		} else {
 			out["anyOf"] = []any{map[string]any{"$ref": ref}}

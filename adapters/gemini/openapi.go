@@ -198,6 +198,7 @@ func (o *openapi) flatten(obj map[string]any, ptr string, stack []string, inline
 			return out
 		}
 	}
+	o.refuse(ptr, "more than 64 nested $ref, allOf and one-branch anyOf to inline at one place")
 	return out
 }
 

@@ -72,6 +72,8 @@ func TestOpenAPIRefuses(t *testing.T) {
 			`tool: cannot project for gemini: t input schema at /properties/next/properties/next/$ref: $ref "#" is recursive; parameters cannot express recursion (use the JSON path)`},
 		{"a parameter name with a dash", `{"type":"object","properties":{"a-b":{"type":"string"}}}`,
 			`tool: cannot project for gemini: t input schema at /properties/a-b: parameter name "a-b" is not one Gemini takes in parameters (^[A-Za-z_][A-Za-z0-9_]{0,63}$); use the JSON path`},
+		{"a chain of 65 $refs", chain(65),
+			`tool: cannot project for gemini: t input schema at /properties/x: more than 64 nested $ref, allOf and one-branch anyOf to inline at one place`},
 		{"exponential inlining", fanOut(7),
 			`tool: cannot project for gemini: t input schema at (root): inlining every $ref makes more than 10000 schema nodes`},
 	} {
@@ -95,4 +97,13 @@ func fanOut(levels int) string {
 		defs += fmt.Sprintf(`"d%d":{"type":"object","properties":{"a":%s,"b":%s,"c":%s,"d":%s}},`, i, next, next, next, next)
 	}
 	return `{"type":"object","$defs":{` + strings.TrimSuffix(defs, ",") + `},"properties":{"x":{"$ref":"#/$defs/d0"}}}`
+}
+
+// chain is a schema whose member x is a $ref to a $ref … n times.
+func chain(n int) string {
+	defs := `"d0":{"type":"string"}`
+	for i := 1; i < n; i++ {
+		defs += fmt.Sprintf(`,"d%d":{"$ref":"#/$defs/d%d"}`, i, i-1)
+	}
+	return fmt.Sprintf(`{"type":"object","$defs":{%s},"properties":{"x":{"$ref":"#/$defs/d%d"}}}`, defs, n-1)
 }
