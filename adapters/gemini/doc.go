@@ -58,9 +58,9 @@
 // Part renders an Outcome as a functionResponse part echoing the call's ID and
 // name: {"output": …} for a completed call (the text of its content, or its
 // Details as JSON when it has no content), {"error": …} with the public text
-// otherwise. Images (PNG, JPEG, WebP) and documents (PDF, plain text) travel
-// in the function response's parts, inline or by URI; other media is
-// announced in the text (dispatch.MediaNote) rather than dropped.
+// otherwise. Inline images (PNG, JPEG, WebP) and documents (PDF, plain text)
+// travel in the function response's parts; other media, and media given by
+// URI, is announced in the text (dispatch.MediaNote) rather than dropped.
 //
 // Turn.Reply builds the user content that answers every call of a turn,
 // matching outcomes to calls by ID, or by name and order when Gemini sent no

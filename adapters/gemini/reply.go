@@ -24,11 +24,13 @@ var mediaTypes = []string{"image/png", "image/jpeg", "image/webp", "application/
 //   - failed, rejected, unknown_tool, unknown: response {"error": …} with
 //     the text the model may see (never the private error).
 //
-// Media blocks Gemini takes in function responses (PNG, JPEG and WebP images,
-// PDF and plain text documents) travel in FunctionResponse.Parts, inline data
-// as inlineData and URIs as fileData, each also named in the text so the
-// model can tell which is which; other media is announced with
-// dispatch.MediaNote. The part shares no memory with o.
+// Inline media of the types Gemini takes in function responses (PNG, JPEG
+// and WebP images, PDF and plain text documents) travels in
+// FunctionResponse.Parts as inlineData, each also named in the text so that
+// the model can tell which is which. Other media, and media given by URI
+// (the Gemini API documents no fileData in function responses), is announced
+// in the text with dispatch.MediaNote, URI included. The part shares no
+// memory with o.
 //
 // A suspended outcome has no result yet: Part fails with ErrReply. Resume it
 // and render the outcome Resume returns.
@@ -75,13 +77,10 @@ func render(out tool.Output) (string, []*genai.FunctionResponsePart) {
 		switch {
 		case block.Kind == tool.BlockText:
 			b.WriteString(block.Text)
-		case !slices.Contains(mediaTypes, block.MediaType):
+		case block.URI != "" || !slices.Contains(mediaTypes, block.MediaType):
+			// The Gemini API does not take fileData in a function
+			// response: a URI is announced, address included.
 			b.WriteString(dispatch.MediaNote(block))
-		case block.URI != "":
-			parts = append(parts, &genai.FunctionResponsePart{FileData: &genai.FunctionResponseFileData{
-				FileURI: block.URI, MIMEType: block.MediaType,
-			}})
-			fmt.Fprintf(&b, "[attachment %d: %s]", len(parts), block.MediaType)
 		default:
 			parts = append(parts, &genai.FunctionResponsePart{InlineData: &genai.FunctionResponseBlob{
 				Data: slices.Clone(block.Data), MIMEType: block.MediaType,

@@ -99,10 +99,9 @@ func TestPart(t *testing.T) {
 			Output: tool.Output{Content: []tool.Block{tool.NewTextBlock("see"), png, tool.NewMediaBlock("video/mp4", []byte{9})}}},
 			`{"functionResponse":{"name":"f","parts":[{"inlineData":{"data":"AQID","mimeType":"image/png"}}],
 			"response":{"output":"see\n[attachment 1: image/png]\n[attachment video/mp4, 1 bytes]"}}}`},
-		{"media by URI as fileData", dispatch.Outcome{Tool: "f", Kind: dispatch.KindFailed, IsError: true,
+		{"media by URI is announced with its address", dispatch.Outcome{Tool: "f", Kind: dispatch.KindFailed, IsError: true,
 			Output: tool.Output{Content: []tool.Block{tool.NewMediaURIBlock("application/pdf", "https://example.com/r.pdf")}}},
-			`{"functionResponse":{"name":"f","parts":[{"fileData":{"fileUri":"https://example.com/r.pdf","mimeType":"application/pdf"}}],
-			"response":{"error":"[attachment 1: application/pdf]"}}}`},
+			`{"functionResponse":{"name":"f","response":{"error":"[attachment application/pdf at https://example.com/r.pdf]"}}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.JSONEq(t, tc.want, partJSON(t, tc.o))
