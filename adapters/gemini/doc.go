@@ -42,7 +42,8 @@
 //
 // # Calls in
 //
-// NewTurn reads the model's turn from a response and Turn.Calls turns its
+// NewTurn reads the model's turn from a response (NewStreamTurn from the
+// chunks of a streamed one) and Turn.Calls turns its
 // function calls into dispatch.Calls, in order, with the call's ID as the
 // correlation ID (it may be empty). Gemini sends args as an object, which the
 // SDK decodes into a map[string]any before this package sees it: the argument

@@ -40,6 +40,44 @@ func NewTurn(resp *genai.GenerateContentResponse) (Turn, error) {
 	return t, nil
 }
 
+// NewStreamTurn reads a model turn from the chunks of
+// Models.GenerateContentStream, in the order they came: the parts of each
+// chunk's first candidate, concatenated into one content, unchanged (text
+// split over chunks stays split, and thought signatures stay on the parts
+// that carried them), which is the content to replay. chunks is not
+// retained, its parts are shared.
+//
+// It fails, with an error wrapping ErrResponse, when no chunk has candidate
+// content, and when a function call is incomplete (its arguments streamed
+// as partialArgs, or willContinue set): leave the stream's function-call
+// argument streaming off.
+func NewStreamTurn(chunks []*genai.GenerateContentResponse) (Turn, error) {
+	content := &genai.Content{Role: genai.RoleModel}
+	found := false
+	for _, c := range chunks {
+		if c == nil || len(c.Candidates) == 0 || c.Candidates[0] == nil || c.Candidates[0].Content == nil {
+			continue
+		}
+		found = true
+		if r := c.Candidates[0].Content.Role; r != "" {
+			content.Role = r
+		}
+		content.Parts = append(content.Parts, c.Candidates[0].Content.Parts...)
+	}
+	if !found {
+		return Turn{}, fmt.Errorf("%w: no candidate content in %d chunks", ErrResponse, len(chunks))
+	}
+	for _, p := range content.Parts {
+		if p == nil {
+			continue
+		}
+		if fc := p.FunctionCall; fc != nil && (len(fc.PartialArgs) > 0 || (fc.WillContinue != nil && *fc.WillContinue)) {
+			return Turn{}, fmt.Errorf("%w: function call %q has streamed arguments, which this package does not assemble", ErrResponse, fc.Name)
+		}
+	}
+	return NewTurn(&genai.GenerateContentResponse{Candidates: []*genai.Candidate{{Content: content}}})
+}
+
 // Content returns the model's content as the SDK decoded it: the value to
 // replay, unchanged. It is shared, not copied.
 func (t Turn) Content() *genai.Content { return t.content }
