@@ -28,7 +28,9 @@ type Binding struct {
 //
 // Bind calls executable.Definition exactly once and compiles its schemas;
 // when executable is an [InputValidatingTool] it calls InputValidator once
-// and keeps the returned function. Nothing the tool does later changes the
+// and keeps the returned function (a [Func] needs no call: its validator is
+// its own strict decode, which Bind keeps in a form that hands the decoded
+// input to the first Call). Nothing the tool does later changes the
 // contract. Every error wraps [ErrInvalidTool]: a nil or typed-nil tool or
 // middleware; an invalid definition (with [ErrInvalidDefinition] or
 // [ErrInvalidSchema] beside it where they apply); and an InputValidator
@@ -58,10 +60,15 @@ func Bind(executable Tool, middlewares ...CallMiddleware) (Binding, error) {
 		return Binding{}, fmt.Errorf("%w: %w: %v", ErrInvalidTool, ErrInvalidDefinition, err)
 	}
 	contract := Contract{core: &contractCore{frozen: frozen, digest: sha256.Sum256(wire)}}
-	if v, ok := executable.(InputValidatingTool); ok {
-		contract.validator, err = captureValidator(v, frozen.def.Name)
+	if admit := funcAdmission(executable); admit != nil {
+		contract.admit = admit
+	} else if v, ok := executable.(InputValidatingTool); ok {
+		validator, err := captureValidator(v, frozen.def.Name)
 		if err != nil {
 			return Binding{}, err
+		}
+		if validator != nil {
+			contract.admit = plainAdmission(validator)
 		}
 	}
 	return Binding{

@@ -1,7 +1,6 @@
 package tool
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"fmt"
 
@@ -18,7 +17,7 @@ import (
 // for concurrent use, independently of the tool.
 type Contract struct {
 	core      *contractCore
-	validator func([]byte) error // nil when the schema is the whole contract
+	admit admission // the input validator; nil when the schema is the whole contract
 }
 
 // contractCore is the immutable part of a contract an Invocation may share:
@@ -115,12 +114,12 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 		rej.message = fmt.Sprintf("arguments of %q do not match its input schema %s", name, rej.message)
 		return Invocation{}, rej
 	}
-	if c.validator != nil {
-		// The validator gets its own copy: whatever it does, the admitted
-		// bytes stay the ones the schema checked.
-		if err := runValidator(c.validator, bytes.Clone(args)); err != nil {
+	if c.admit != nil {
+		value, err := runValidator(c.admit, args)
+		if err != nil {
 			return Invocation{}, err
 		}
+		inv.decoded = value
 	}
 	return inv, nil
 }

@@ -56,7 +56,11 @@ func NewFunc[In, Out any](config FuncConfig, fn func(context.Context, In) (Out, 
 }
 
 // Call decodes the invocation's arguments, calls the function and encodes
-// its result. The function's error is returned as it is. A result that
+// its result. The arguments are decoded once per call: the first Call of an
+// invocation takes the value that the Func's input validator decoded in
+// [Contract.Prepare], and every later Call of it, or of a copy of it,
+// decodes afresh, so the function owns its input and may modify it; no two
+// calls share one. The function's error is returned as it is. A result that
 // cannot be encoded as JSON (a NaN, say) is an error wrapping
 // [ErrInvalidResult] and [ErrInvalidOutput]: the function's result broke
 // the output contract, so [Binding.Call] returns that error as it is,
@@ -67,9 +71,12 @@ func (f Func[In, Out]) Call(ctx context.Context, invocation Invocation) (Result,
 	if f.fn == nil {
 		return Result{}, fmt.Errorf("%w: the zero Func runs nothing", ErrInvalidTool)
 	}
-	in, err := f.signature.Decode(invocation)
-	if err != nil {
-		return Result{}, err
+	in, ok := takeDecoded[In](invocation.decoded, f.signature.id)
+	if !ok {
+		var err error
+		if in, err = f.signature.Decode(invocation); err != nil {
+			return Result{}, err
+		}
 	}
 	out, err := f.fn(ctx, in)
 	if err != nil {
@@ -99,6 +106,14 @@ func (f Func[In, Out]) Definition() Definition { return f.definition.Clone() }
 
 // InputValidator returns the Signature's input validator.
 func (f Func[In, Out]) InputValidator() func([]byte) error { return f.signature.InputValidator() }
+
+// admission hands Bind the Signature's input validator in the form that
+// keeps the decoded value for the first Call, so that a call decodes its
+// arguments once.
+func (f Func[In, Out]) admission() admission { return typedAdmission[In](f.signature.id) }
+
+// self returns f, so that Bind can tell a Func from a type that embeds one.
+func (f Func[In, Out]) self() any { return f }
 
 // compiledSchemas hands Bind the schemas NewFunc already compiled, so that
 // binding a Func does not compile them a second time.

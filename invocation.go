@@ -12,12 +12,15 @@ import (
 // every Binding. An Invocation is immutable and safe for concurrent use:
 // every accessor returns a copy. It holds data only, no function, interface
 // or channel, so it can be stored, logged or handed to a scheduler without
-// handing over the power to run anything.
+// handing over the power to run anything. For a [Func] that data includes
+// the input decoded at Prepare, which the first Call of the invocation
+// takes (see [Func.Call]).
 type Invocation struct {
 	core         *contractCore
 	arguments    []byte // never empty once admitted; its memory is the identity
 	key          IdempotencyKey
 	continuation *Continuation
+	decoded      *decoded // a Func's input decoded at Prepare, for the first Call
 }
 
 // Arguments returns a copy of the admitted JSON object, exactly as

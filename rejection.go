@@ -228,24 +228,25 @@ func (e *InputValidationPanicError) Unwrap() error {
 }
 
 // runValidator calls validator on arguments, containing panics, and sorts
-// the outcome into nil, an *InputRejection or an *InputValidationError.
-func runValidator(validator func([]byte) error, arguments []byte) (err error) {
+// the outcome into a value to hand to Call (or none), an *InputRejection
+// or an *InputValidationError.
+func runValidator(validator admission, arguments []byte) (value *decoded, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &InputValidationError{cause: &InputValidationPanicError{Value: v}}
+			value, err = nil, &InputValidationError{cause: &InputValidationPanicError{Value: v}}
 		}
 	}()
-	verr := validator(arguments)
+	value, verr := validator(arguments)
 	if verr == nil {
-		return nil
+		return value, nil
 	}
 	if _, ok := ClassifyInputRejection(verr); ok {
-		return verr
+		return nil, verr
 	}
 	if _, ok := classify[*InputValidationError](verr); ok {
-		return verr // already sorted, by a typed tool's own validator
+		return nil, verr // already sorted, by a typed tool's own validator
 	}
 	// Anything else, a rejection hidden in a join included, is a defect of
 	// the validator and has no public message.
-	return &InputValidationError{cause: verr}
+	return nil, &InputValidationError{cause: verr}
 }

@@ -50,6 +50,7 @@ type Signature[In, Out any] struct {
 	input  Schema
 	output Schema // zero unless Out is encoded into Details
 	codec  outputCodec
+	id     *signatureID // tells a Func which decoded inputs are its own
 }
 
 type outputCodec uint8
@@ -90,7 +91,7 @@ func newSignature[In, Out any]() (Signature[In, Out], error) {
 	if err != nil {
 		return Signature[In, Out]{}, fmt.Errorf("input type %v: %w", in, err)
 	}
-	s := Signature[In, Out]{}
+	s := Signature[In, Out]{id: new(signatureID)}
 	if s.input, err = ParseSchema(doc); err != nil {
 		return Signature[In, Out]{}, fmt.Errorf("input type %v: %w", in, err)
 	}
