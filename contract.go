@@ -16,7 +16,7 @@ import (
 // Prepare and ValidateResult return errors. A Contract is immutable and safe
 // for concurrent use, independently of the tool.
 type Contract struct {
-	core      *contractCore
+	core  *contractCore
 	admit admission // the input validator; nil when the schema is the whole contract
 }
 
