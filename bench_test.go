@@ -3,6 +3,8 @@ package tool_test
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"strings"
 	"testing"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -178,5 +180,64 @@ func BenchmarkRegistryResolve(b *testing.B) {
 			b.Fatal("missing")
 		}
 		i++
+	}
+}
+
+// memoryPayloads are argument texts of about size bytes: many small
+// objects, and one long string that is mostly escapes.
+func memoryPayloads(size int) []struct {
+	name string
+	args string
+} {
+	var objects strings.Builder
+	objects.WriteString(`{"items":[`)
+	for i := 0; objects.Len() < size-64; i++ {
+		if i > 0 {
+			objects.WriteByte(',')
+		}
+		fmt.Fprintf(&objects, `{"a":%d,"b":"x%d"}`, i, i%10)
+	}
+	objects.WriteString(`]}`)
+	escapes := `{"text":"` + strings.Repeat(`\u00e9\n\"`, (size-16)/10) + `"}`
+	return []struct {
+		name string
+		args string
+	}{{"objects", objects.String()}, {"escapes", escapes}}
+}
+
+// BenchmarkPrepareMemory prepares argument texts of 256 KiB and 1 MiB and
+// reports the bytes allocated per byte of input (alloc/input-byte). Every
+// byte a Prepare allocates counts, so this bounds the peak heap of one
+// Prepare from above; equal figures at both sizes show that nothing grows
+// faster than the input.
+func BenchmarkPrepareMemory(b *testing.B) {
+	schema := []byte(`{"type":"object","properties":{
+		"items":{"type":"array","items":{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string","maxLength":8}},"required":["a","b"],"additionalProperties":false}},
+		"text":{"type":"string"}}}`)
+	binding, err := tool.Bind(echoTool{definition: tool.Definition{Name: "bulk", InputSchema: schema}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	contract := binding.Contract()
+	for _, size := range []int{256 << 10, tool.MaxInputBytes} {
+		for _, p := range memoryPayloads(size) {
+			b.Run(fmt.Sprintf("%s/%dKiB", p.name, size>>10), func(b *testing.B) {
+				req := tool.Request{Name: "bulk", Arguments: p.args}
+				if _, err := contract.Prepare(req, tool.Admission{}); err != nil {
+					b.Fatal(err)
+				}
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				n := 0
+				for b.Loop() {
+					if _, err := contract.Prepare(req, tool.Admission{}); err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(n)/float64(len(p.args)), "alloc/input-byte")
+			})
+		}
 	}
 }
