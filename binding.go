@@ -36,7 +36,7 @@ type Binding struct {
 // [ErrInvalidSchema] beside it where they apply); and an InputValidator
 // that panics, reported as an [*InputValidationError] whose Cause is an
 // [*InputValidationPanicError] holding the panic's value (see
-// InputValidationError for why it does not match [ErrInvalidInvocation]).
+// [InputValidationError] for why it does not match [ErrInvalidInvocation]).
 // The middlewares slice is copied.
 func Bind(executable Tool, middlewares ...CallMiddleware) (Binding, error) {
 	if executable == nil || isTypedNil(executable) {
@@ -79,9 +79,9 @@ func Bind(executable Tool, middlewares ...CallMiddleware) (Binding, error) {
 }
 
 // captureValidator calls InputValidator, containing a panic. The panic is
-// reported to whoever binds the tool as an *InputValidationError that
-// matches ErrInvalidTool, with the value behind its Cause: nothing here is
-// about a model's input, so it does not match ErrInvalidInvocation.
+// reported to whoever binds the tool as an [*InputValidationError] that
+// matches [ErrInvalidTool], with the value behind its Cause: nothing here is
+// about a model's input, so it does not match [ErrInvalidInvocation].
 func captureValidator(v InputValidatingTool, name string) (validator func([]byte) error, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -91,14 +91,14 @@ func captureValidator(v InputValidatingTool, name string) (validator func([]byte
 	return v.InputValidator(), nil
 }
 
-// Contract returns the Binding's frozen Contract.
+// Contract returns the [Binding]'s frozen Contract.
 func (b Binding) Contract() Contract { return b.contract }
 
 // Call runs invocation through the middlewares to the tool.
 //
 // It refuses, with an error wrapping [ErrInvalidInvocation] and without
 // running anything, the zero [Invocation] and one prepared by any other
-// Binding's [Contract], even one with the same name and schema. When ctx is
+// [Binding]'s [Contract], even one with the same name and schema. When ctx is
 // already done it returns ctx.Err() and runs nothing.
 //
 // Forwarding is synchronous: the next a middleware receives works only
@@ -127,7 +127,7 @@ func (b Binding) Contract() Contract { return b.contract }
 //     untouched.
 //
 // A result the tool completed is returned even when ctx is cancelled
-// afterwards. The returned Output is a copy the caller owns.
+// afterwards. The returned [Output] is a copy the caller owns.
 func (b Binding) Call(ctx context.Context, invocation Invocation) (Result, error) {
 	core := b.contract.core
 	if core == nil || b.tool == nil {
@@ -163,7 +163,7 @@ type chain struct {
 }
 
 // from runs the chain from middleware i inwards. Each middleware's factory
-// is called only when the call reaches it, so a Recover placed outermost
+// is called only when the call reaches it, so a [Recover] placed outermost
 // also covers the factories of the middlewares inside it.
 func (c *chain) from(i int, ctx context.Context, invocation Invocation) (Result, error) {
 	if i == len(c.binding.middlewares) {
@@ -224,7 +224,7 @@ func (f *forwardOnce) Call(ctx context.Context, invocation Invocation) (Result, 
 	return c.from(f.index, ctx, invocation)
 }
 
-// boundary is the innermost Caller: it runs the tool and applies the
+// boundary is the innermost [Caller]: it runs the tool and applies the
 // checks every middleware relies on.
 type boundary struct {
 	binding Binding

@@ -9,10 +9,10 @@ import (
 
 // Contract is the trust boundary between a model's proposal and a tool: the
 // frozen definition, its compiled input schema and the tool's input
-// validator. It turns a Request into an Invocation (Prepare) and checks
+// validator. It turns a [Request] into an [Invocation] (Prepare) and checks
 // results (ValidateResult), and holds nothing that can run the tool.
 //
-// A Contract comes from Binding.Contract. The zero Contract is invalid: its
+// A Contract comes from [Binding.Contract]. The zero Contract is invalid: its
 // Prepare and ValidateResult return errors. A Contract is immutable and safe
 // for concurrent use, independently of the tool.
 type Contract struct {
@@ -20,7 +20,7 @@ type Contract struct {
 	admit admission // the input validator; nil when the schema is the whole contract
 }
 
-// contractCore is the immutable part of a contract an Invocation may share:
+// contractCore is the immutable part of a contract an [Invocation] may share:
 // data only.
 type contractCore struct {
 	frozen frozenDefinition
@@ -29,7 +29,7 @@ type contractCore struct {
 
 // Definition returns a copy of the frozen definition, with the schemas in
 // canonical form (compact, member order and number text as given): the
-// bytes the schemas were compiled from. The zero Contract returns the zero
+// bytes the schemas were compiled from. The zero [Contract] returns the zero
 // Definition.
 func (c Contract) Definition() Definition {
 	if c.core == nil {
@@ -38,7 +38,7 @@ func (c Contract) Definition() Definition {
 	return c.core.frozen.definition()
 }
 
-// Name returns the tool's name, or "" for the zero Contract.
+// Name returns the tool's name, or "" for the zero [Contract].
 func (c Contract) Name() string {
 	if c.core == nil {
 		return ""
@@ -49,7 +49,7 @@ func (c Contract) Name() string {
 // Prepare admits call into an [Invocation] or says why not. It runs no
 // tool and no policy. In order, it refuses:
 //
-//   - the zero Contract, an empty tool name (wrapping [ErrInvalidRequest]
+//   - the zero [Contract], an empty tool name (wrapping [ErrInvalidRequest]
 //     as well), a name other than the contract's, and an [IdempotencyKey]
 //     that is not valid UTF-8, holds a Unicode noncharacter or is longer
 //     than [MaxInputBytes] written as a JSON string (a call stamp could not
@@ -68,7 +68,7 @@ func (c Contract) Name() string {
 //
 // Argument text that is blank (JSON whitespace only) is admitted as {}.
 // Every error wraps [ErrInvalidInvocation]. Neither call nor admission is
-// retained; the Invocation holds copies.
+// retained; the [Invocation] holds copies.
 func (c Contract) Prepare(call Request, admission Admission) (Invocation, error) {
 	if c.core == nil {
 		return Invocation{}, fmt.Errorf("%w: the zero Contract admits nothing", ErrInvalidInvocation)
@@ -124,12 +124,12 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 	return inv, nil
 }
 
-// ValidateResult checks result against the contract the Binding enforces on
+// ValidateResult checks result against the contract the [Binding] enforces on
 // every call, so that a runtime can apply it again when it recovers a
-// result from storage. A result is either a completed Output, valid and,
+// result from storage. A result is either a completed [Output], valid and,
 // when the definition declares an output schema, with Details that satisfy
-// it; or a valid InputRequest with an empty Output. Never both. Errors wrap
-// ErrInvalidResult.
+// it; or a valid [InputRequest] with an empty Output. Never both. Errors wrap
+// [ErrInvalidResult].
 func (c Contract) ValidateResult(result Result) error {
 	if c.core == nil {
 		return fmt.Errorf("%w: the zero Contract accepts no result", ErrInvalidResult)

@@ -7,25 +7,25 @@ import (
 	"unsafe"
 )
 
-// This file holds the hand-off of a Func's typed input from Prepare to Call.
+// This file holds the hand-off of a [Func]'s typed input from Prepare to Call.
 // The input validator of a Func decodes the admitted arguments into In at
 // Prepare; instead of throwing that value away and decoding the same bytes
-// again at Call, Prepare keeps it in the Invocation and the first Call of
+// again at Call, Prepare keeps it in the [Invocation] and the first Call of
 // that Invocation takes it. Every later Call of the same Invocation (a copy
 // of it included) decodes afresh, so no two calls ever share a value that
 // the function may modify.
 
-// admission is what a Contract runs after the schema: the tool's input
+// admission is what a [Contract] runs after the schema: the tool's input
 // validator, returning the decoded value to hand to the first Call, or nil
 // when it keeps none.
 type admission func(arguments []byte) (*decoded, error)
 
-// signatureID identifies one Signature, so that a Func takes only a value
+// signatureID identifies one [Signature], so that a [Func] takes only a value
 // its own Signature decoded. It is not zero-sized: distinct allocations
 // have distinct addresses.
 type signatureID struct{ _ byte }
 
-// decoded is the header of a decodedBox: which Signature decoded the value,
+// decoded is the header of a decodedBox: which [Signature] decoded the value,
 // where the value is, and whether a Call has taken it.
 type decoded struct {
 	signature *signatureID
@@ -39,13 +39,13 @@ type decodedBox[In any] struct {
 	in In
 }
 
-// typedTool is implemented by Func.
+// typedTool is implemented by [Func].
 type typedTool interface {
 	admission() admission
 	self() any
 }
 
-// funcAdmission returns the admission of executable when it is a Func
+// funcAdmission returns the admission of executable when it is a [Func]
 // itself (or a pointer to one), and nil otherwise. A type that embeds a
 // Func has the Func's methods but may replace its InputValidator, so it is
 // treated as any other tool.
@@ -73,7 +73,7 @@ func plainAdmission(validator func([]byte) error) admission {
 	}
 }
 
-// typedAdmission is the admission of a Signature's input: decodeInput,
+// typedAdmission is the admission of a [Signature]'s input: decodeInput,
 // keeping the value. The decode only reads the arguments.
 func typedAdmission[In any](id *signatureID) admission {
 	return func(arguments []byte) (*decoded, error) {
@@ -88,7 +88,7 @@ func typedAdmission[In any](id *signatureID) admission {
 	}
 }
 
-// takeDecoded returns the value that the Signature identified by id decoded
+// takeDecoded returns the value that the [Signature] identified by id decoded
 // at Prepare, to the first caller only; false when there is none for it.
 // The box lets go of the value, so that it lives only as long as the call
 // that took it needs it.

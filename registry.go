@@ -22,7 +22,7 @@ type Registry struct {
 	bindings atomic.Pointer[map[string]Binding] // never modified once stored
 }
 
-// NewRegistry returns a Registry holding initial; see Register for the
+// NewRegistry returns a [Registry] holding initial; see Register for the
 // errors.
 func NewRegistry(initial ...Binding) (*Registry, error) {
 	r := &Registry{}
@@ -32,9 +32,9 @@ func NewRegistry(initial ...Binding) (*Registry, error) {
 	return r, nil
 }
 
-// Register adds bindings, all or none. A zero Binding is an error wrapping
-// ErrInvalidTool; a name given twice in the batch or already registered
-// wraps ErrDuplicateTool; a nil Registry wraps ErrInvalidRegistry. On error
+// Register adds bindings, all or none. A zero [Binding] is an error wrapping
+// [ErrInvalidTool]; a name given twice in the batch or already registered
+// wraps [ErrDuplicateTool]; a nil [Registry] wraps [ErrInvalidRegistry]. On error
 // nothing is added.
 func (r *Registry) Register(bindings ...Binding) error {
 	if r == nil {
@@ -76,7 +76,7 @@ func (r *Registry) snapshot() map[string]Binding {
 	return nil
 }
 
-// Resolve returns the Binding registered under name. A nil Registry holds
+// Resolve returns the [Binding] registered under name. A nil [Registry] holds
 // nothing.
 func (r *Registry) Resolve(name string) (Binding, bool) {
 	if r == nil {
