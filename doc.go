@@ -131,12 +131,9 @@
 //     [ErrInvalidResult] whatever the tool's Effect, including a [Func]
 //     whose function returned a value JSON cannot encode. The safe rule
 //     turns only the tool's own errors into Failures.
-//   - Argument text longer than [MaxInputBytes] is a problem of the content,
-//     like every other problem with the text the model wrote: Prepare
-//     refuses it with an InputRejection, which does not match
-//     [ErrInvalidRequest]. Only an empty tool name, the runtime's envelope,
-//     matches ErrInvalidRequest. [Request.Validate] refuses both, for a
-//     runtime that checks a Request before it resolves a tool.
+//   - Argument text longer than [MaxInputBytes] is the model's to fix, like
+//     every other problem with the text it wrote; only an empty tool name
+//     is a bad [Request] envelope. [Contract.Prepare] states the rule.
 //   - A panic in a tool's InputValidator method at [Bind] is an
 //     [*InputValidationError] whose Cause is the
 //     [*InputValidationPanicError]. It matches [ErrInvalidTool], not

@@ -20,10 +20,9 @@ type Request struct {
 
 // Validate checks the envelope only: a non-empty name and argument text of
 // at most [MaxInputBytes]. Errors wrap [ErrInvalidRequest]. A runtime may
-// call it before it resolves a tool; [Contract.Prepare] applies the same two
-// rules but classifies them apart (an empty name wraps ErrInvalidRequest,
-// an over-long argument text is an [*InputRejection] for the model), and
-// checks the argument text itself.
+// call it before it resolves a tool. [Contract.Prepare] applies the same
+// two rules, classified as its documentation says, and checks the argument
+// text itself.
 func (r Request) Validate() error {
 	if r.Name == "" {
 		return fmt.Errorf("%w: empty tool name", ErrInvalidRequest)
