@@ -53,11 +53,11 @@ func Bind(executable Tool, middlewares ...CallMiddleware) (Binding, error) {
 	}
 	frozen, err := executable.Definition().compile(known...)
 	if err != nil {
-		return Binding{}, fmt.Errorf("%w: %w", ErrInvalidTool, err)
+		return Binding{}, errorf("%w: %w", ErrInvalidTool, err)
 	}
 	wire, err := frozen.def.marshal()
 	if err != nil {
-		return Binding{}, fmt.Errorf("%w: %w: %v", ErrInvalidTool, ErrInvalidDefinition, err)
+		return Binding{}, errorf("%w: %w: %v", ErrInvalidTool, ErrInvalidDefinition, err)
 	}
 	contract := Contract{core: &contractCore{frozen: frozen, digest: sha256.Sum256(wire)}}
 	if admit := funcAdmission(executable); admit != nil {

@@ -46,6 +46,15 @@ func (c Contract) Name() string {
 	return c.core.frozen.def.Name
 }
 
+// Effect returns the frozen definition's Effect without copying the rest
+// of the definition, or "" for the zero Contract.
+func (c Contract) Effect() Effect {
+	if c.core == nil {
+		return ""
+	}
+	return c.core.frozen.def.Effect
+}
+
 // Prepare admits call into an [Invocation] or says why not. It runs no
 // tool and no policy. In order, it refuses:
 //
@@ -75,7 +84,7 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 	}
 	name := c.core.frozen.def.Name
 	if call.Name == "" {
-		return Invocation{}, fmt.Errorf("%w: %w: empty tool name", ErrInvalidInvocation, ErrInvalidRequest)
+		return Invocation{}, errorf("%w: %w: empty tool name", ErrInvalidInvocation, ErrInvalidRequest)
 	}
 	if call.Name != name {
 		return Invocation{}, fmt.Errorf("%w: request names tool %q, this contract is %q", ErrInvalidInvocation, call.Name, name)
@@ -146,7 +155,7 @@ func (c Contract) ValidateResult(result Result) error {
 	}
 	details, values, err := result.Output.validate()
 	if err != nil {
-		return fmt.Errorf("%w: tool %q: %w", ErrInvalidResult, name, err)
+		return errorf("%w: tool %q: %w", ErrInvalidResult, name, err)
 	}
 	if out := c.core.frozen.output; out.Valid() {
 		if len(result.Output.Details) == 0 {

@@ -320,7 +320,7 @@ func TestValidateResult(t *testing.T) {
 		{"zero result", coreDefinition("plain"), tool.Result{}, ""},
 		{"text output", coreDefinition("plain"), tool.Result{Output: tool.NewTextOutput("hi")}, ""},
 		{"input request alone", coreDefinition("plain"), tool.Result{InputRequest: &prompt}, ""},
-		{"invalid block", coreDefinition("plain"), tool.Result{Output: tool.Output{Content: []tool.Block{tool.NewTextBlock("")}}}, `tool: invalid result: tool "plain": content[0]: tool: invalid output: text block with empty text`},
+		{"invalid block", coreDefinition("plain"), tool.Result{Output: tool.Output{Content: []tool.Block{tool.NewTextBlock("")}}}, `tool: invalid result: tool "plain": content[0]: invalid output: text block with empty text`},
 		{"invalid details", coreDefinition("plain"), tool.Result{Output: tool.Output{Details: json.RawMessage(`{`)}}, ""},
 		{"output and input request", coreDefinition("plain"), tool.Result{Output: tool.NewTextOutput("hi"), InputRequest: &prompt}, `tool: invalid result: tool "plain" returned both an output and an input request`},
 		{"zero input request", coreDefinition("plain"), tool.Result{InputRequest: &tool.InputRequest{}}, `tool: invalid result: tool "plain" returned an invalid input request`},
@@ -363,4 +363,15 @@ func TestPrepareValidatorCannotChangeAdmittedArguments(t *testing.T) {
 	b := mustBind(t, executable)
 	inv := mustPrepare(t, b, `{"city":"Oslo"}`)
 	require.Equal(t, `{"city":"Oslo"}`, string(inv.Arguments()))
+}
+
+func TestContractEffect(t *testing.T) {
+	for _, effect := range []tool.Effect{"", tool.EffectSafe, tool.EffectIdempotent} {
+		def := coreDefinition("effect")
+		def.Effect = effect
+		c := mustBind(t, newCoreTool(def)).Contract()
+		require.Equal(t, effect, c.Effect())
+		require.Equal(t, c.Definition().Effect, c.Effect())
+	}
+	require.Equal(t, tool.Effect(""), tool.Contract{}.Effect())
 }

@@ -72,11 +72,11 @@ func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
 		return frozenDefinition{}, fmt.Errorf("%w: tool %q has no input schema", ErrInvalidDefinition, d.Name)
 	}
 	if len(d.InputSchema) > MaxInputBytes {
-		return frozenDefinition{}, fmt.Errorf("%w: input schema of tool %q: %w: document is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, ErrInvalidSchema, len(d.InputSchema), MaxInputBytes)
+		return frozenDefinition{}, errorf("%w: input schema of tool %q: %w: document is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, ErrInvalidSchema, len(d.InputSchema), MaxInputBytes)
 	}
 	tree, err := strictjson.Parse(d.InputSchema)
 	if err != nil {
-		return frozenDefinition{}, fmt.Errorf("%w: input schema of tool %q: %w: not one I-JSON document: %v", ErrInvalidDefinition, d.Name, ErrInvalidSchema, err)
+		return frozenDefinition{}, errorf("%w: input schema of tool %q: %w: not one I-JSON document: %v", ErrInvalidDefinition, d.Name, ErrInvalidSchema, err)
 	}
 	obj, ok := tree.(map[string]any)
 	if !ok || obj["type"] != "object" {
@@ -84,13 +84,13 @@ func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
 	}
 	input, err := compileKnown(tree, strictjson.Compact(nil, d.InputSchema), known)
 	if err != nil {
-		return frozenDefinition{}, fmt.Errorf("%w: input schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
+		return frozenDefinition{}, errorf("%w: input schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
 	}
 	f := frozenDefinition{input: input}
 	if len(d.OutputSchema) > 0 {
 		f.output, err = parseKnown(d.OutputSchema, known)
 		if err != nil {
-			return frozenDefinition{}, fmt.Errorf("%w: output schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
+			return frozenDefinition{}, errorf("%w: output schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
 		}
 	}
 	f.def = Definition{
@@ -219,7 +219,7 @@ func (d Definition) marshal() ([]byte, error) {
 func (d *Definition) UnmarshalJSON(data []byte) error {
 	var w definitionWire
 	if err := strictUnmarshal(data, maxEncodedDefinition, &w); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidDefinition, err)
+		return errorf("%w: %v", ErrInvalidDefinition, err)
 	}
 	decoded := Definition{
 		Name:         w.Name,

@@ -66,6 +66,29 @@
 // What they cost in time is measured in benchmarks/README.md, not promised
 // here.
 //
+// # Typed tools
+//
+// NewFunc and NewSignature derive a tool's input schema from a Go struct,
+// with SchemaFor's rules, and decode admitted arguments into it strictly.
+// What the model reads is that schema, so what it says is worth checking:
+//
+//   - A `jsonschema` struct tag is cut at every comma. A comma inside a
+//     value is escaped with a backslash before it, and in Go source,
+//     between the tag's quotes, that backslash is itself written twice:
+//     `jsonschema:"description=City name\\, e.g. Lisbon"`. A tag that
+//     would be cut or dropped is an error at construction, naming the
+//     field.
+//   - A field whose type reads and writes its own JSON (MarshalJSON or
+//     UnmarshalJSON, as *big.Int) states its form in its tag, as in
+//     `jsonschema:"type=integer,minimum=0"`, or its type describes itself
+//     with a JSONSchemaModel or JSONSchema method; otherwise construction
+//     fails, rather than advertise a member that admits anything. A type
+//     with text methods only is a string.
+//   - The schema states no bound a model never needs: integers of 32 and
+//     64 bits carry no range, unsigned integers only their minimum 0.
+//     Prepare still refuses a number out of the field's range, with an
+//     *InputRejection that names the member.
+//
 // # Errors and outcomes
 //
 // Every call ends in exactly one of the ways below. They differ in what is

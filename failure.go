@@ -113,7 +113,7 @@ func (f *Failure) Validate() error {
 		return fmt.Errorf("%w: cause is a typed nil", ErrInvalidFailure)
 	}
 	if err := f.output.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidFailure, err)
+		return errorf("%w: %w", ErrInvalidFailure, err)
 	}
 	return nil
 }
@@ -211,7 +211,7 @@ func (e *CallError) Validate() error {
 		return fmt.Errorf("%w: cause is a typed nil", ErrInvalidCallError)
 	}
 	if err := e.evidence.Validate(); err != nil {
-		return fmt.Errorf("%w: evidence: %w", ErrInvalidCallError, err)
+		return errorf("%w: evidence: %w", ErrInvalidCallError, err)
 	}
 	return nil
 }

@@ -68,12 +68,12 @@ func TestNewFailureValidation(t *testing.T) {
 		{
 			name:    "an empty text block",
 			config:  tool.FailureConfig{Kind: tool.FailureKindRejected, Output: tool.Output{Content: []tool.Block{tool.NewTextBlock("")}}},
-			wantErr: "tool: invalid failure: content[0]: tool: invalid output: text block with empty text",
+			wantErr: "tool: invalid failure: content[0]: invalid output: text block with empty text",
 		},
 		{
 			name:    "details that are not JSON",
 			config:  tool.FailureConfig{Kind: tool.FailureKindFailed, Cause: cause, Output: tool.Output{Details: json.RawMessage(`{"a":`)}},
-			wantErr: "tool: invalid failure: tool: invalid output: details are not one I-JSON document: ",
+			wantErr: "tool: invalid failure: invalid output: details are not one I-JSON document: ",
 			prefix:  true,
 		},
 	}
@@ -231,7 +231,7 @@ func TestNewCallErrorValidation(t *testing.T) {
 		{"a cause and evidence", tool.CallErrorConfig{Cause: errors.New("timeout"), Evidence: tool.NewTextOutput("2 of 3 rows written")}, ""},
 		{"no cause", tool.CallErrorConfig{Evidence: tool.NewTextOutput("2 of 3 rows written")}, "tool: invalid call error: a cause is required"},
 		{"a typed-nil cause", tool.CallErrorConfig{Cause: typedNil}, "tool: invalid call error: cause is a typed nil"},
-		{"invalid evidence", tool.CallErrorConfig{Cause: errors.New("timeout"), Evidence: tool.Output{Content: []tool.Block{{Kind: "video"}}}}, `tool: invalid call error: evidence: content[0]: tool: invalid output: unknown block kind "video"`},
+		{"invalid evidence", tool.CallErrorConfig{Cause: errors.New("timeout"), Evidence: tool.Output{Content: []tool.Block{{Kind: "video"}}}}, `tool: invalid call error: evidence: content[0]: invalid output: unknown block kind "video"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -40,7 +40,7 @@ func NewFunc[In, Out any](config FuncConfig, fn func(context.Context, In) (Out, 
 	}
 	sig, err := newSignature[In, Out]()
 	if err != nil {
-		return Func[In, Out]{}, fmt.Errorf("%w: tool %q: %w", ErrInvalidTool, config.Name, err)
+		return Func[In, Out]{}, errorf("%w: tool %q: %w", ErrInvalidTool, config.Name, err)
 	}
 	def := Definition{
 		Name:         config.Name,
@@ -50,7 +50,7 @@ func NewFunc[In, Out any](config FuncConfig, fn func(context.Context, In) (Out, 
 		Effect:       config.Effect,
 	}
 	if err := def.validateHead(); err != nil {
-		return Func[In, Out]{}, fmt.Errorf("%w: %w", ErrInvalidTool, err)
+		return Func[In, Out]{}, errorf("%w: %w", ErrInvalidTool, err)
 	}
 	return Func[In, Out]{signature: sig, definition: def, fn: fn}, nil
 }
@@ -84,7 +84,7 @@ func (f Func[In, Out]) Call(ctx context.Context, invocation Invocation) (Result,
 	}
 	output, err := f.signature.encode(out)
 	if err != nil {
-		return Result{}, &brokenResultError{err: fmt.Errorf("%w: tool %q: %w", ErrInvalidResult, f.definition.Name, err)}
+		return Result{}, &brokenResultError{err: errorf("%w: tool %q: %w", ErrInvalidResult, f.definition.Name, err)}
 	}
 	return Result{Output: output}, nil
 }

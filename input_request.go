@@ -216,7 +216,7 @@ func (r *InputRequest) UnmarshalJSON(data []byte) error {
 	}
 	schema, err := ParseSchema(w.ResponseSchema)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidInputRequest, err)
+		return errorf("%w: %w", ErrInvalidInputRequest, err)
 	}
 	decoded, err := NewInputRequest(InputRequestConfig{Prompt: json.RawMessage(w.Prompt), ResponseSchema: schema, ContinuationState: json.RawMessage(w.State)})
 	if err != nil {

@@ -46,6 +46,7 @@ type sigArgs struct {
 	Count int        `json:"count"`
 	Small int8       `json:"small,omitzero"`
 	Size  uint32     `json:"size,omitzero"`
+	Ratio float32    `json:"ratio,omitzero"`
 	Data  []byte     `json:"data,omitzero"`
 	Fixed [2]byte    `json:"fixed,omitzero"`
 	When  time.Time  `json:"when,omitzero"`
@@ -75,7 +76,9 @@ func TestPrepareRefusesBeforeTheFunctionRuns(t *testing.T) {
 		{"-129 into an int8", `{"name":"a","count":1,"small":-129}`, "/small", "-128"},
 		{"negative into a uint32", `{"name":"a","count":1,"size":-1}`, "/size", "0"},
 		{"-0 into a uint32", `{"name":"a","count":1,"size":-0}`, "/size", "-0"},
-		{"beyond int64", `{"name":"a","count":9223372036854775808}`, "/count", "9223372036854775807"},
+		{"beyond int64", `{"name":"a","count":9223372036854775808}`, "/count", "out of range"},
+		{"1e30 into an int", `{"name":"a","count":1e30}`, "/count", "out of range"},
+		{"beyond uint32", `{"name":"a","count":1,"size":4294967296}`, "/size", "out of range"},
 		{"1.0 into an int", `{"name":"a","count":1.0}`, "/count", "fraction"},
 		{"1e1 into an int", `{"name":"a","count":1e1}`, "/count", "exponent"},
 		{"1.0 deep into an int16", `{"name":"a","count":1,"inner":{"level":2.0}}`, "/inner/level", "fraction"},
@@ -124,18 +127,31 @@ func TestPrepareRefusesBeforeTheFunctionRuns(t *testing.T) {
 	require.EqualValues(t, 4, calls.Load())
 }
 
-// The decode messages for numbers, checked exactly.
+// The messages of a refused decode, checked exactly: located, in JSON
+// terms, and showing what was got, cut when long.
 func TestDecodeRejectionMessages(t *testing.T) {
 	b := bindFunc(t, "numbers", func(_ context.Context, in sigArgs) (string, error) { return "", nil })
+	long := strings.Repeat("a", 40) + "$"
 	tests := []struct {
 		arguments, message string
 	}{
 		{`{"name":"a","count":1.0}`, "arguments cannot be decoded: value at /count must be an integer from -9223372036854775808 to 9223372036854775807, written without a fraction or exponent, got 1.0"},
 		{`{"name":"a","count":2E3}`, "arguments cannot be decoded: value at /count must be an integer from -9223372036854775808 to 9223372036854775807, written without a fraction or exponent, got 2E3"},
+		{`{"name":"a","count":1e30}`, "arguments cannot be decoded: value at /count is out of range: it must be an integer from -9223372036854775808 to 9223372036854775807, got 1e30"},
+		{`{"name":"a","count":-9223372036854775809}`, "arguments cannot be decoded: value at /count is out of range: it must be an integer from -9223372036854775808 to 9223372036854775807, got -9223372036854775809"},
+		{`{"name":"a","count":123456789012345678901234567890123456789012345}`, "arguments cannot be decoded: value at /count is out of range: it must be an integer from -9223372036854775808 to 9223372036854775807, got 1234567890123456789012345678901234567890... (a number of 45 characters)"},
+		{`{"name":"a","count":1,"size":4294967296}`, "arguments cannot be decoded: value at /size is out of range: it must be an integer from 0 to 4294967295, got 4294967296"},
 		{`{"name":"a","count":1,"size":-0}`, "arguments cannot be decoded: value at /size must be an integer from 0 to 4294967295, got -0"},
-		{`{"name":"a","count":1,"data":"AQI"}`, "arguments cannot be decoded: value at /data must be a string of standard base64 with padding, got a string"},
-		{`{"name":"a","count":1,"fixed":"AQID"}`, "arguments cannot be decoded: value at /fixed must be a string of standard base64 with padding that decodes to 2 bytes, got a string"},
-		{`{"name":"a","count":1,"when":"2016-12-31T23:59:60Z"}`, "arguments cannot be decoded: value at /when must be an RFC 3339 date-time string, got a string"},
+		{`{"name":"a","count":1,"ratio":1e39}`, "arguments cannot be decoded: value at /ratio is out of range: it must be a number from -3.4028235e+38 to 3.4028235e+38, got 1e39"},
+		{`{"name":"a","count":1,"ratio":-3.4028236e38}`, "arguments cannot be decoded: value at /ratio is out of range: it must be a number from -3.4028235e+38 to 3.4028235e+38, got -3.4028236e38"},
+		{`{"name":"a","count":1,"data":"AQI"}`, `arguments cannot be decoded: value at /data must be a string of standard base64 with padding, got "AQI"`},
+		{`{"name":"a","count":1,"data":"a$b"}`, `arguments cannot be decoded: value at /data must be a string of standard base64 with padding, got "a$b"`},
+		{`{"name":"a","count":1,"data":"` + long + `"}`, `arguments cannot be decoded: value at /data must be a string of standard base64 with padding, got "` + long[:32] + `..."`},
+		{`{"name":"a","count":1,"data":"\u0000"}`, `arguments cannot be decoded: value at /data must be a string of standard base64 with padding, got "\u0000"`},
+		{`{"name":"a","count":1,"fixed":"AQID"}`, `arguments cannot be decoded: value at /fixed must be a string of standard base64 with padding that decodes to 2 bytes, got "AQID"`},
+		{`{"name":"a","count":1,"when":"2016-12-31T23:59:60Z"}`, `arguments cannot be decoded: value at /when must be an RFC 3339 date-time string, got "2016-12-31T23:59:60Z"`},
+		{`{"name":"a","count":1,"when":"2024-05-01T10:00:00"}`, `arguments of "numbers" do not match its input schema at /when: '2024-05-01T10:00:00' is not valid date-time: the time-zone offset is missing; end the value with Z for UTC or with an offset such as +01:00`},
+		{`{"name":"a","count":1,"when":"2024-05-01T10:00:00.25"}`, `arguments of "numbers" do not match its input schema at /when: '2024-05-01T10:00:00.25' is not valid date-time: the time-zone offset is missing; end the value with Z for UTC or with an offset such as +01:00`},
 		{`{"name":"a","count":1,"addr":"x"}`, "arguments cannot be decoded: value at /addr must be a string in the form this member accepts"},
 	}
 	for _, tc := range tests {
@@ -145,6 +161,13 @@ func TestDecodeRejectionMessages(t *testing.T) {
 		require.Equal(t, "tool: invalid invocation: "+tc.message, err.Error())
 		require.Error(t, rejection.Cause(), "the decoder's own error is kept as the private cause")
 	}
+
+	// Alone, the decoder says the same of a date-time without an offset.
+	sig, err := tool.NewSignature[sigArgs, string]()
+	require.NoError(t, err)
+	err = sig.InputValidator()([]byte(`{"name":"a","when":"2024-05-01T10:00:00"}`))
+	rejection := requirePublicRejection(t, err, "/when")
+	require.Equal(t, `arguments cannot be decoded: value at /when must be an RFC 3339 date-time string, got "2024-05-01T10:00:00": the time-zone offset is missing; end the value with Z for UTC or with an offset such as +01:00`, rejection.Message())
 }
 
 func TestInputValidatorStandsAlone(t *testing.T) {

@@ -1,0 +1,203 @@
+package dispatch
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/agentcontract/tool"
+)
+
+// SealKey is one secret key for sealing checkpoints, named by an ID that
+// travels in the checkpoint so that the right key opens it after keys
+// rotate. The ID is not secret; the Secret is, and must be at least 32
+// bytes of high-entropy data (for example from crypto/rand), shared by
+// every process that resumes the runtime's checkpoints.
+type SealKey struct {
+	// ID names the key: 1 to 64 printable ASCII characters.
+	ID string
+	// Secret is the HMAC-SHA-256 key: at least 32 bytes. New copies it.
+	Secret []byte
+}
+
+// minSecret is the shortest Secret New accepts: the output size of
+// SHA-256, below which the key, not the MAC, is the weak part.
+const minSecret = 32
+
+// checkpointVersion is the only wire version this package writes and reads.
+const checkpointVersion = 1
+
+// maxCheckpointBytes bounds an encoded checkpoint: the request and the
+// input request, each bounded by tool.MaxInputBytes several times over,
+// and room for the rest.
+const maxCheckpointBytes = 8*tool.MaxInputBytes + 1<<12
+
+// Checkpoint is a suspended call: everything [Dispatcher.Resume] needs to
+// continue it in another process, and the seal that proves this runtime
+// issued it. It is made only by a Dispatcher, and travels as JSON
+// (MarshalJSON, UnmarshalJSON):
+//
+//	{"version":1,"call_id":"…","request":{"name":"…","arguments":"…"},
+//	 "idempotency_key":"…","input_request":{…},
+//	 "seal":{"key_id":"…","hmac_sha256":"<base64>"}}
+//
+// Decoding checks the form only; the seal is verified by Resume, which
+// holds the keys. A Checkpoint is immutable and safe for concurrent use;
+// its accessors return copies. The zero Checkpoint is invalid: it has no
+// wire form and Resume refuses it.
+type Checkpoint struct {
+	callID       string
+	request      tool.Request
+	key          tool.IdempotencyKey
+	inputRequest tool.InputRequest
+	keyID        string
+	mac          []byte
+}
+
+// CallID returns the correlation ID of the call that suspended.
+func (c Checkpoint) CallID() string { return c.callID }
+
+// Request returns the call as the model proposed it.
+func (c Checkpoint) Request() tool.Request { return c.request }
+
+// IdempotencyKey returns the key the call ran with, which Resume keeps.
+func (c Checkpoint) IdempotencyKey() tool.IdempotencyKey { return c.key }
+
+// InputRequest returns what the tool asked: its prompt, the schema of an
+// acceptable answer, and its state.
+func (c Checkpoint) InputRequest() tool.InputRequest { return c.inputRequest }
+
+// KeyID returns the ID of the key that sealed the checkpoint.
+func (c Checkpoint) KeyID() string { return c.keyID }
+
+// checkpointWire is the JSON form of a Checkpoint.
+type checkpointWire struct {
+	Version        int                 `json:"version"`
+	CallID         string              `json:"call_id"`
+	Request        tool.Request        `json:"request"`
+	IdempotencyKey tool.IdempotencyKey `json:"idempotency_key"`
+	InputRequest   jsontext.Value      `json:"input_request"`
+	Seal           sealWire            `json:"seal"`
+}
+
+type sealWire struct {
+	KeyID      string `json:"key_id"`
+	HMACSHA256 []byte `json:"hmac_sha256"`
+}
+
+// MarshalJSON writes the wire form shown on Checkpoint. The zero Checkpoint
+// is an error wrapping ErrInvalidCheckpoint.
+func (c Checkpoint) MarshalJSON() ([]byte, error) {
+	if c.keyID == "" {
+		return nil, fmt.Errorf("%w: the zero Checkpoint has no wire form", ErrInvalidCheckpoint)
+	}
+	ir, err := c.inputRequest.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidCheckpoint, err)
+	}
+	return jsonv2.Marshal(checkpointWire{
+		Version:        checkpointVersion,
+		CallID:         c.callID,
+		Request:        c.request,
+		IdempotencyKey: c.key,
+		InputRequest:   ir,
+		Seal:           sealWire{KeyID: c.keyID, HMACSHA256: c.mac},
+	})
+}
+
+// UnmarshalJSON decodes the wire form strictly: one I-JSON document with
+// no unknown or duplicate members, version 1, a valid input request and a
+// seal of the right size. It does not verify the seal; Resume does. Errors
+// wrap ErrInvalidCheckpoint, and c is unchanged on error.
+func (c *Checkpoint) UnmarshalJSON(data []byte) error {
+	if len(data) > maxCheckpointBytes {
+		return fmt.Errorf("%w: %d bytes, more than the limit of %d", ErrInvalidCheckpoint, len(data), maxCheckpointBytes)
+	}
+	var w checkpointWire
+	if err := jsonv2.Unmarshal(data, &w, jsonv2.RejectUnknownMembers(true)); err != nil {
+		return fmt.Errorf("%w: does not decode: %v", ErrInvalidCheckpoint, err)
+	}
+	if w.Version != checkpointVersion {
+		return fmt.Errorf("%w: version %d, want %d", ErrInvalidCheckpoint, w.Version, checkpointVersion)
+	}
+	if err := checkKeyID(w.Seal.KeyID); err != nil {
+		return fmt.Errorf("%w: seal: %v", ErrInvalidCheckpoint, err)
+	}
+	if len(w.Seal.HMACSHA256) != sha256.Size {
+		return fmt.Errorf("%w: seal: the MAC is %d bytes, want %d", ErrInvalidCheckpoint, len(w.Seal.HMACSHA256), sha256.Size)
+	}
+	if err := w.Request.Validate(); err != nil {
+		return fmt.Errorf("%w: request: %v", ErrInvalidCheckpoint, err)
+	}
+	var ir tool.InputRequest
+	if err := ir.UnmarshalJSON(w.InputRequest); err != nil {
+		return fmt.Errorf("%w: input request: %v", ErrInvalidCheckpoint, err)
+	}
+	*c = Checkpoint{
+		callID:       w.CallID,
+		request:      w.Request,
+		key:          w.IdempotencyKey,
+		inputRequest: ir,
+		keyID:        w.Seal.KeyID,
+		mac:          w.Seal.HMACSHA256,
+	}
+	return nil
+}
+
+// sealContent is the byte string the MAC covers: a domain label, then every
+// field of the checkpoint, each prefixed with its length so that no two
+// checkpoints share a content.
+func sealContent(keyID, callID string, request tool.Request, key tool.IdempotencyKey, inputRequest []byte) []byte {
+	fields := []string{keyID, callID, request.Name, request.Arguments, string(key), string(inputRequest)}
+	n := len(sealDomain)
+	for _, f := range fields {
+		n += 8 + len(f)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, sealDomain...)
+	for _, f := range fields {
+		b = binary.BigEndian.AppendUint64(b, uint64(len(f)))
+		b = append(b, f...)
+	}
+	return b
+}
+
+// sealDomain keeps a checkpoint's MAC from ever equalling a MAC the same
+// key computes for another purpose.
+const sealDomain = "github.com/agentcontract/tool/dispatch checkpoint v1\x00"
+
+// mac computes the seal of a checkpoint's fields with secret.
+func mac(secret []byte, keyID, callID string, request tool.Request, key tool.IdempotencyKey, inputRequest []byte) []byte {
+	h := hmac.New(sha256.New, secret)
+	h.Write(sealContent(keyID, callID, request, key, inputRequest))
+	return h.Sum(nil)
+}
+
+// checkKeyID reports whether id is a usable key ID.
+func checkKeyID(id string) error {
+	if id == "" || len(id) > 64 {
+		return fmt.Errorf("key ID %q must be 1 to 64 characters", truncate(id, 80))
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x21 || id[i] > 0x7e {
+			return fmt.Errorf("key ID %q must be printable ASCII without spaces", truncate(id, 80))
+		}
+	}
+	return nil
+}
+
+// truncate shortens s to at most n bytes on a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
