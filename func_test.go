@@ -368,7 +368,7 @@ func (c *funcCounted) UnmarshalJSON(data []byte) error {
 // Call, of the same invocation or a copy of it, decodes afresh.
 func TestFuncDecodesOncePerCall(t *testing.T) {
 	type in struct {
-		Name funcCounted `json:"name"`
+		Name funcCounted `json:"name" jsonschema:"type=string"`
 	}
 	b := bindFunc(t, "counted", func(_ context.Context, v in) (string, error) { return string(v.Name), nil })
 	funcDecodes.Store(0)
