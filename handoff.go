@@ -77,11 +77,10 @@ func plainAdmission(validator func([]byte) error) admission {
 // keeping the value. The decode only reads the arguments.
 func typedAdmission[In any](id *signatureID) admission {
 	return func(arguments []byte) (*decoded, error) {
-		in, err := decodeInput[In](arguments)
-		if err != nil {
+		box := new(decodedBox[In])
+		if err := decodeInto(arguments, &box.in); err != nil {
 			return nil, err
 		}
-		box := &decodedBox[In]{in: in}
 		box.signature = id
 		box.value = unsafe.Pointer(&box.in)
 		return &box.decoded, nil
