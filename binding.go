@@ -28,13 +28,15 @@ type Binding struct {
 //
 // Bind calls executable.Definition exactly once and compiles its schemas;
 // when executable is an [InputValidatingTool] it calls InputValidator once
-// and keeps the returned function. Nothing the tool does later changes the
+// and keeps the returned function (a [Func] needs no call: its validator is
+// its own strict decode, which Bind keeps in a form that hands the decoded
+// input to the first Call). Nothing the tool does later changes the
 // contract. Every error wraps [ErrInvalidTool]: a nil or typed-nil tool or
 // middleware; an invalid definition (with [ErrInvalidDefinition] or
 // [ErrInvalidSchema] beside it where they apply); and an InputValidator
 // that panics, reported as an [*InputValidationError] whose Cause is an
 // [*InputValidationPanicError] holding the panic's value (see
-// InputValidationError for why it does not match [ErrInvalidInvocation]).
+// [InputValidationError] for why it does not match [ErrInvalidInvocation]).
 // The middlewares slice is copied.
 func Bind(executable Tool, middlewares ...CallMiddleware) (Binding, error) {
 	if executable == nil || isTypedNil(executable) {
@@ -58,10 +60,15 @@ func Bind(executable Tool, middlewares ...CallMiddleware) (Binding, error) {
 		return Binding{}, errorf("%w: %w: %v", ErrInvalidTool, ErrInvalidDefinition, err)
 	}
 	contract := Contract{core: &contractCore{frozen: frozen, digest: sha256.Sum256(wire)}}
-	if v, ok := executable.(InputValidatingTool); ok {
-		contract.validator, err = captureValidator(v, frozen.def.Name)
+	if admit := funcAdmission(executable); admit != nil {
+		contract.admit = admit
+	} else if v, ok := executable.(InputValidatingTool); ok {
+		validator, err := captureValidator(v, frozen.def.Name)
 		if err != nil {
 			return Binding{}, err
+		}
+		if validator != nil {
+			contract.admit = plainAdmission(validator)
 		}
 	}
 	return Binding{
@@ -72,9 +79,9 @@ func Bind(executable Tool, middlewares ...CallMiddleware) (Binding, error) {
 }
 
 // captureValidator calls InputValidator, containing a panic. The panic is
-// reported to whoever binds the tool as an *InputValidationError that
-// matches ErrInvalidTool, with the value behind its Cause: nothing here is
-// about a model's input, so it does not match ErrInvalidInvocation.
+// reported to whoever binds the tool as an [*InputValidationError] that
+// matches [ErrInvalidTool], with the value behind its Cause: nothing here is
+// about a model's input, so it does not match [ErrInvalidInvocation].
 func captureValidator(v InputValidatingTool, name string) (validator func([]byte) error, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -84,14 +91,14 @@ func captureValidator(v InputValidatingTool, name string) (validator func([]byte
 	return v.InputValidator(), nil
 }
 
-// Contract returns the Binding's frozen Contract.
+// Contract returns the [Binding]'s frozen Contract.
 func (b Binding) Contract() Contract { return b.contract }
 
 // Call runs invocation through the middlewares to the tool.
 //
 // It refuses, with an error wrapping [ErrInvalidInvocation] and without
 // running anything, the zero [Invocation] and one prepared by any other
-// Binding's [Contract], even one with the same name and schema. When ctx is
+// [Binding]'s [Contract], even one with the same name and schema. When ctx is
 // already done it returns ctx.Err() and runs nothing.
 //
 // Forwarding is synchronous: the next a middleware receives works only
@@ -120,7 +127,7 @@ func (b Binding) Contract() Contract { return b.contract }
 //     untouched.
 //
 // A result the tool completed is returned even when ctx is cancelled
-// afterwards. The returned Output is a copy the caller owns.
+// afterwards. The returned [Output] is a copy the caller owns.
 func (b Binding) Call(ctx context.Context, invocation Invocation) (Result, error) {
 	core := b.contract.core
 	if core == nil || b.tool == nil {
@@ -156,7 +163,7 @@ type chain struct {
 }
 
 // from runs the chain from middleware i inwards. Each middleware's factory
-// is called only when the call reaches it, so a Recover placed outermost
+// is called only when the call reaches it, so a [Recover] placed outermost
 // also covers the factories of the middlewares inside it.
 func (c *chain) from(i int, ctx context.Context, invocation Invocation) (Result, error) {
 	if i == len(c.binding.middlewares) {
@@ -217,7 +224,7 @@ func (f *forwardOnce) Call(ctx context.Context, invocation Invocation) (Result, 
 	return c.from(f.index, ctx, invocation)
 }
 
-// boundary is the innermost Caller: it runs the tool and applies the
+// boundary is the innermost [Caller]: it runs the tool and applies the
 // checks every middleware relies on.
 type boundary struct {
 	binding Binding

@@ -7,12 +7,12 @@ import (
 	"fmt"
 )
 
-// This file holds suspension and resumption: the Admission a runtime
-// resumes a call with, the Continuation it carries, the call stamp that ties
+// This file holds suspension and resumption: the [Admission] a runtime
+// resumes a call with, the [Continuation] it carries, the call stamp that ties
 // a Continuation to the call that asked, where the stamp is made
-// (Binding.Call, through Contract.stamp) and where it is checked
-// (Contract.Prepare, through Contract.admitContinuation). The wire form of
-// the stamp is in input_request.go, with the rest of the InputRequest.
+// ([Binding.Call], through [Contract].stamp) and where it is checked
+// ([Contract.Prepare], through Contract.admitContinuation). The wire form of
+// the stamp is in input_request.go, with the rest of the [InputRequest].
 
 // Admission is what the runtime, never the model, asserts about a call. It
 // is kept apart from [Request] because a model can write any arguments but
@@ -37,7 +37,7 @@ type Continuation struct {
 	stamp    callStamp
 }
 
-// State returns a copy of the state the tool saved in its InputRequest, or
+// State returns a copy of the state the tool saved in its [InputRequest], or
 // nil when it saved none.
 func (c Continuation) State() json.RawMessage { return bytes.Clone(c.state) }
 
@@ -66,7 +66,7 @@ func (r InputRequest) Continuation(response json.RawMessage) (Continuation, erro
 	return Continuation{state: bytes.Clone(r.state), response: bytes.Clone(response), stamp: r.stamp}, nil
 }
 
-// callStamp identifies the call an InputRequest was returned by: the tool's
+// callStamp identifies the call an [InputRequest] was returned by: the tool's
 // name, the digest of its canonical definition (its contract), the digest of
 // the admitted argument bytes, and the idempotency key.
 type callStamp struct {
@@ -78,7 +78,7 @@ type callStamp struct {
 }
 
 // stamp returns a copy of request stamped with the call of invocation, as
-// Binding.Call does to every InputRequest a tool returns.
+// [Binding.Call] does to every [InputRequest] a tool returns.
 func (c Contract) stamp(request InputRequest, invocation Invocation) *InputRequest {
 	stamped := request.clone()
 	stamped.stamp = callStamp{

@@ -1,7 +1,6 @@
 package tool
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"fmt"
 
@@ -10,18 +9,18 @@ import (
 
 // Contract is the trust boundary between a model's proposal and a tool: the
 // frozen definition, its compiled input schema and the tool's input
-// validator. It turns a Request into an Invocation (Prepare) and checks
+// validator. It turns a [Request] into an [Invocation] (Prepare) and checks
 // results (ValidateResult), and holds nothing that can run the tool.
 //
-// A Contract comes from Binding.Contract. The zero Contract is invalid: its
+// A Contract comes from [Binding.Contract]. The zero Contract is invalid: its
 // Prepare and ValidateResult return errors. A Contract is immutable and safe
 // for concurrent use, independently of the tool.
 type Contract struct {
-	core      *contractCore
-	validator func([]byte) error // nil when the schema is the whole contract
+	core  *contractCore
+	admit admission // the input validator; nil when the schema is the whole contract
 }
 
-// contractCore is the immutable part of a contract an Invocation may share:
+// contractCore is the immutable part of a contract an [Invocation] may share:
 // data only.
 type contractCore struct {
 	frozen frozenDefinition
@@ -30,7 +29,7 @@ type contractCore struct {
 
 // Definition returns a copy of the frozen definition, with the schemas in
 // canonical form (compact, member order and number text as given): the
-// bytes the schemas were compiled from. The zero Contract returns the zero
+// bytes the schemas were compiled from. The zero [Contract] returns the zero
 // Definition.
 func (c Contract) Definition() Definition {
 	if c.core == nil {
@@ -39,7 +38,7 @@ func (c Contract) Definition() Definition {
 	return c.core.frozen.definition()
 }
 
-// Name returns the tool's name, or "" for the zero Contract.
+// Name returns the tool's name, or "" for the zero [Contract].
 func (c Contract) Name() string {
 	if c.core == nil {
 		return ""
@@ -59,7 +58,7 @@ func (c Contract) Effect() Effect {
 // Prepare admits call into an [Invocation] or says why not. It runs no
 // tool and no policy. In order, it refuses:
 //
-//   - the zero Contract, an empty tool name (wrapping [ErrInvalidRequest]
+//   - the zero [Contract], an empty tool name (wrapping [ErrInvalidRequest]
 //     as well), a name other than the contract's, and an [IdempotencyKey]
 //     that is not valid UTF-8, holds a Unicode noncharacter or is longer
 //     than [MaxInputBytes] written as a JSON string (a call stamp could not
@@ -78,7 +77,7 @@ func (c Contract) Effect() Effect {
 //
 // Argument text that is blank (JSON whitespace only) is admitted as {}.
 // Every error wraps [ErrInvalidInvocation]. Neither call nor admission is
-// retained; the Invocation holds copies.
+// retained; the [Invocation] holds copies.
 func (c Contract) Prepare(call Request, admission Admission) (Invocation, error) {
 	if c.core == nil {
 		return Invocation{}, fmt.Errorf("%w: the zero Contract admits nothing", ErrInvalidInvocation)
@@ -124,22 +123,22 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 		rej.message = fmt.Sprintf("arguments of %q do not match its input schema %s", name, rej.message)
 		return Invocation{}, rej
 	}
-	if c.validator != nil {
-		// The validator gets its own copy: whatever it does, the admitted
-		// bytes stay the ones the schema checked.
-		if err := runValidator(c.validator, bytes.Clone(args)); err != nil {
+	if c.admit != nil {
+		value, err := runValidator(c.admit, args)
+		if err != nil {
 			return Invocation{}, err
 		}
+		inv.decoded = value
 	}
 	return inv, nil
 }
 
-// ValidateResult checks result against the contract the Binding enforces on
+// ValidateResult checks result against the contract the [Binding] enforces on
 // every call, so that a runtime can apply it again when it recovers a
-// result from storage. A result is either a completed Output, valid and,
+// result from storage. A result is either a completed [Output], valid and,
 // when the definition declares an output schema, with Details that satisfy
-// it; or a valid InputRequest with an empty Output. Never both. Errors wrap
-// ErrInvalidResult.
+// it; or a valid [InputRequest] with an empty Output. Never both. Errors wrap
+// [ErrInvalidResult].
 func (c Contract) ValidateResult(result Result) error {
 	if c.core == nil {
 		return fmt.Errorf("%w: the zero Contract accepts no result", ErrInvalidResult)

@@ -13,11 +13,11 @@ import (
 )
 
 // Definition is the model-visible description of a tool: the name a model
-// calls it by, what it does, the JSON Schema of its arguments and, when it
+// calls it by, what it does, the JSON [Schema] of its arguments and, when it
 // returns structured details, of its output.
 //
 // A Definition is a plain value: the schemas are raw JSON the caller owns,
-// and nothing is checked until Validate, Bind or MarshalJSON. Clone makes a
+// and nothing is checked until Validate, [Bind] or MarshalJSON. Clone makes a
 // copy that shares no memory. The zero Definition is invalid.
 type Definition struct {
 	// Name matches ^[A-Za-z0-9_-]{1,64}$.
@@ -42,10 +42,10 @@ func (d Definition) Clone() Definition {
 
 // Validate reports whether d can be bound: the name matches
 // ^[A-Za-z0-9_-]{1,64}$, the description is valid UTF-8 of at most
-// MaxInputBytes, InputSchema is a JSON object whose "type" member is the
-// string "object" and compiles with ParseSchema, OutputSchema compiles when
-// present, and Effect is known. Errors wrap ErrInvalidDefinition (and
-// ErrInvalidSchema for a schema that does not compile).
+// [MaxInputBytes], InputSchema is a JSON object whose "type" member is the
+// string "object" and compiles with [ParseSchema], OutputSchema compiles when
+// present, and [Effect] is known. Errors wrap [ErrInvalidDefinition] (and
+// [ErrInvalidSchema] for a schema that does not compile).
 func (d Definition) Validate() error {
 	_, err := d.compile()
 	return err
@@ -62,7 +62,7 @@ type frozenDefinition struct {
 // owns canonical copies of the schemas.
 //
 // A schema whose canonical bytes equal one of known is not compiled again:
-// the known Schema is used as it is. Bind passes the schemas a typed tool
+// the known [Schema] is used as it is. [Bind] passes the schemas a typed tool
 // compiled when it was built.
 func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
 	if err := d.validateHead(); err != nil {
@@ -124,7 +124,7 @@ func (d Definition) validateHead() error {
 	return nil
 }
 
-// compileKnown returns the known Schema with these canonical bytes, or
+// compileKnown returns the known [Schema] with these canonical bytes, or
 // compiles tree.
 func compileKnown(tree any, canonical []byte, known []Schema) (Schema, error) {
 	for _, k := range known {
@@ -135,7 +135,7 @@ func compileKnown(tree any, canonical []byte, known []Schema) (Schema, error) {
 	return compileSchema(tree, canonical)
 }
 
-// parseKnown is ParseSchema that reuses a known Schema with the same
+// parseKnown is [ParseSchema] that reuses a known [Schema] with the same
 // canonical bytes.
 func parseKnown(raw []byte, known []Schema) (Schema, error) {
 	if len(known) == 0 || len(raw) > MaxInputBytes {
@@ -164,7 +164,7 @@ func validateName(name string) error {
 	return nil
 }
 
-// definitionWire is the JSON form of a Definition, with the schemas kept as
+// definitionWire is the JSON form of a [Definition], with the schemas kept as
 // raw values.
 type definitionWire struct {
 	Name         string         `json:"name"`
@@ -184,11 +184,11 @@ type definitionModel struct {
 }
 
 // JSONSchemaModel returns a value whose Go type describes the JSON form of a
-// Definition, for SchemaFor and typed tools that take or return one.
+// [Definition], for [SchemaFor] and typed tools that take or return one.
 func (Definition) JSONSchemaModel() any { return definitionModel{} }
 
 // MarshalJSON validates d and encodes it with its schemas in compact form.
-// The encoding is deterministic. Errors wrap ErrInvalidDefinition.
+// The encoding is deterministic. Errors wrap [ErrInvalidDefinition].
 func (d Definition) MarshalJSON() ([]byte, error) {
 	f, err := d.compile()
 	if err != nil {
@@ -213,8 +213,8 @@ func (d Definition) marshal() ([]byte, error) {
 
 // UnmarshalJSON decodes one RFC 7493 object strictly: unknown or duplicate
 // members, names in the wrong case and a definition that fails Validate are
-// errors wrapping ErrInvalidDefinition. It reads documents of up to a
-// little over 8×MaxInputBytes, enough for every Definition MarshalJSON
+// errors wrapping [ErrInvalidDefinition]. It reads documents of up to a
+// little over 8×[MaxInputBytes], enough for every [Definition] MarshalJSON
 // writes. On error d is left unchanged; on success d owns its bytes.
 func (d *Definition) UnmarshalJSON(data []byte) error {
 	var w definitionWire
@@ -239,7 +239,7 @@ func (d *Definition) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// maxEncodedDefinition bounds the wire form of a Definition: two schemas
-// of at most MaxInputBytes each and a description of at most MaxInputBytes
+// maxEncodedDefinition bounds the wire form of a [Definition]: two schemas
+// of at most [MaxInputBytes] each and a description of at most MaxInputBytes
 // that escaping can grow up to six times, and the rest of the object.
 const maxEncodedDefinition = 8*MaxInputBytes + 1<<10

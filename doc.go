@@ -23,8 +23,8 @@
 // what the runtime (never the model) asserts: the call's [IdempotencyKey]
 // and, when resuming, a [Continuation].
 //
-// [Binding.Call] runs an Invocation through the middlewares, the first
-// given outermost, to the tool. Only the Binding whose Contract prepared
+// [Binding.Call] runs an [Invocation] through the middlewares, the first
+// given outermost, to the tool. Only the [Binding] whose [Contract] prepared
 // the Invocation runs it. A middleware such as [Guard] may refuse the call;
 // it cannot swap the invocation, forward it twice, or forward it after
 // Binding.Call returned. At the tool boundary the call's ctx is checked
@@ -94,7 +94,7 @@
 // Every call ends in exactly one of the ways below. They differ in what is
 // known about the call, and in what the model may be told about it.
 //
-//   - A Result and a nil error: the call completed (Result.Output) or is
+//   - A [Result] and a nil error: the call completed ([Result.Output]) or is
 //     waiting for an answer (Result.InputRequest). The output is meant for
 //     the model.
 //   - A [*Failure]: the call is over and did not succeed, and that much is
@@ -116,22 +116,22 @@
 //     evidence is for logs and evaluation, never a result for the model,
 //     and a CallError changes nothing else: errors.Is, errors.As and
 //     ClassifyFailure see straight through it to the error it carries.
-//   - Before any call, an *InputRejection from Prepare: the model's
+//   - Before any call, an [*InputRejection] from Prepare: the model's
 //     arguments are wrong in a way the model can fix. Its Message is
 //     public: send it back so the model can try again. Find it with
 //     [ClassifyInputRejection]. An [*InputValidationError] is different:
 //     the tool's own input validator is broken, and there is nothing for
 //     the model to fix.
 //
-// A Failure or an InputRejection stays findable through fmt.Errorf with a
+// A [Failure] or an [InputRejection] stays findable through fmt.Errorf with a
 // single %w, at any depth. A joined error (errors.Join, or fmt.Errorf with
 // two %w) is ambiguous, so the classifiers find nothing in it, even when
-// only one branch holds an outcome. Private causes (Failure.Cause,
-// InputRejection.Cause, AuthorizationError.Cause) are never reachable with
+// only one branch holds an outcome. Private causes ([Failure.Cause],
+// [InputRejection.Cause], [AuthorizationError.Cause]) are never reachable with
 // errors.Is or errors.As, so that a diagnostic cannot pose as an outcome
 // or as a control signal. Cancellation of the call itself stays visible:
-// when the call's ctx ends while a Guard asks its Authorizer, the Guard
-// puts ctx.Err() beside the AuthorizationError, so errors.Is reports
+// when the call's ctx ends while a [Guard] asks its [Authorizer], the Guard
+// puts ctx.Err() beside the [AuthorizationError], so errors.Is reports
 // context.Canceled or context.DeadlineExceeded. A context error the
 // Authorizer returns on its own, while the call's ctx is live, is sealed
 // like any other cause.
@@ -154,25 +154,22 @@
 //     [ErrInvalidResult] whatever the tool's Effect, including a [Func]
 //     whose function returned a value JSON cannot encode. The safe rule
 //     turns only the tool's own errors into Failures.
-//   - Argument text longer than MaxInputBytes is a problem of the content,
-//     like every other problem with the text the model wrote: Prepare
-//     refuses it with an InputRejection, which does not match
-//     [ErrInvalidRequest]. Only an empty tool name, the runtime's envelope,
-//     matches ErrInvalidRequest. [Request.Validate] refuses both, for a
-//     runtime that checks a Request before it resolves a tool.
-//   - A panic in a tool's InputValidator method at Bind is an
+//   - Argument text longer than [MaxInputBytes] is the model's to fix, like
+//     every other problem with the text it wrote; only an empty tool name
+//     is a bad [Request] envelope. [Contract.Prepare] states the rule.
+//   - A panic in a tool's InputValidator method at [Bind] is an
 //     [*InputValidationError] whose Cause is the
 //     [*InputValidationPanicError]. It matches [ErrInvalidTool], not
 //     ErrInvalidInvocation: no call was made, the tool cannot be bound.
 //
 // # Suspending a call
 //
-// A tool that needs a person's answer returns a Result whose InputRequest
+// A tool that needs a person's answer returns a [Result] whose [InputRequest]
 // holds a prompt, the schema of an acceptable answer, and the tool's own
-// checkpoint state. Binding.Call stamps the request with the identity of
+// checkpoint state. [Binding.Call] stamps the request with the identity of
 // the call: the tool's name, the SHA-256 digest of its canonical
-// Definition (the contract), the SHA-256 digest of the exact admitted
-// argument bytes, and the IdempotencyKey. The runtime then:
+// [Definition] (the contract), the SHA-256 digest of the exact admitted
+// argument bytes, and the [IdempotencyKey]. The runtime then:
 //
 //  1. persists the request with MarshalJSON (or encoding/json), together
 //     with the call's Request, unchanged, and its key, for as long as it
@@ -183,25 +180,25 @@
 //     against the response schema;
 //  4. prepares the same call again, with the same argument text and key:
 //     Prepare(call, Admission{IdempotencyKey: key, Continuation: &c});
-//  5. calls the Binding; the tool reads Invocation.Continuation and
+//  5. calls the [Binding]; the tool reads [Invocation.Continuation] and
 //     decides what the answer means.
 //
 // Prepare admits a continuation only for the call that asked. It refuses,
-// with a plain error wrapping ErrInvalidInvocation (never an
-// InputRejection: the model cannot fix it), a continuation without a stamp
-// (the zero Continuation, or one from a request that never went through a
-// Binding), from a tool of another name or another definition, for other
+// with a plain error wrapping [ErrInvalidInvocation] (never an
+// [InputRejection]: the model cannot fix it), a continuation without a stamp
+// (the zero [Continuation], or one from a request that never went through a
+// [Binding]), from a tool of another name or another definition, for other
 // argument bytes, or for another idempotency key (an empty key matches
 // only an empty key).
 //
 // Identity is exact. Two tools are the same tool exactly when their
 // canonical Definitions (name, description, schemas and effect) are equal
-// byte for byte, so a rebuilt Binding of the same tool after a restart
+// byte for byte, so a rebuilt [Binding] of the same tool after a restart
 // accepts the continuation, while a tool that merely shares the name, in
-// another Registry or a later release, does not. The arguments are the
+// another [Registry] or a later release, does not. The arguments are the
 // same exactly when their bytes are (after blank text becomes {}): the
 // same JSON value written with other whitespace or number text is other
-// arguments, which is why the runtime keeps the Request as it was.
+// arguments, which is why the runtime keeps the [Request] as it was.
 //
 // The stamp binds a continuation to its call; it does not protect the
 // checkpoint's content. The state is the tool's own business: Prepare
@@ -213,13 +210,13 @@
 // resuming gets the same stamp, so the state is also what tells the tool
 // which of its questions an answer belongs to.
 //
-// An IdempotencyKey travels in the stamp, so Prepare refuses, for every
+// An [IdempotencyKey] travels in the stamp, so Prepare refuses, for every
 // call and before anything runs, a key that is not valid UTF-8, holds a
-// Unicode noncharacter, or is longer than MaxInputBytes written as a JSON
+// Unicode noncharacter, or is longer than [MaxInputBytes] written as a JSON
 // string: no suspended call is left with a checkpoint that cannot be
 // restored.
 //
-// The wire form of an InputRequest is one JSON object:
+// The wire form of an [InputRequest] is one JSON object:
 //
 //	{
 //	  "prompt": <any JSON>,             required
@@ -236,19 +233,19 @@
 // Decoding is strict: it refuses anything but one RFC 7493 object, unknown
 // and duplicate members, a missing prompt or schema, a schema that does
 // not compile or refers outside itself, and a malformed stamp, with errors
-// wrapping ErrInvalidInputRequest. Encoding is compact, with strings
+// wrapping [ErrInvalidInputRequest]. Encoding is compact, with strings
 // escaped as encoding/json escapes them, so encoding/json.Marshal writes
 // the same bytes as MarshalJSON, and a request decoded from them encodes to
 // the same bytes again. The prompt and state are kept in that form from
-// NewInputRequest on, so a tool reads the same state bytes before and after
+// [NewInputRequest] on, so a tool reads the same state bytes before and after
 // a round trip through storage. Each of prompt, schema and state is at
-// most MaxInputBytes encoded; InputRequest.JSONSchemaModel describes the
-// form for SchemaFor.
+// most [MaxInputBytes] encoded; [InputRequest.JSONSchemaModel] describes the
+// form for [SchemaFor].
 //
-// # Progress
+// # [Progress]
 //
-// A long tool reports progress with ReportProgress; the runtime observes
-// it by calling with a context from WithProgressReporter. Progress is
+// A long tool reports progress with [ReportProgress]; the runtime observes
+// it by calling with a context from [WithProgressReporter]. [Progress] is
 // checked (finite, not negative, Completed at most a known Total, a valid
 // UTF-8 message) whether or not a reporter is installed, and it is a no-op
 // without one, so a tool reports unconditionally. A reporter's error is
@@ -262,8 +259,8 @@
 // and [Continuation] are immutable and safe for concurrent use; a
 // [Registry] is safe for concurrent use. A Binding does not serialize
 // calls: concurrent calls of one Binding, even of one Invocation, run
-// Tool.Call concurrently, so a Tool must be safe for concurrent use or
-// guard itself (an Effect promises replay safety, not exclusion). Values handed in are copied and values handed
+// [Tool.Call] concurrently, so a [Tool] must be safe for concurrent use or
+// guard itself (an [Effect] promises replay safety, not exclusion). Values handed in are copied and values handed
 // out are copies: a caller can never change frozen state by mutating a
 // slice it passed or received. An Invocation holds data only, no function,
 // interface or channel, so it can be stored or inspected without the power

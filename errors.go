@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// MaxInputBytes is the largest JSON text this package accepts anywhere: the
-// argument text of a Request, the answer to an InputRequest, a prompt, a
+// [MaxInputBytes] is the largest JSON text this package accepts anywhere: the
+// argument text of a [Request], the answer to an [InputRequest], a prompt, a
 // continuation state and a schema document. Larger input is refused before it
 // is parsed. A document that holds several of these, such as the wire form
 // of an InputRequest, may be correspondingly larger.
@@ -19,9 +19,9 @@ const MaxInputBytes = 1 << 20
 // callers test with errors.Is. Messages of wrapped errors add what was wrong
 // with which value after the sentinel's text.
 //
-// Three kinds of value are deliberately not wrapped: a *Failure (a definite
-// outcome), an *AuthorizationError, and the error of a tool or of a done
-// context, which pass through Binding.Call as they are.
+// Three kinds of value are deliberately not wrapped: a [*Failure] (a definite
+// outcome), an [*AuthorizationError], and the error of a tool or of a done
+// context, which pass through [Binding.Call] as they are.
 var (
 	// ErrInvalidTool reports a tool that cannot be bound or built: a nil
 	// tool or middleware, an invalid definition, an unsupported Go type.

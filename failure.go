@@ -18,7 +18,7 @@ const (
 	FailureKindRejected FailureKind = "rejected"
 )
 
-// FailureConfig describes an unsuccessful outcome; see NewFailure.
+// FailureConfig describes an unsuccessful outcome; see [NewFailure].
 type FailureConfig struct {
 	// Kind is FailureKindFailed or FailureKindRejected.
 	Kind FailureKind
@@ -31,7 +31,7 @@ type FailureConfig struct {
 // Failure is the definite, complete unsuccessful outcome of the current
 // call, returned as an error.
 //
-// Its Output is public and meant for the model; its Cause is private and
+// Its [Output] is public and meant for the model; its Cause is private and
 // meant for logs. Failure has no Unwrap, so errors.Is and errors.As never
 // reach the cause: a diagnostic cannot change the outcome, stand in for
 // another call's output, or pass for a control signal. Wrapping a Failure
@@ -47,8 +47,8 @@ type Failure struct {
 	cause  error
 }
 
-// NewFailure validates config and returns a Failure holding a copy of its
-// Output. Errors wrap ErrInvalidFailure: an unknown kind, an invalid Output,
+// NewFailure validates config and returns a [Failure] holding a copy of its
+// [Output]. Errors wrap [ErrInvalidFailure]: an unknown kind, an invalid Output,
 // a failed kind without a cause, or a typed-nil cause.
 func NewFailure(config FailureConfig) (*Failure, error) {
 	f := &Failure{kind: config.Kind, output: config.Output.Clone(), cause: config.Cause}
@@ -94,8 +94,8 @@ func (f *Failure) Error() string {
 	return fmt.Sprintf("tool: %s", f.kind)
 }
 
-// Validate reports whether f is a usable Failure; errors wrap
-// ErrInvalidFailure.
+// Validate reports whether f is a usable [Failure]; errors wrap
+// [ErrInvalidFailure].
 func (f *Failure) Validate() error {
 	if f == nil {
 		return fmt.Errorf("%w: nil failure", ErrInvalidFailure)
@@ -118,9 +118,9 @@ func (f *Failure) Validate() error {
 	return nil
 }
 
-// ClassifyFailure finds the Failure of the current call in err, following
+// ClassifyFailure finds the [Failure] of the current call in err, following
 // only single-error wrapping (an Unwrap() error method, which includes
-// CallError). An error that joins several (an Unwrap() []error method) is
+// [CallError]). An error that joins several (an Unwrap() []error method) is
 // ambiguous and yields nothing, even when one branch holds a Failure: the
 // owner of the join must decide the outcome. Nil and invalid Failures are
 // not found.
@@ -141,7 +141,7 @@ func safeFailure(name string, cause error) *Failure {
 	}
 }
 
-// CallErrorConfig attaches evidence to an error; see NewCallError.
+// CallErrorConfig attaches evidence to an error; see [NewCallError].
 type CallErrorConfig struct {
 	// Cause is the error; required.
 	Cause error
@@ -165,7 +165,7 @@ type CallError struct {
 	evidence Output
 }
 
-// NewCallError returns a CallError. Errors wrap ErrInvalidCallError: a nil
+// NewCallError returns a [CallError]. Errors wrap [ErrInvalidCallError]: a nil
 // or typed-nil cause, or invalid evidence.
 func NewCallError(config CallErrorConfig) (*CallError, error) {
 	e := &CallError{cause: config.Cause, evidence: config.Evidence.Clone()}
@@ -199,8 +199,8 @@ func (e *CallError) Error() string {
 	return e.cause.Error()
 }
 
-// Validate reports whether e is a usable CallError; errors wrap
-// ErrInvalidCallError.
+// Validate reports whether e is a usable [CallError]; errors wrap
+// [ErrInvalidCallError].
 func (e *CallError) Validate() error {
 	switch {
 	case e == nil:

@@ -22,7 +22,7 @@ type FuncConfig struct {
 // [Continuation], implements Tool around a Signature instead.
 //
 // The zero Func is invalid: [Bind] refuses its definition. A Func is
-// immutable; its Call runs concurrently whenever its Binding is called
+// immutable; its Call runs concurrently whenever its [Binding] is called
 // concurrently, so it is safe for concurrent use when its function is.
 type Func[In, Out any] struct {
 	signature  Signature[In, Out]
@@ -30,7 +30,7 @@ type Func[In, Out any] struct {
 	fn         func(context.Context, In) (Out, error)
 }
 
-// NewFunc returns a Func that calls fn. A nil fn, an unsupported In or
+// NewFunc returns a [Func] that calls fn. A nil fn, an unsupported In or
 // Out (see [NewSignature]), and a name, description or effect that
 // [Definition.Validate] would refuse are errors wrapping [ErrInvalidTool]
 // (and [ErrInvalidDefinition] for the definition's fields).
@@ -56,20 +56,27 @@ func NewFunc[In, Out any](config FuncConfig, fn func(context.Context, In) (Out, 
 }
 
 // Call decodes the invocation's arguments, calls the function and encodes
-// its result. The function's error is returned as it is. A result that
+// its result. The arguments are decoded once per call: the first Call of an
+// invocation takes the value that the [Func]'s input validator decoded in
+// [Contract.Prepare], and every later Call of it, or of a copy of it,
+// decodes afresh, so the function owns its input and may modify it; no two
+// calls share one. The function's error is returned as it is. A result that
 // cannot be encoded as JSON (a NaN, say) is an error wrapping
 // [ErrInvalidResult] and [ErrInvalidOutput]: the function's result broke
 // the output contract, so [Binding.Call] returns that error as it is,
 // whatever the tool's [Effect], instead of turning it into a [Failure]. Any
-// other encoded result is returned unchecked, because the Binding checks
+// other encoded result is returned unchecked, because the [Binding] checks
 // every result against the contract (see [Contract.ValidateResult]).
 func (f Func[In, Out]) Call(ctx context.Context, invocation Invocation) (Result, error) {
 	if f.fn == nil {
 		return Result{}, fmt.Errorf("%w: the zero Func runs nothing", ErrInvalidTool)
 	}
-	in, err := f.signature.Decode(invocation)
-	if err != nil {
-		return Result{}, err
+	in, ok := takeDecoded[In](invocation.decoded, f.signature.id)
+	if !ok {
+		var err error
+		if in, err = f.signature.Decode(invocation); err != nil {
+			return Result{}, err
+		}
 	}
 	out, err := f.fn(ctx, in)
 	if err != nil {
@@ -82,9 +89,9 @@ func (f Func[In, Out]) Call(ctx context.Context, invocation Invocation) (Result,
 	return Result{Output: output}, nil
 }
 
-// brokenResultError is the error of a Func whose function returned a value
+// brokenResultError is the error of a [Func] whose function returned a value
 // that cannot be encoded. The function did not fail: its result broke the
-// output contract, so Binding.Call passes it on as it passes on any other
+// output contract, so [Binding.Call] passes it on as it passes on any other
 // broken result, and the safe rule, which converts a tool's own errors into
 // Failures, leaves it alone.
 type brokenResultError struct {
@@ -97,11 +104,19 @@ func (e *brokenResultError) Unwrap() error { return e.err }
 // Definition returns a copy of the definition.
 func (f Func[In, Out]) Definition() Definition { return f.definition.Clone() }
 
-// InputValidator returns the Signature's input validator.
+// InputValidator returns the [Signature]'s input validator.
 func (f Func[In, Out]) InputValidator() func([]byte) error { return f.signature.InputValidator() }
 
-// compiledSchemas hands Bind the schemas NewFunc already compiled, so that
-// binding a Func does not compile them a second time.
+// admission hands [Bind] the [Signature]'s input validator in the form that
+// keeps the decoded value for the first Call, so that a call decodes its
+// arguments once.
+func (f Func[In, Out]) admission() admission { return typedAdmission[In](f.signature.id) }
+
+// self returns f, so that [Bind] can tell a [Func] from a type that embeds one.
+func (f Func[In, Out]) self() any { return f }
+
+// compiledSchemas hands [Bind] the schemas [NewFunc] already compiled, so that
+// binding a [Func] does not compile them a second time.
 func (f Func[In, Out]) compiledSchemas() []Schema {
 	return []Schema{f.signature.input, f.signature.output}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
-// InputRequestConfig describes what a tool asks for; see NewInputRequest.
+// InputRequestConfig describes what a tool asks for; see [NewInputRequest].
 type InputRequestConfig struct {
 	// Prompt is what to show whoever answers: one JSON document, such as a
 	// string or an object with the details of a payment. Required.
@@ -28,10 +28,10 @@ type InputRequestConfig struct {
 
 // InputRequest suspends a call until a person or another system answers
 // it: a prompt, the schema of an acceptable answer and the tool's own
-// checkpoint state. A tool returns one in Result.InputRequest, before any
+// checkpoint state. A tool returns one in [Result.InputRequest], before any
 // effect it cannot repeat or with enough state to resume safely.
 //
-// Binding.Call stamps a returned InputRequest with the call it belongs to;
+// [Binding.Call] stamps a returned InputRequest with the call it belongs to;
 // MarshalJSON and UnmarshalJSON carry the stamp, so a runtime can persist
 // the request and resume the call in another process. The wire form is
 // described in "Suspending a call" in the package documentation.
@@ -47,9 +47,9 @@ type InputRequest struct {
 
 // NewInputRequest validates and copies config. The prompt must be one
 // RFC 7493 JSON document, the response schema Valid, and the state, when
-// given, one RFC 7493 document; each at most MaxInputBytes, as given and
-// once encoded. Errors wrap ErrInvalidInputRequest. The result carries no
-// stamp until it is returned through Binding.Call.
+// given, one RFC 7493 document; each at most [MaxInputBytes], as given and
+// once encoded. Errors wrap [ErrInvalidInputRequest]. The result carries no
+// stamp until it is returned through [Binding.Call].
 //
 // The prompt and state are kept in the form MarshalJSON writes: compact,
 // with member order and number text as given, and strings escaped as
@@ -78,9 +78,9 @@ func NewInputRequest(config InputRequestConfig) (InputRequest, error) {
 	return InputRequest{prompt: prompt, schema: config.ResponseSchema, state: state}, nil
 }
 
-// maxEncodedInputRequest bounds the encoded form of an InputRequest: the
+// maxEncodedInputRequest bounds the encoded form of an [InputRequest]: the
 // prompt, response schema, state and idempotency key, each at most
-// MaxInputBytes once encoded, and room for the rest of the stamp.
+// [MaxInputBytes] once encoded, and room for the rest of the stamp.
 const maxEncodedInputRequest = 4*MaxInputBytes + 1<<10
 
 // encodeDocument checks doc and returns a copy in wire form, or nil when
@@ -118,7 +118,7 @@ func (r InputRequest) ResponseSchema() Schema { return r.schema }
 func (r InputRequest) State() json.RawMessage { return bytes.Clone(r.state) }
 
 // Valid reports whether r has a prompt and a response schema. The zero
-// InputRequest is not valid.
+// [InputRequest] is not valid.
 func (r InputRequest) Valid() bool { return len(r.prompt) > 0 && r.schema.Valid() }
 
 func (r InputRequest) clone() InputRequest {
@@ -157,7 +157,7 @@ type callModel struct {
 }
 
 // JSONSchemaModel returns a value whose Go type describes the wire form of
-// an InputRequest, for SchemaFor and typed tools.
+// an [InputRequest], for [SchemaFor] and typed tools.
 func (InputRequest) JSONSchemaModel() any { return inputRequestModel{} }
 
 // MarshalJSON encodes the checkpoint form described in "Suspending a call"
@@ -165,7 +165,7 @@ func (InputRequest) JSONSchemaModel() any { return inputRequestModel{} }
 // stamp. The output is compact and escaped as encoding/json escapes, so
 // encoding/json.Marshal writes exactly these bytes. Encoding a request
 // decoded from this output gives the same bytes again. The zero
-// InputRequest is an error wrapping ErrInvalidInputRequest.
+// [InputRequest] is an error wrapping [ErrInvalidInputRequest].
 func (r InputRequest) MarshalJSON() ([]byte, error) {
 	if !r.Valid() {
 		return nil, fmt.Errorf("%w: the zero InputRequest has no wire form", ErrInvalidInputRequest)
@@ -196,8 +196,8 @@ func (r InputRequest) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes the checkpoint form strictly. Input longer than
 // MarshalJSON ever writes, anything but one RFC 7493 object, unknown or
 // duplicate members, a missing prompt or schema, a schema that does not
-// compile, a prompt or state NewInputRequest would refuse, and a malformed
-// stamp are errors wrapping ErrInvalidInputRequest. Whitespace, string
+// compile, a prompt or state [NewInputRequest] would refuse, and a malformed
+// stamp are errors wrapping [ErrInvalidInputRequest]. Whitespace, string
 // escapes and member order are free: the decoded request holds the bytes
 // NewInputRequest would. On error r is left unchanged.
 func (r *InputRequest) UnmarshalJSON(data []byte) error {

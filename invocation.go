@@ -4,20 +4,23 @@ import (
 	"bytes"
 )
 
-// Invocation is a call admitted by one Contract: JSON object arguments that
-// passed its schema and input validator, and the runtime's Admission.
+// Invocation is a call admitted by one [Contract]: JSON object arguments that
+// passed its schema and input validator, and the runtime's [Admission].
 //
-// Only Contract.Prepare makes a non-zero Invocation, and only the Binding
-// whose Contract prepared it will run it. The zero Invocation is refused by
+// Only [Contract.Prepare] makes a non-zero Invocation, and only the [Binding]
+// whose [Contract] prepared it will run it. The zero Invocation is refused by
 // every Binding. An Invocation is immutable and safe for concurrent use:
 // every accessor returns a copy. It holds data only, no function, interface
 // or channel, so it can be stored, logged or handed to a scheduler without
-// handing over the power to run anything.
+// handing over the power to run anything. For a [Func] that data includes
+// the input decoded at Prepare, which the first Call of the invocation
+// takes (see [Func.Call]).
 type Invocation struct {
 	core         *contractCore
 	arguments    []byte // never empty once admitted; its memory is the identity
 	key          IdempotencyKey
 	continuation *Continuation
+	decoded      *decoded // a Func's input decoded at Prepare, for the first Call
 }
 
 // Arguments returns a copy of the admitted JSON object, exactly as
@@ -27,7 +30,7 @@ func (i Invocation) Arguments() []byte {
 }
 
 // Definition returns a copy of the frozen definition that admitted the
-// call; the zero Definition for the zero Invocation.
+// call; the zero Definition for the zero [Invocation].
 func (i Invocation) Definition() Definition {
 	if i.core == nil {
 		return Definition{}
@@ -51,7 +54,7 @@ func (i Invocation) Continuation() (Continuation, bool) {
 
 // same reports whether i and other come from the same call of Prepare. Each
 // call of Prepare admits its own copy of the argument text, never empty
-// and never shared with another Invocation, so the address of that copy
+// and never shared with another [Invocation], so the address of that copy
 // identifies the call: equal argument bytes from two calls are two
 // invocations. Comparing it writes nothing shared, unlike a counter.
 func (i Invocation) same(other Invocation) bool {

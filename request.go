@@ -10,8 +10,8 @@ import (
 )
 
 // Request is a call proposed by a model: the name of a tool and the JSON
-// text of its arguments. It is untrusted; only Contract.Prepare turns it
-// into an Invocation. A provider's correlation id for the call belongs to
+// text of its arguments. It is untrusted; only [Contract.Prepare] turns it
+// into an [Invocation]. A provider's correlation id for the call belongs to
 // the transport and has no place here.
 type Request struct {
 	Name      string `json:"name"`
@@ -20,10 +20,9 @@ type Request struct {
 
 // Validate checks the envelope only: a non-empty name and argument text of
 // at most [MaxInputBytes]. Errors wrap [ErrInvalidRequest]. A runtime may
-// call it before it resolves a tool; [Contract.Prepare] applies the same two
-// rules but classifies them apart (an empty name wraps ErrInvalidRequest,
-// an over-long argument text is an [*InputRejection] for the model), and
-// checks the argument text itself.
+// call it before it resolves a tool. [Contract.Prepare] applies the same
+// two rules, classified as its documentation says, and checks the argument
+// text itself.
 func (r Request) Validate() error {
 	if r.Name == "" {
 		return fmt.Errorf("%w: empty tool name", ErrInvalidRequest)
@@ -39,14 +38,14 @@ func (r Request) Validate() error {
 // opaque and may be passed on to third parties, so it should not encode
 // anything about the runtime. The zero value means the call has no durable
 // identity. Because a key travels in the call stamp of a persisted
-// InputRequest, Prepare refuses one that JSON cannot carry: invalid UTF-8,
-// a Unicode noncharacter, or more than MaxInputBytes once written as a JSON
+// [InputRequest], Prepare refuses one that JSON cannot carry: invalid UTF-8,
+// a Unicode noncharacter, or more than [MaxInputBytes] once written as a JSON
 // string.
 type IdempotencyKey string
 
 // checkIdempotencyKey refuses a key that a call stamp could not carry
 // through storage: one that is not valid UTF-8, holds a Unicode
-// noncharacter, or is longer than MaxInputBytes written as a JSON string.
+// noncharacter, or is longer than [MaxInputBytes] written as a JSON string.
 // Prepare applies it to every call, before anything runs, so that no
 // suspended call is left with a checkpoint that cannot be restored.
 func checkIdempotencyKey(key IdempotencyKey) error {

@@ -55,6 +55,7 @@ type Signature[In, Out any] struct {
 	input  Schema
 	output Schema // zero unless Out is encoded into Details
 	codec  outputCodec
+	id     *signatureID // tells a Func which decoded inputs are its own
 }
 
 type outputCodec uint8
@@ -95,7 +96,7 @@ func newSignature[In, Out any]() (Signature[In, Out], error) {
 	if err != nil {
 		return Signature[In, Out]{}, fmt.Errorf("input type %v: %w", in, err)
 	}
-	s := Signature[In, Out]{}
+	s := Signature[In, Out]{id: new(signatureID)}
 	if s.input, err = ParseSchema(doc); err != nil {
 		return Signature[In, Out]{}, fmt.Errorf("input type %v: %w", in, err)
 	}
@@ -170,36 +171,46 @@ type inputValidator interface {
 }
 
 // decodeInput is the one strict decode of typed input.
-func decodeInput[In any](arguments []byte) (in In, err error) {
+func decodeInput[In any](arguments []byte) (In, error) {
+	var in In
+	if err := decodeInto(arguments, &in); err != nil {
+		var zero In
+		return zero, err
+	}
+	return in, nil
+}
+
+// decodeInto is decodeInput into a value the caller provides, such as the
+// box that carries a Func's input from Prepare to its first Call. On error
+// *in is left in any state.
+func decodeInto[In any](arguments []byte, in *In) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			var zero In
-			in, err = zero, &InputValidationError{cause: &InputValidationPanicError{Value: p}}
+			err = &InputValidationError{cause: &InputValidationPanicError{Value: p}}
 		}
 	}()
-	if err := jsonv2.Unmarshal(arguments, &in, jsonv2.RejectUnknownMembers(true)); err != nil {
-		var zero In
-		return zero, decodeError(err, arguments)
+	if err := jsonv2.Unmarshal(arguments, in, jsonv2.RejectUnknownMembers(true)); err != nil {
+		return decodeError(err, arguments)
 	}
 	if topLevelNull(arguments) {
 		// The codec leaves In as it is for null; admission wants an object.
-		var zero In
-		return zero, rejectf("arguments must be a JSON object, got null")
+		return rejectf("arguments must be a JSON object, got null")
 	}
+	// &In has the methods of both receivers when In is a struct; a pointer
+	// In has them itself. Asking &In first boxes nothing.
 	var v any = in
 	if _, ok := v.(inputValidator); !ok {
-		v = &in
+		v = *in
 	}
 	if validator, ok := v.(inputValidator); ok {
 		if err := validator.Validate(); err != nil {
-			var zero In
 			if _, ok := ClassifyInputRejection(err); ok {
-				return zero, err
+				return err
 			}
-			return zero, &InputValidationError{cause: err}
+			return &InputValidationError{cause: err}
 		}
 	}
-	return in, nil
+	return nil
 }
 
 // decodeError sorts an error of the strict decode: a problem with the

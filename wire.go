@@ -9,11 +9,11 @@ import (
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
-// This file holds what the JSON wire forms of Definition, Output, Block and
-// InputRequest share: how they are written and how they are read.
+// This file holds what the JSON wire forms of [Definition], [Output], [Block] and
+// [InputRequest] share: how they are written and how they are read.
 
 // wireOptions format JSON as encoding/json writes it: compact, with <, >,
-// &, U+2028 and U+2029 escaped in strings. Output in this form passes
+// &, U+2028 and U+2029 escaped in strings. [Output] in this form passes
 // through encoding/json.Marshal unchanged, so the size of an encoded
 // request is known before it is written.
 var wireOptions = jsonv2.JoinOptions(jsontext.EscapeForHTML(true), jsontext.EscapeForJS(true))
