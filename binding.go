@@ -121,10 +121,12 @@ func (b Binding) Contract() Contract { return b.contract }
 //   - a returned [InputRequest] is stamped with the call it belongs to (see
 //     "Suspending a call" in the package documentation);
 //   - when the tool's Effect is [EffectSafe], an error of the tool that is
-//     not a [Failure], returned while ctx is not done, becomes a Failure of
-//     kind [FailureKindFailed] with a generic public message naming the
-//     tool and the error as its Cause. Errors of other tools pass through
-//     untouched.
+//     neither a [Failure] nor an [InputRejection], returned while ctx is not
+//     done, becomes a Failure of kind [FailureKindFailed] with a generic
+//     public message naming the tool and the error as its Cause. A Failure
+//     already declares the outcome, and an InputRejection (say, from
+//     [Signature.Decode] in a tool's own Call) is the model's to correct, so
+//     both pass through, as do the errors of other tools.
 //
 // A result the tool completed is returned even when ctx is cancelled
 // afterwards. The returned [Output] is a copy the caller owns.
@@ -240,10 +242,8 @@ func (t boundary) Call(ctx context.Context, invocation Invocation) (Result, erro
 		if _, broken := err.(*brokenResultError); broken {
 			return Result{}, err
 		}
-		if def.Effect == EffectSafe && ctx.Err() == nil {
-			if _, isFailure := ClassifyFailure(err); !isFailure {
-				return Result{}, safeFailure(def.Name, err)
-			}
+		if def.Effect == EffectSafe && ctx.Err() == nil && !hasOutcome(err) {
+			return Result{}, safeFailure(def.Name, err)
 		}
 		return Result{}, err
 	}
@@ -254,4 +254,14 @@ func (t boundary) Call(ctx context.Context, invocation Invocation) (Result, erro
 		return Result{InputRequest: t.binding.contract.stamp(*result.InputRequest, invocation)}, nil
 	}
 	return Result{Output: result.Output.Clone()}, nil
+}
+
+// hasOutcome reports whether err already says what the model sees: a
+// Failure or an InputRejection, found as the classifiers find them.
+func hasOutcome(err error) bool {
+	if _, ok := ClassifyFailure(err); ok {
+		return true
+	}
+	_, ok := ClassifyInputRejection(err)
+	return ok
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -633,4 +634,24 @@ func TestCallConcurrent(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Equal(t, 16, executable.ran())
+}
+
+// An InputRejection from a safe tool's own Call is the model's to correct:
+// it passes through instead of becoming a generic Failure.
+func TestCallSafeToolInputRejection(t *testing.T) {
+	rejection, err := tool.NewInputRejection(tool.InputRejectionConfig{Message: "city must be a capital"})
+	require.NoError(t, err)
+	for _, returned := range []error{rejection, fmt.Errorf("decoding: %w", rejection)} {
+		def := coreDefinition("weather")
+		def.Effect = tool.EffectSafe
+		executable := newCoreTool(def)
+		executable.run = func(context.Context, tool.Invocation) (tool.Result, error) { return tool.Result{}, returned }
+		b := mustBind(t, executable)
+		_, err := b.Call(context.Background(), mustPrepare(t, b, `{}`))
+		got, ok := tool.ClassifyInputRejection(err)
+		require.True(t, ok, "%v", err)
+		require.Equal(t, "city must be a capital", got.Message())
+		_, isFailure := tool.ClassifyFailure(err)
+		require.False(t, isFailure)
+	}
 }
