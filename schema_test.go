@@ -538,10 +538,49 @@ func TestValidationWorkIsBounded(t *testing.T) {
 	require.ErrorIs(t, err, tool.ErrInvalidInvocation)
 	rejection, ok := tool.ClassifyInputRejection(err)
 	require.True(t, ok)
-	require.Contains(t, rejection.Message(), "more than the limit of 1048576")
+	require.Contains(t, rejection.Message(), fmt.Sprintf("more than the limit of %d (MaxValidationWork)", tool.MaxValidationWork))
 
 	// A light schema admits the same large value.
 	light, err := tool.ParseSchema([]byte(`{"type":"array","items":{"type":"integer"}}`))
 	require.NoError(t, err)
 	require.NoError(t, light.Validate(items(100_000)))
+}
+
+// TestSchemaECMAScriptPatterns: JSON Schema patterns are ECMA-262. The
+// pattern zod v4 writes for z.string().email() has lookaheads RE2 cannot
+// compile; it binds, and matches as JavaScript would. A pattern neither
+// engine compiles is refused in one line that names its location.
+func TestSchemaECMAScriptPatterns(t *testing.T) {
+	zod := `{"type":"object","properties":{"email":{"type":"string","pattern":"^(?!\\.)(?!.*\\.\\.)([A-Za-z0-9_'+\\-\\.]*)[A-Za-z0-9_+-]@([A-Za-z0-9][A-Za-z0-9\\-]*\\.)+[A-Za-z]{2,}$"}},"required":["email"]}`
+	s, err := tool.ParseSchema([]byte(zod))
+	require.NoError(t, err)
+	for address, valid := range map[string]bool{
+		"ada@example.com":        true,
+		"first.last+x@a.b.io":    true,
+		".ada@example.com":       false,
+		"ada..l@example.com":     false,
+		"ada@example":            false,
+		`ada@example.com\n`:      false,
+		"ada lovelace@example.c": false,
+	} {
+		err := s.Validate([]byte(`{"email":"` + address + `"}`))
+		if valid {
+			require.NoError(t, err, address)
+			continue
+		}
+		rej, ok := tool.ClassifyInputRejection(err)
+		require.True(t, ok, "%s: %v", address, err)
+		require.Contains(t, rej.Message(), "at /email: ", address)
+		require.Contains(t, rej.Message(), "does not match pattern", address)
+	}
+
+	cases := []struct{ schema, message string }{
+		{`{"properties":{"a":{"pattern":"a{0,1000}{0,1000}"}}}`, "tool: invalid schema: at /properties/a/pattern: 'a{0,1000}{0,1000}' is not valid regex: neither RE2 nor ECMAScript accepts it: error parsing regexp: invalid nested repetition operator: `{0,1000}{0,1000}`"},
+		{`{"patternProperties":{"(":true}}`, "tool: invalid schema: at /patternProperties: invalid propertyName '('"},
+	}
+	for _, c := range cases {
+		_, err := tool.ParseSchema([]byte(c.schema))
+		require.ErrorIs(t, err, tool.ErrInvalidSchema)
+		require.Equal(t, c.message, err.Error())
+	}
 }

@@ -22,6 +22,53 @@ type decimal struct {
 	exp    int
 }
 
+// Decimal is the exact value of a JSON number token in a canonical form:
+// zero is the zero Decimal; any other value is ±0.Digits × 10^Exp, where
+// Digits holds no leading or trailing zeros. Two tokens denote the same
+// number exactly when their Decimals are equal.
+type Decimal struct {
+	Negative bool
+	Digits   string
+	Exp      int
+}
+
+// ParseDecimal returns the Decimal of a valid JSON number token, as the
+// parser admits them. Exponents beyond a million saturate.
+func ParseDecimal(token string) Decimal {
+	d, nonzero := parseDecimal([]byte(token))
+	if !nonzero {
+		return Decimal{}
+	}
+	return Decimal{Negative: token[0] == '-', Digits: d.digits, Exp: d.exp}
+}
+
+// IsZero reports whether d is zero.
+func (d Decimal) IsZero() bool { return d.Digits == "" }
+
+// IsInteger reports whether d has no fractional part.
+func (d Decimal) IsInteger() bool { return d.IsZero() || len(d.Digits) <= d.Exp }
+
+// Cmp compares d and e by value like strings.Compare.
+func (d Decimal) Cmp(e Decimal) int {
+	sign := func(x Decimal) int {
+		switch {
+		case x.IsZero():
+			return 0
+		case x.Negative:
+			return -1
+		}
+		return 1
+	}
+	if sd, se := sign(d), sign(e); sd != se || sd == 0 {
+		return max(-1, min(1, sd-se))
+	}
+	c := compareDecimal(decimal{d.Digits, d.Exp}, decimal{e.Digits, e.Exp})
+	if d.Negative {
+		return -c
+	}
+	return c
+}
+
 // The limits of a float64, exactly. A value at or above overflowAt rounds
 // to infinity (the halfway point between the largest float64 and 2^1024
 // rounds to the even neighbour, 2^1024); a value at or below underflowAt,
