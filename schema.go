@@ -166,6 +166,9 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 	} else if objects > maxSchemaObjects {
 		return Schema{}, fmt.Errorf("%w: the document holds %d objects and booleans, more than the limit of %d", ErrInvalidSchema, objects, maxSchemaObjects)
 	}
+	if err := checkPatternText(tree); err != nil {
+		return Schema{}, err
+	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
@@ -319,11 +322,12 @@ func (s Schema) validateTree(tree any, values int) error {
 		}
 		report := fast.Explain(tree, MaxValidationWork)
 		switch {
-		case report.Exhausted:
-			return workExhausted(report.Where)
 		case report.Valid:
 			return nil
+		case report.Total == 0:
+			return workExhausted(report.Where)
 		}
+		// Violations found before the budget ran out are certain.
 		return rejectViolations(report.Violations, report.Total)
 	}
 	if err := s.checkWork(tree); err != nil {
@@ -1061,4 +1065,52 @@ func compilePatterns(root *jsonschema.Schema) error {
 func schemaLocation(url string) string {
 	_, fragment, _ := strings.Cut(url, "#")
 	return strictjson.Where(fragment)
+}
+
+// maxPatternParse bounds the work of parsing the patterns of one schema
+// document, in the steps of regex.ParseCost: about 60 ms here.
+const maxPatternParse = 1 << 22
+
+// checkPatternText refuses a document whose pattern and patternProperties
+// texts would take more than maxPatternParse steps to parse, before
+// anything parses them: Go builds the table of a Unicode class escape
+// such as \pL afresh at every use, 80 µs and 13 KB each, so a document
+// of a megabyte could hold seconds of parsing.
+func checkPatternText(tree any) error {
+	work := 0
+	var where []string
+	var walk func(v any, at []string)
+	walk = func(v any, at []string) {
+		switch v := v.(type) {
+		case map[string]any:
+			for _, k := range sortedKeys(v) {
+				child := append(slices.Clip(at), k)
+				switch pattern := v[k].(type) {
+				case string:
+					if k == "pattern" {
+						work += regex.ParseCost(pattern)
+					}
+				case map[string]any:
+					if k == "patternProperties" {
+						for p := range pattern {
+							work += regex.ParseCost(p)
+						}
+					}
+				}
+				if work > maxPatternParse && where == nil {
+					where = child
+				}
+				walk(v[k], child)
+			}
+		case []any:
+			for i, item := range v {
+				walk(item, append(slices.Clip(at), strconv.Itoa(i)))
+			}
+		}
+	}
+	walk(tree, nil)
+	if where != nil {
+		return fmt.Errorf("%w: at %s: the patterns of the schema would take %d steps to parse, more than the limit of %d (a Unicode class escape such as \\pL costs %d)", ErrInvalidSchema, pointer(where), work, maxPatternParse, regex.UnicodeClassCost)
+	}
+	return nil
 }

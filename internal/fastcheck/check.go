@@ -6,10 +6,12 @@ import (
 	"iter"
 	"maps"
 	"math/big"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -24,13 +26,10 @@ import (
 const (
 	costApply     = 4  // one subschema applied to one value
 	costMember    = 2  // one member or item visited
-	costViolation = 16 // one violation recorded, plus a step per location token
+	costViolation = 16 // one violation recorded
 	costFormat    = 8  // one format check, plus a step per byte of a string
 	costNumber    = 8  // one exact comparison of numbers, plus a step per byte of the tokens
 	bytesPerStep  = 16 // bytes of a string scanned, compared or hashed per step
-	// regexFormatPerByte is the steps per byte of checking the syntax of a
-	// regular expression (the "regex" format), which parses it.
-	regexFormatPerByte = 8
 )
 
 // CostPerApplication is the least a subschema applied to a member or item
@@ -52,8 +51,10 @@ type Report struct {
 	// the budget was exhausted.
 	Valid bool
 	// Exhausted reports that the check stopped because it would have
-	// spent more than its budget; nothing else in the Report then holds
-	// but Where.
+	// spent more than its budget. Valid is then false, and the violations
+	// of Explain are those found before it stopped: each of them is
+	// certain (none is a guess about an alternative), but there may be
+	// more.
 	Exhausted bool
 	// Where is, for Explain only, the location of the value being checked
 	// when the budget ran out.
@@ -88,10 +89,12 @@ func (c *Checker) Explain(v any, budget int) Report {
 	valid := r.check(c.root, v)
 	report := Report{Valid: valid && !r.exhausted, Exhausted: r.exhausted, Work: r.work}
 	if r.exhausted {
-		report.Where = r.where
-	} else {
-		report.Violations, report.Total = root.kept, root.total
+		report.Where = r.where.tokens()
 	}
+	for _, f := range root.kept {
+		report.Violations = append(report.Violations, Violation{Location: f.at.tokens(), Kind: f.kind})
+	}
+	report.Total = root.total
 	return report
 }
 
@@ -100,14 +103,50 @@ type run struct {
 	budget, work int
 	exhausted    bool
 	explain      bool
-	path         []string // explain only: the location being checked
-	where        []string // explain only: the location where the budget ran out
-	sink         *sink    // explain only: where violations go
+	at           *location // explain only: the location being checked
+	where        *location // explain only: the location where the budget ran out
+	sink         *sink     // explain only: where violations go
+
+	counted string // the string runes counts the characters of
+	runes   int
+}
+
+// location is a location in the value, shared by the violations found
+// under it: recording one costs a pointer, whatever its depth.
+type location struct {
+	parent *location
+	token  string
+	depth  int
+}
+
+// tokens returns the reference tokens of l, outermost first.
+func (l *location) tokens() []string {
+	if l == nil {
+		return nil
+	}
+	out := make([]string, l.depth)
+	for ; l != nil; l = l.parent {
+		out[l.depth-1] = l.token
+	}
+	return out
+}
+
+func (l *location) length() int {
+	if l == nil {
+		return 0
+	}
+	return l.depth
+}
+
+// found is a violation as a check keeps it.
+type found struct {
+	at   *location
+	kind jsonschema.ErrorKind
 }
 
 // sink collects the violations of one subschema application.
 type sink struct {
-	kept     []Violation
+	kept     []found
 	total    int
 	depth    int  // length of the location it was opened at
 	onlyType bool // every violation so far is a wrong type at depth
@@ -119,7 +158,7 @@ func (r *run) spend(n int) bool {
 	r.work += n
 	if r.work > r.budget && !r.exhausted {
 		r.exhausted = true
-		r.where = slices.Clone(r.path)
+		r.where = r.at
 	}
 	return !r.exhausted
 }
@@ -141,7 +180,7 @@ func (r *run) violated(k func() jsonschema.ErrorKind) bool {
 	if s.onlyType {
 		made = k()
 		_, isType := made.(*kind.Type)
-		s.onlyType = isType && len(r.path) == s.depth
+		s.onlyType = isType && r.at.length() == s.depth
 	}
 	if s.discard || len(s.kept) >= MaxKept {
 		r.spend(1)
@@ -150,8 +189,8 @@ func (r *run) violated(k func() jsonschema.ErrorKind) bool {
 	if made == nil {
 		made = k()
 	}
-	if r.spend(costViolation + len(r.path)) {
-		s.kept = append(s.kept, Violation{Location: slices.Clone(r.path), Kind: made})
+	if r.spend(costViolation) {
+		s.kept = append(s.kept, found{at: r.at, kind: made})
 	}
 	return false
 }
@@ -160,7 +199,7 @@ func (r *run) violated(k func() jsonschema.ErrorKind) bool {
 // returns the one it replaces.
 func (r *run) open(discard bool) (previous *sink) {
 	previous = r.sink
-	r.sink = &sink{depth: len(r.path), onlyType: !discard, discard: discard}
+	r.sink = &sink{depth: r.at.length(), onlyType: !discard, discard: discard}
 	return previous
 }
 
@@ -187,13 +226,13 @@ func (r *run) quietly(n *node, v any) bool {
 // enter and leave track the location of the value being checked.
 func (r *run) enter(token string) {
 	if r.explain {
-		r.path = append(r.path, token)
+		r.at = &location{parent: r.at, token: token, depth: r.at.length() + 1}
 	}
 }
 
 func (r *run) leave() {
 	if r.explain {
-		r.path = r.path[:len(r.path)-1]
+		r.at = r.at.parent
 	}
 }
 
@@ -223,7 +262,7 @@ func (r *run) check(n *node, v any) bool {
 		if s, ok := v.(string); ok {
 			cost += len(s)
 			if f.Name == "regex" {
-				cost += len(s) * regexFormatPerByte
+				cost += regex.ParseCost(s)
 			}
 		}
 		if !r.spend(cost) {
@@ -492,17 +531,20 @@ func (r *run) array(n *node, arr []any) bool {
 func (r *run) str(n *node, s string) bool {
 	ok := true
 	if n.minLength >= 0 || n.maxLength >= 0 {
-		if !r.spend(1 + len(s)/bytesPerStep) {
+		length, counted := r.runeCount(s)
+		if !counted {
 			return false
 		}
-		length := utf8.RuneCountInString(s)
 		if n.minLength >= 0 && length < n.minLength {
 			ok = r.violated(func() jsonschema.ErrorKind { return &kind.MinLength{Got: length, Want: n.minLength} })
 		}
 		if n.maxLength >= 0 && length > n.maxLength {
 			ok = r.violated(func() jsonschema.ErrorKind { return &kind.MaxLength{Got: length, Want: n.maxLength} })
 		}
-		if r.stop(ok) {
+		if !ok {
+			// A string of the wrong length is explained by its length: a
+			// pattern matched against a long one would spend the budget
+			// on a second opinion.
 			return false
 		}
 	}
@@ -515,6 +557,20 @@ func (r *run) str(n *node, s string) bool {
 		}
 	}
 	return ok
+}
+
+// runeCount returns the length of s in characters, charging for counting
+// only the first time in a row it is asked about the same string: many
+// subschemas with length bounds may apply to one long string.
+func (r *run) runeCount(s string) (int, bool) {
+	if len(s) == len(r.counted) && unsafe.StringData(s) == unsafe.StringData(r.counted) {
+		return r.runes, true
+	}
+	if !r.spend(1 + len(s)/bytesPerStep) {
+		return 0, false
+	}
+	r.counted, r.runes = s, utf8.RuneCountInString(s)
+	return r.runes, true
 }
 
 func (r *run) num(n *node, v json.Number) bool {
@@ -818,7 +874,8 @@ func (r *run) hashValue(h *maphash.Hash, v any) bool {
 // number is a JSON number token, compared exactly.
 type number struct {
 	text    string
-	decimal *strictjson.Decimal
+	decimal strictjson.Decimal
+	parsed  bool // decimal holds the value of text
 }
 
 // cost is the steps one exact comparison of the number takes.
@@ -827,11 +884,10 @@ func (x *number) cost() int {
 }
 
 func (x *number) exact() strictjson.Decimal {
-	if x.decimal == nil {
-		d := strictjson.ParseDecimal(x.text)
-		x.decimal = &d
+	if !x.parsed {
+		x.decimal, x.parsed = strictjson.ParseDecimal(x.text), true
 	}
-	return *x.decimal
+	return x.decimal
 }
 
 // rat returns the number as the full validator holds it, for a message.
@@ -901,17 +957,18 @@ func cmpInt(a, b int64) int {
 	return 0
 }
 
-// divisionCost is the steps multipleOf takes: the integers involved have
-// as many digits as the two numbers have significant digits, plus the
-// difference of their exponents.
+// divisionCost is the steps multipleOf takes: arithmetic on integers of
+// as many digits as the two numbers have.
 func (x *number) divisionCost(m *multiple) int {
-	d := x.exact()
-	spread := d.Exp - len(d.Digits) - (m.exact.Exp - len(m.exact.Digits))
-	digits := len(d.Digits) + len(m.exact.Digits) + max(spread, -spread)
-	return x.cost() + digits*digits/256
+	digits := len(x.text) + len(m.exact.Digits)
+	return x.cost() + digits*digits/64
 }
 
-// multipleOf reports whether x divided by m is an integer.
+// multipleOf reports whether x divided by m is an integer. With x =
+// X × 10^a and m = M × 10^b for integers X and M, that is whether M
+// divides X × 10^(a-b) when a ≥ b, computed modulo M so that a large
+// exponent costs nothing; and whether M × 10^(b-a) divides X otherwise,
+// which needs X to have more digits than that divisor.
 func (x *number) multipleOf(m *multiple) bool {
 	if n, ok := x.small(); ok && m.rat.IsInt() && m.rat.Num().IsInt64() {
 		return n%m.rat.Num().Int64() == 0
@@ -920,18 +977,44 @@ func (x *number) multipleOf(m *multiple) bool {
 	if d.IsZero() {
 		return true
 	}
-	// x = X × 10^a and m = M × 10^b for integers X and M.
 	a := d.Exp - len(d.Digits)
 	b := m.exact.Exp - len(m.exact.Digits)
+	if a >= b && len(d.Digits) <= 18 && len(m.exact.Digits) <= 18 {
+		x, _ := strconv.ParseUint(d.Digits, 10, 64)
+		m, _ := strconv.ParseUint(m.exact.Digits, 10, 64)
+		return mulMod(x%m, powMod(10, a-b, m), m) == 0
+	}
 	xi, _ := new(big.Int).SetString(d.Digits, 10)
 	mi, _ := new(big.Int).SetString(m.exact.Digits, 10)
 	ten := big.NewInt(10)
 	if a >= b {
-		xi.Mul(xi, new(big.Int).Exp(ten, big.NewInt(int64(a-b)), nil))
-	} else {
-		mi.Mul(mi, new(big.Int).Exp(ten, big.NewInt(int64(b-a)), nil))
+		power := new(big.Int).Exp(ten, big.NewInt(int64(a-b)), mi)
+		return power.Mul(power, xi).Rem(power, mi).Sign() == 0
 	}
+	if b-a+len(m.exact.Digits)-1 > len(d.Digits) {
+		return false // the divisor is larger than X
+	}
+	mi.Mul(mi, new(big.Int).Exp(ten, big.NewInt(int64(b-a)), nil))
 	return new(big.Int).Rem(xi, mi).Sign() == 0
+}
+
+// mulMod returns a × b mod m without overflow.
+func mulMod(a, b, m uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	_, rem := bits.Div64(hi%m, lo, m)
+	return rem
+}
+
+// powMod returns base^exp mod m by squaring.
+func powMod(base uint64, exp int, m uint64) uint64 {
+	result, base := 1%m, base%m
+	for ; exp > 0; exp >>= 1 {
+		if exp&1 == 1 {
+			result = mulMod(result, base, m)
+		}
+		base = mulMod(base, base, m)
+	}
+	return result
 }
 
 func isInteger(v json.Number) bool {

@@ -17,6 +17,7 @@ import (
 	"math/bits"
 	"regexp"
 	"regexp/syntax"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,6 +52,16 @@ const MatchTimeout = 250 * time.Millisecond
 // StepDuration is the time one step of work stands for: the backtracking
 // engine's matches are charged their duration in these.
 const StepDuration = 15 * time.Nanosecond
+
+// ParseCost is the steps Parse takes on source, at most: a few per byte,
+// and thousands for each Unicode class escape (\pL, \P{Greek}), whose
+// table Go's parser builds afresh every time: 80 µs for \pL here.
+func ParseCost(source string) int {
+	return 8*len(source) + UnicodeClassCost*(strings.Count(source, `\p`)+strings.Count(source, `\P`))
+}
+
+// UnicodeClassCost is the steps of building the table of one Unicode class.
+const UnicodeClassCost = 5000
 
 // Parse checks source and estimates its program, without compiling it.
 // It refuses a pattern neither RE2 nor ECMAScript accepts, and one whose

@@ -35,7 +35,7 @@ type Decimal struct {
 // ParseDecimal returns the Decimal of a valid JSON number token, as the
 // parser admits them. Exponents beyond a million saturate.
 func ParseDecimal(token string) Decimal {
-	d, nonzero := parseDecimal([]byte(token))
+	d, nonzero := parseDecimal(token)
 	if !nonzero {
 		return Decimal{}
 	}
@@ -106,24 +106,18 @@ func floatRange(token []byte) magnitude {
 
 // parseDecimal reads a valid JSON number token as 0.digits × 10^exp,
 // ignoring its sign. It reports false for a zero. Exponents beyond a
-// million saturate: every such value is out of range either way.
-func parseDecimal(token []byte) (decimal, bool) {
+// million saturate: every such value is out of range either way. The
+// digits share the token's memory unless it has a fraction.
+func parseDecimal[T string | []byte](token T) (decimal, bool) {
 	i := 0
 	if token[0] == '-' {
 		i++
 	}
-	var digits []byte
-	point := -1 // digits of the mantissa before the decimal point
-	for ; i < len(token) && token[i] != 'e' && token[i] != 'E'; i++ {
-		if token[i] == '.' {
-			point = len(digits)
-		} else {
-			digits = append(digits, token[i])
-		}
+	start := i
+	for i < len(token) && token[i] != 'e' && token[i] != 'E' {
+		i++
 	}
-	if point < 0 {
-		point = len(digits)
-	}
+	mantissa := string(token[start:i]) // no copy for a string token
 	exp := 0
 	if i < len(token) {
 		i++ // 'e' or 'E'
@@ -141,15 +135,17 @@ func parseDecimal(token []byte) (decimal, bool) {
 			exp = -exp
 		}
 	}
-	lead := 0
-	for lead < len(digits) && digits[lead] == '0' {
-		lead++
+	point := len(mantissa) // digits before the decimal point
+	if dot := strings.IndexByte(mantissa, '.'); dot >= 0 {
+		point = dot
+		mantissa = mantissa[:dot] + mantissa[dot+1:]
 	}
-	if lead == len(digits) {
+	digits := strings.TrimLeft(mantissa, "0")
+	if digits == "" {
 		return decimal{}, false
 	}
-	trimmed := strings.TrimRight(string(digits[lead:]), "0")
-	return decimal{digits: trimmed, exp: point - lead + exp}, true
+	lead := len(mantissa) - len(digits)
+	return decimal{digits: strings.TrimRight(digits, "0"), exp: point - lead + exp}, true
 }
 
 // compareDecimal compares two nonzero decimals like strings.Compare.
