@@ -2,6 +2,7 @@ package tool
 
 import (
 	"bytes"
+	"net/url"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -205,6 +206,9 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 		return Schema{}, fmt.Errorf("%w: validating one value could apply %d subschemas to one of its members or items, more than the limit of %d (subschemas reached through several keywords multiply at every level)", ErrInvalidSchema, located, MaxSchemaVisits)
 	} else {
 		visits = max(visits, located)
+	}
+	if err := compileDefinitions(c, tree); err != nil {
+		return Schema{}, err
 	}
 	if err := compilePatterns(compiled); err != nil {
 		return Schema{}, err
@@ -1113,4 +1117,44 @@ func checkPatternText(tree any) error {
 		return fmt.Errorf("%w: at %s: the patterns of the schema would take %d steps to parse, more than the limit of %d (a Unicode class escape such as \\pL costs %d)", ErrInvalidSchema, pointer(where), work, maxPatternParse, regex.UnicodeClassCost)
 	}
 	return nil
+}
+
+// compileDefinitions compiles every entry of every $defs (and definitions)
+// of the document, so that a reference outside the document is refused
+// even where no reference reaches it: the document is advertised to
+// models whole, and a definition nothing uses today may be used by the
+// next revision. An entry that does not compile for another reason is
+// left alone: it is never applied, and it may not be a subschema at all
+// (the $defs member of a const value, say).
+func compileDefinitions(c *jsonschema.Compiler, tree any) error {
+	var walk func(v any, at string) error
+	walk = func(v any, at string) error {
+		switch v := v.(type) {
+		case map[string]any:
+			for _, k := range sortedKeys(v) {
+				child := at + "/" + url.PathEscape(strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1"))
+				if defs, ok := v[k].(map[string]any); ok && (k == "$defs" || k == "definitions") {
+					for _, name := range sortedKeys(defs) {
+						entry := child + "/" + url.PathEscape(strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1"))
+						_, err := c.Compile(schemaBase + "#" + entry)
+						var load *jsonschema.LoadURLError
+						if errors.As(err, &load) {
+							return fmt.Errorf("%w: at %s: reference to %q outside the document is not allowed", ErrInvalidSchema, schemaLocation("#"+entry), load.URL)
+						}
+					}
+				}
+				if err := walk(v[k], child); err != nil {
+					return err
+				}
+			}
+		case []any:
+			for i, item := range v {
+				if err := walk(item, at+"/"+strconv.Itoa(i)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(tree, "")
 }

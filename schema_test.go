@@ -98,6 +98,8 @@ func TestParseSchemaRefusesExternalReferences(t *testing.T) {
 		{"relative reference against a file $id", `{"$id":"file://` + filepath.ToSlash(dir) + `/root.json","$ref":"string.json"}`, fileURL},
 		{"urn", `{"$ref":"urn:example:schema"}`, "urn:example:schema"},
 		{"unknown metaschema", `{"$schema":"` + fileURL + `"}`, fileURL},
+		{"inside a definition nothing references", `{"type":"object","$defs":{"unused":{"$ref":"http://example.test/s.json"}}}`, "at /$defs/unused: reference to \"http://example.test/s.json\""},
+		{"inside a nested, unreferenced definitions entry", `{"$defs":{"a":{"definitions":{"b/c":{"items":{"$ref":"urn:example:x"}}}}}}`, "at /$defs/a/definitions/b~1c: reference to \"urn:example:x\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
