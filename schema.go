@@ -2,11 +2,11 @@ package tool
 
 import (
 	"bytes"
-	"net/url"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
