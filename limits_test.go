@@ -654,7 +654,7 @@ func TestAttackPatterns(t *testing.T) {
 	long := `{"s":"` + strings.Repeat("a", tool.MaxInputBytes-len(`{"s":""}`)) + `"}`
 
 	probe := limitsBinding(t, `{"type":"object","properties":{"s":{"type":"string","pattern":"[a-z]{0,1000}[0-9]"}}}`)
-	requireRejected(t, attack(t, "an 85-byte pattern against a 1 MiB string", func() error { return limitsPrepare(probe, long) }), "at /s: checking the value against the schema takes more than the limit of")
+	requireRejected(t, attack(t, "an 85-byte pattern against a 1 MiB string", func() error { return limitsPrepare(probe, long) }), "input schema at the root: checking the value against the schema takes more than the limit of")
 
 	probe = limitsBinding(t, `{"type":"object","properties":{"s":{"type":"string","maxLength":64,"pattern":"[a-z]{0,1000}[0-9]"}}}`)
 	requireRejected(t, attack(t, "maxLength 64 and a pattern against a 1 MiB string", func() error { return limitsPrepare(probe, long) }), "at /s: maxLength: got 1,048,568, want 64")

@@ -69,7 +69,7 @@ type compiledSchema struct {
 // interrupted otherwise. The bound keeps one check within the budget the
 // package documentation states; ordinary arguments take a few thousand
 // steps.
-const MaxValidationWork = 1 << 24
+const MaxValidationWork = 12 << 20
 
 // checkWork refuses, before the full validator runs, a value whose check
 // could exceed MaxValidationWork by the cost model of the full validator;
@@ -82,8 +82,10 @@ func (s Schema) checkWork(tree any) error {
 }
 
 // workExhausted is the rejection of a value whose check ran out of steps.
+// Where is the location the check had reached; the root stands for the
+// whole value when it is not known.
 func workExhausted(where []string) *InputRejection {
-	return rejectf("at %s: checking the value against the schema takes more than the limit of %d steps of work (MaxValidationWork); send fewer or shorter values", pointer(where), MaxValidationWork)
+	return rejectf("at %s: checking the value against the schema takes more than the limit of %d steps of work (MaxValidationWork); send fewer or shorter values", clippedPointer(where), MaxValidationWork)
 }
 
 // Bounds on the strings a schema offers for interning in the values it
@@ -130,15 +132,19 @@ func (s Schema) parse(value []byte) (tree any, values int, err error) {
 // with $schema, and "format" is asserted, not just annotated.
 //
 // Nothing is loaded from outside the document: a $ref to any other URL
-// (file, http or otherwise) is refused with an error, never read. A schema
-// whose validation work per value could exceed MaxSchemaVisits subschemas is
-// refused as well, and so is a document nested deeper than 128 levels of
-// arrays and objects or holding more than 4096 objects and booleans (each
-// of which can be a subschema): the validator's compiler takes time that
-// grows with the square of either (about 80 ms for 128 levels of nested
-// properties and 200 ms for 4096 properties here), and a schema can come
-// from storage or a peer. Raw is not
-// retained; every error wraps ErrInvalidSchema.
+// (file, http or otherwise), even in a definition nothing references, is
+// refused with an error, never read. Refused as well, each with a message
+// naming the keyword and its location: a schema whose validation work per
+// value could exceed MaxSchemaVisits subschemas; a document nested deeper
+// than 128 levels of arrays and objects or holding more than 4096 objects
+// and booleans (each of which can be a subschema: the validator's compiler
+// takes time that grows with the square of either); a pattern neither RE2
+// nor ECMAScript accepts, or whose program would exceed ten thousand
+// instructions; and patterns that together would take too long to parse
+// or compile (MaxSchemaPrograms). A schema can come from storage or a
+// peer, so ParseSchema is bounded like Prepare; see "What one call may
+// cost" in the package documentation. Raw is not retained; every error
+// wraps ErrInvalidSchema.
 func ParseSchema(raw []byte) (Schema, error) {
 	if len(raw) > MaxInputBytes {
 		return Schema{}, fmt.Errorf("%w: document is %d bytes, more than the limit of %d", ErrInvalidSchema, len(raw), MaxInputBytes)
@@ -321,10 +327,17 @@ func (s Schema) validateTree(tree any, values int) error {
 		return rejectf("at the root: the value holds %d JSON values and each may meet %d subschemas: checking it could take %d steps of work, more than the limit of %d (MaxValidationWork); send fewer values", values, s.s.visits, work, MaxValidationWork)
 	}
 	if fast := s.s.fast; fast != nil {
-		if fast.Check(tree, MaxValidationWork).Valid {
+		checked := fast.Check(tree, MaxValidationWork)
+		switch {
+		case checked.Valid:
 			return nil
+		case checked.Exhausted:
+			return workExhausted(nil)
 		}
-		report := fast.Explain(tree, MaxValidationWork)
+		// The explanation gets what the check left of the budget, and at
+		// least a quarter of it: it visits in a fixed order, and may need
+		// more to reach a violation the check met early.
+		report := fast.Explain(tree, max(MaxValidationWork-checked.Work, MaxValidationWork/4))
 		switch {
 		case report.Valid:
 			return nil
@@ -1050,7 +1063,7 @@ func compilePatterns(root *jsonschema.Schema) error {
 	total := 0
 	for _, s := range all {
 		for _, re := range patternsOf(s) {
-			total += re.MatchCost(0)
+			total += re.Size()
 			if total > MaxSchemaPrograms {
 				return fmt.Errorf("%w: at %s: the patterns of the schema expand to more than %d instructions of program together (MaxSchemaPrograms)", ErrInvalidSchema, schemaLocation(s.Location), MaxSchemaPrograms)
 			}

@@ -83,7 +83,7 @@ func (c *Checker) Check(v any, budget int) Report {
 // value alone, when there is exactly one). Its order of work is fixed, so
 // its Report depends only on the schema, the value and the budget.
 func (c *Checker) Explain(v any, budget int) Report {
-	r := run{budget: budget, explain: true}
+	r := run{budget: budget, explain: true, at: &location{}}
 	root := &sink{onlyType: true}
 	r.sink = root
 	valid := r.check(c.root, v)
@@ -112,31 +112,55 @@ type run struct {
 }
 
 // location is a location in the value, shared by the violations found
-// under it: recording one costs a pointer, whatever its depth.
+// under it: recording one costs a pointer, whatever its depth. A location
+// is made once per check, however many subschemas visit it.
 type location struct {
-	parent *location
-	token  string
-	depth  int
+	parent  *location
+	token   string
+	depth   int
+	members map[string]*location
+	items   []*location
+}
+
+// member returns the location of member name of the value at l.
+func (l *location) member(name string) *location {
+	if c, ok := l.members[name]; ok {
+		return c
+	}
+	if l.members == nil {
+		l.members = map[string]*location{}
+	}
+	c := &location{parent: l, token: name, depth: l.depth + 1}
+	l.members[name] = c
+	return c
+}
+
+// item returns the location of item i of the value at l.
+func (l *location) item(i int) *location {
+	if i < len(l.items) && l.items[i] != nil {
+		return l.items[i]
+	}
+	if i >= len(l.items) {
+		l.items = append(l.items, make([]*location, i+1-len(l.items))...)
+	}
+	c := &location{parent: l, token: strconv.Itoa(i), depth: l.depth + 1}
+	l.items[i] = c
+	return c
 }
 
 // tokens returns the reference tokens of l, outermost first.
 func (l *location) tokens() []string {
-	if l == nil {
+	if l.depth == 0 {
 		return nil
 	}
 	out := make([]string, l.depth)
-	for ; l != nil; l = l.parent {
+	for ; l.depth > 0; l = l.parent {
 		out[l.depth-1] = l.token
 	}
 	return out
 }
 
-func (l *location) length() int {
-	if l == nil {
-		return 0
-	}
-	return l.depth
-}
+func (l *location) length() int { return l.depth }
 
 // found is a violation as a check keeps it.
 type found struct {
@@ -169,28 +193,31 @@ func (r *run) stop(ok bool) bool {
 	return r.exhausted || (!ok && !r.explain)
 }
 
-// violated records the violation k makes, and returns false.
+// violated records the violation k makes, and returns false. The kind is
+// made only for a violation that is kept.
 func (r *run) violated(k func() jsonschema.ErrorKind) bool {
+	return r.record(false, k)
+}
+
+// mistyped records a wrong type, which an alternative may be dismissed
+// for; see alternatives.
+func (r *run) mistyped(k func() jsonschema.ErrorKind) bool {
+	return r.record(true, k)
+}
+
+func (r *run) record(wrongType bool, k func() jsonschema.ErrorKind) bool {
 	if !r.explain || r.exhausted {
 		return false
 	}
 	s := r.sink
 	s.total++
-	var made jsonschema.ErrorKind
-	if s.onlyType {
-		made = k()
-		_, isType := made.(*kind.Type)
-		s.onlyType = isType && r.at.length() == s.depth
-	}
+	s.onlyType = s.onlyType && wrongType && r.at.length() == s.depth
 	if s.discard || len(s.kept) >= MaxKept {
 		r.spend(1)
 		return false
 	}
-	if made == nil {
-		made = k()
-	}
 	if r.spend(costViolation) {
-		s.kept = append(s.kept, found{at: r.at, kind: made})
+		s.kept = append(s.kept, found{at: r.at, kind: k()})
 	}
 	return false
 }
@@ -223,10 +250,17 @@ func (r *run) quietly(n *node, v any) bool {
 	return valid
 }
 
-// enter and leave track the location of the value being checked.
-func (r *run) enter(token string) {
+// enter, enterItem and leave track the location of the value being
+// checked.
+func (r *run) enter(name string) {
 	if r.explain {
-		r.at = &location{parent: r.at, token: token, depth: r.at.length() + 1}
+		r.at = r.at.member(name)
+	}
+}
+
+func (r *run) enterItem(i int) {
+	if r.explain {
+		r.at = r.at.item(i)
 	}
 }
 
@@ -247,7 +281,7 @@ func (r *run) check(n *node, v any) bool {
 		return true
 	}
 	if n.hasType && !n.typeMatches(v) {
-		return r.violated(func() jsonschema.ErrorKind {
+		return r.mistyped(func() jsonschema.ErrorKind {
 			return &kind.Type{Got: typeName(v), Want: n.src.Types.ToStrings()}
 		})
 	}
@@ -461,9 +495,7 @@ func (r *run) items(arr []any, from int, each func(i int) *node) bool {
 		if !r.spend(costMember) {
 			return false
 		}
-		if r.explain {
-			r.enter(strconv.Itoa(i))
-		}
+		r.enterItem(i)
 		ok = r.check(each(i), arr[i]) && ok
 		r.leave()
 		if r.stop(ok) {

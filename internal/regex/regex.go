@@ -47,7 +47,7 @@ type Regexp struct {
 
 // MatchTimeout stops one match of the backtracking engine: the hard stop
 // behind the charges of Match.
-const MatchTimeout = 250 * time.Millisecond
+const MatchTimeout = 50 * time.Millisecond
 
 // StepDuration is the time one step of work stands for: the backtracking
 // engine's matches are charged their duration in these.
@@ -88,36 +88,44 @@ func sized(r *Regexp) (*Regexp, error) {
 	return r, nil
 }
 
-// Size estimates the instructions of the program tree compiles to,
-// weighting a character class by the steps of its binary search. It
-// saturates beyond MaxProgram.
+// Size estimates the instructions of the program tree compiles to, as
+// Go's compiler counts them, but weighting a character class by the steps
+// of its binary search. It saturates beyond MaxProgram.
 func Size(tree *syntax.Regexp) int {
+	return min(1+size(tree), MaxProgram+1)
+}
+
+func size(tree *syntax.Regexp) int {
 	const saturated = MaxProgram + 1
-	sum := func(subs []*syntax.Regexp) int {
-		total := 0
-		for _, s := range subs {
-			total = min(total+Size(s), saturated)
-		}
-		return total
+	sum := 0
+	for _, s := range tree.Sub {
+		sum = min(sum+size(s), saturated)
 	}
 	switch tree.Op {
 	case syntax.OpLiteral:
 		return max(1, len(tree.Rune))
 	case syntax.OpCharClass:
 		return 1 + bits.Len(uint(len(tree.Rune)))
-	case syntax.OpCapture, syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
-		return min(2+sum(tree.Sub), saturated)
+	case syntax.OpCapture:
+		return min(2+sum, saturated)
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
+		return min(1+sum, saturated)
 	case syntax.OpRepeat:
 		copies := tree.Max
 		if copies < 0 {
 			copies = tree.Min + 1
 		}
-		return min(1+max(copies, 1)*(1+sum(tree.Sub)), saturated)
-	case syntax.OpConcat, syntax.OpAlternate:
-		return min(len(tree.Sub)+sum(tree.Sub), saturated)
+		return min(max(copies, 1)*(1+sum), saturated)
+	case syntax.OpConcat:
+		return sum
+	case syntax.OpAlternate:
+		return min(len(tree.Sub)-1+sum, saturated)
 	}
 	return 1
 }
+
+// Size returns the estimated instructions of the pattern's program.
+func (r *Regexp) Size() int { return r.size }
 
 // String returns the source of the pattern.
 func (r *Regexp) String() string { return r.source }
