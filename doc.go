@@ -55,6 +55,14 @@
 //   - a value that breaks the input schema, or that the tool's input
 //     validator rejects.
 //
+// A rejection for the schema lists up to five violations, sorted by
+// location, each with the JSON pointer of the offending value and the rule
+// it breaks, then how many more there are. An unknown member that differs
+// from a declared one only in case, or by one character, is named with
+// the member it resembles ("did you mean 'title'?"); a null sent for an
+// optional member that does not accept null is reported with the advice to
+// leave the member out.
+//
 // Integers beyond 2^53 that fit a float64's range are admitted and
 // compared exactly: numbers are never rounded. Blank argument text (JSON
 // whitespace only) is admitted as {}.

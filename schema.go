@@ -393,21 +393,41 @@ func rejectViolations(violations []fastcheck.Violation, total int) *InputRejecti
 
 var englishPrinter = message.NewPrinter(language.English)
 
-// violationMessage renders violations, total in all, as a single line:
-// the JSON pointer of the first offending value, the rule it breaks, and
-// how many other problems were found.
+// maxListedViolations is the most violations a public message lists; the
+// package documentation states it.
+const maxListedViolations = 5
+
+// maxMessage bounds the violations part of a public message, in bytes.
+const maxMessage = 4096
+
+// violationMessage renders violations, total in all, as a single line: up
+// to maxListedViolations of them, sorted by location, each with the JSON
+// pointer of the offending value and the rule it breaks, then how many
+// other problems were found.
 func violationMessage(violations []fastcheck.Violation, total int) string {
 	sorted := slices.Clone(violations)
 	slices.SortStableFunc(sorted, func(a, b fastcheck.Violation) int {
 		return compareLocations(a.Location, b.Location)
 	})
-	msg := describeLocated(sorted[0])
-	if more := total - 1; more == 1 {
-		msg += " (and 1 more problem)"
-	} else if more > 1 {
-		msg += fmt.Sprintf(" (and %d more problems)", more)
+	var b strings.Builder
+	listed := 0
+	for _, v := range sorted[:min(len(sorted), maxListedViolations)] {
+		text := describeLocated(v)
+		if listed > 0 && b.Len()+len("; ")+len(text) > maxMessage {
+			break
+		}
+		if listed > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(text)
+		listed++
 	}
-	return msg
+	if more := total - listed; more == 1 {
+		b.WriteString(" (and 1 more problem)")
+	} else if more > 1 {
+		fmt.Fprintf(&b, " (and %d more problems)", more)
+	}
+	return b.String()
 }
 
 // compareLocations orders locations member by member, array indexes by

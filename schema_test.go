@@ -369,7 +369,7 @@ func TestSchemaValidateMessages(t *testing.T) {
 		{"pointer escaping", `{"a":3,"c/d":[true,1]}`, "at /c~1d/1: got number, want boolean"},
 		{"missing required", `{}`, "at the root: missing property 'a'"},
 		{"unknown member", `{"a":3,"z":1}`, "at the root: additional properties 'z' not allowed"},
-		{"two problems", `{"a":1,"b":"abc"}`, "at /a: minimum: got 1, want 3 (and 1 more problem)"},
+		{"two problems", `{"a":1,"b":"abc"}`, "at /a: minimum: got 1, want 3; at /b: maxLength: got 3, want 2"},
 		{"not JSON", `{"a":`, "invalid JSON at /a (byte 5): unexpected end of input, expected a value"},
 	}
 	for _, tt := range tests {
@@ -584,5 +584,45 @@ func TestSchemaECMAScriptPatterns(t *testing.T) {
 		_, err := tool.ParseSchema([]byte(c.schema))
 		require.ErrorIs(t, err, tool.ErrInvalidSchema)
 		require.Equal(t, c.message, err.Error())
+	}
+}
+
+// TestSchemaMessagesGuideTheModel: a rejection lists up to five problems
+// sorted by location, names the declared member an unknown one resembles,
+// and tells the model to omit an optional member rather than send null.
+func TestSchemaMessagesGuideTheModel(t *testing.T) {
+	s := coreSchema(t, `{
+		"type":"object",
+		"properties":{
+			"title":{"type":"string"},
+			"author":{"type":"string"},
+			"pages":{"type":"integer","minimum":1},
+			"tags":{"type":"array","items":{"type":"string"}},
+			"note":{"anyOf":[{"type":"string"},{"type":"integer"}]}
+		},
+		"required":["title"],
+		"additionalProperties":false
+	}`)
+	tests := []struct {
+		name, value, msg string
+	}{
+		{"wrong case", `{"Title":"Dune"}`, "at the root: additional properties 'Title' not allowed (did you mean 'title'?); at the root: missing property 'title'"},
+		{"one letter swapped", `{"title":"Dune","autor":"Herbert"}`, "at the root: additional properties 'autor' not allowed (did you mean 'author'?)"},
+		{"several resemble", `{"title":"Dune","Author":"Herbert","page":3}`, "at the root: additional properties 'Author', 'page' not allowed (did you mean 'author' for 'Author', 'pages' for 'page'?)"},
+		{"nothing resembles", `{"title":"Dune","isbn":"x"}`, "at the root: additional properties 'isbn' not allowed"},
+		{"null for an optional member", `{"title":"Dune","author":null}`, "at /author: got null, want string; this member is optional: leave it out instead of sending null"},
+		{"null for an optional alternative", `{"title":"Dune","note":null}`, "at /note: 'anyOf' failed"},
+		{"null for a required member", `{"title":null}`, "at /title: got null, want string"},
+		{"five problems, listed by location", `{"title":1,"author":2,"pages":0,"tags":[3,4]}`,
+			"at /author: got number, want string; at /pages: minimum: got 0, want 1; at /tags/0: got number, want string; at /tags/1: got number, want string; at /title: got number, want string"},
+		{"more than five", `{"title":1,"author":2,"pages":0,"tags":[3,4,5,6]}`,
+			"at /author: got number, want string; at /pages: minimum: got 0, want 1; at /tags/0: got number, want string; at /tags/1: got number, want string; at /tags/2: got number, want string (and 2 more problems)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rej, ok := tool.ClassifyInputRejection(s.Validate([]byte(tt.value)))
+			require.True(t, ok)
+			require.Equal(t, tt.msg, rej.Message())
+		})
 	}
 }

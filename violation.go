@@ -2,11 +2,14 @@ package tool
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/message"
+
+	"github.com/agentcontract/tool/internal/fastcheck"
 )
 
 // Bounds on what a message quotes from a value or a schema, so that a
@@ -15,8 +18,8 @@ const (
 	maxQuoted        = 64   // runes of a string quoted from a value or schema
 	maxListed        = 8    // items of a list (enum values, member names)
 	maxToken         = 64   // runes of one reference token of a location
-	maxPointer       = 1024 // bytes of a location, elided in the middle beyond
-	maxViolationText = 2048 // bytes of one violation's text
+	maxPointer       = 512  // bytes of a location, elided in the middle beyond
+	maxViolationText = 1024 // bytes of one violation's text
 )
 
 // clip shortens s to at most n bytes, at a rune boundary, marking the cut.
@@ -109,6 +112,40 @@ func (k more) LocalizedString(p *message.Printer) string {
 	return fmt.Sprintf("%s (and %d more %s)", k.ErrorKind.LocalizedString(p), k.left, k.noun)
 }
 
+// suggestion is an unknown-members violation with the declared names its
+// members resemble.
+type suggestion struct {
+	jsonschema.ErrorKind
+	meant map[string]string
+	names []string
+}
+
+func (k *suggestion) LocalizedString(p *message.Printer) string {
+	text := k.ErrorKind.LocalizedString(p)
+	if len(k.names) == 1 {
+		return fmt.Sprintf("%s (did you mean '%s'?)", text, shortString(k.meant[k.names[0]]))
+	}
+	var pairs []string
+	for _, name := range k.names {
+		if declared, ok := k.meant[name]; ok {
+			pairs = append(pairs, fmt.Sprintf("'%s' for '%s'", shortString(declared), shortString(name)))
+		}
+	}
+	return fmt.Sprintf("%s (did you mean %s?)", text, strings.Join(pairs, ", "))
+}
+
+// omitNull is a null given for an optional member that does not accept
+// it.
+type omitNull struct {
+	want []string
+}
+
+func (*omitNull) KeywordPath() []string { return []string{"type"} }
+
+func (k *omitNull) LocalizedString(p *message.Printer) string {
+	return p.Sprintf("got null, want %s; this member is optional: leave it out instead of sending null", strings.Join(k.want, " or "))
+}
+
 // containsCount renders minContains and maxContains with the number of
 // matching items, not their indexes.
 type containsCount struct {
@@ -146,6 +183,10 @@ func shortened(k jsonschema.ErrorKind) jsonschema.ErrorKind {
 	case *kind.AdditionalProperties:
 		names, left := shortList(k.Properties, shortString)
 		return withMore(&kind.AdditionalProperties{Properties: names}, left, "properties")
+	case *fastcheck.Misspelled:
+		return &suggestion{ErrorKind: shortened(&k.AdditionalProperties), meant: k.Meant, names: k.Properties}
+	case *fastcheck.NullForOptional:
+		return &omitNull{want: k.Want}
 	case *kind.PropertyNames:
 		return &kind.PropertyNames{Property: shortString(k.Property)}
 	case *kind.MinContains:

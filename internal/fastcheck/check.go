@@ -372,6 +372,89 @@ func (r *run) members(obj map[string]any) iter.Seq2[string, any] {
 	}
 }
 
+// NullForOptional is a null given for an optional member whose schema
+// does not accept null: the member should be left out instead.
+type NullForOptional struct {
+	kind.Type
+}
+
+// optionalNull checks null, the value of an optional member, against n.
+// When n refuses it for its type alone, the violation says to omit the
+// member.
+func (r *run) optionalNull(n *node) bool {
+	previous := r.open(false)
+	valid := r.check(n, nil)
+	sub := r.sink
+	r.sink = previous
+	switch {
+	case valid:
+		return true
+	case sub.onlyType && len(sub.kept) == 1:
+		mistyped := sub.kept[0].kind.(*kind.Type)
+		return r.violated(func() jsonschema.ErrorKind { return &NullForOptional{Type: *mistyped} })
+	}
+	r.merge(sub)
+	return false
+}
+
+// Misspelled is an additionalProperties violation some of whose members
+// are declared ones written in another case or with one character added,
+// dropped or changed.
+type Misspelled struct {
+	kind.AdditionalProperties
+	// Meant maps such members to the declared names they resemble.
+	Meant map[string]string
+}
+
+// maxSuggested bounds the unknown members a suggestion is sought for.
+const maxSuggested = 8
+
+// unknownMembers is the violation of the members in additional, with the
+// declared names of n they resemble.
+func (r *run) unknownMembers(n *node, additional []string) jsonschema.ErrorKind {
+	meant := map[string]string{}
+	for _, name := range additional[:min(len(additional), maxSuggested)] {
+		r.spend(len(n.properties))
+		for _, declared := range sortedKeys(n.properties) {
+			if resembles(name, declared) {
+				meant[name] = declared
+				break
+			}
+		}
+	}
+	if len(meant) == 0 {
+		return &kind.AdditionalProperties{Properties: additional}
+	}
+	return &Misspelled{AdditionalProperties: kind.AdditionalProperties{Properties: additional}, Meant: meant}
+}
+
+// resembles reports whether a and b differ only in case, or by one
+// character added, dropped or changed.
+// Names shorter than four characters resemble too many others to say so.
+func resembles(a, b string) bool {
+	if strings.EqualFold(a, b) {
+		return true
+	}
+	x, y := []rune(a), []rune(b)
+	if len(x) > len(y) {
+		x, y = y, x
+	}
+	if len(y)-len(x) > 1 || len(y) < 4 || len(y) > 64 {
+		return false
+	}
+	i := 0
+	for i < len(x) && x[i] == y[i] {
+		i++
+	}
+	if i == len(y) {
+		return true
+	}
+	if len(x) == len(y) {
+		return slices.Equal(x[i+1:], y[i+1:])
+	}
+	return slices.Equal(x[i:], y[i+1:])
+}
+
 // missing lists the names of required that obj lacks; when only the
 // verdict counts, the first one.
 func (r *run) missing(obj map[string]any, required []string) []string {
@@ -395,12 +478,14 @@ func (r *run) object(n *node, obj map[string]any) bool {
 	if n.maxProps >= 0 && len(obj) > n.maxProps {
 		ok = r.violated(func() jsonschema.ErrorKind { return &kind.MaxProperties{Got: len(obj), Want: n.maxProps} })
 	}
+	var missing []string
 	if len(n.required) > 0 {
 		if !r.spend(len(n.required)) {
 			return false
 		}
-		if missing := r.missing(obj, n.required); missing != nil {
-			ok = r.violated(func() jsonschema.ErrorKind { return &kind.Required{Missing: missing} })
+		missing = r.missing(obj, n.required)
+		if missing != nil {
+			ok = false
 		}
 	}
 	if r.stop(ok) {
@@ -415,7 +500,11 @@ func (r *run) object(n *node, obj map[string]any) bool {
 		evaluated := false
 		if s, has := n.properties[name]; has {
 			evaluated = true
-			ok = r.check(s, value) && ok
+			if value == nil && r.explain && !slices.Contains(n.required, name) {
+				ok = r.optionalNull(s) && ok
+			} else {
+				ok = r.check(s, value) && ok
+			}
 		}
 		for _, p := range n.patternProperties {
 			if r.stop(ok) || !r.spend(p.re.MatchCost(len(name))) {
@@ -439,8 +528,13 @@ func (r *run) object(n *node, obj map[string]any) bool {
 			return false
 		}
 	}
+	// Unknown members before missing ones: a member written in the wrong
+	// case is both, and the unknown one says what to fix.
 	if additional != nil {
-		ok = r.violated(func() jsonschema.ErrorKind { return &kind.AdditionalProperties{Properties: additional} })
+		ok = r.violated(func() jsonschema.ErrorKind { return r.unknownMembers(n, additional) })
+	}
+	if missing != nil {
+		ok = r.violated(func() jsonschema.ErrorKind { return &kind.Required{Missing: missing} })
 	}
 	if n.propertyNames != nil {
 		for name := range r.members(obj) {
