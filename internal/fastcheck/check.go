@@ -3,7 +3,6 @@ package fastcheck
 import (
 	"encoding/json"
 	"hash/maphash"
-	"iter"
 	"maps"
 	"math/big"
 	"math/bits"
@@ -354,22 +353,57 @@ func (n *node) typeMatches(v any) bool {
 	return n.types&probe != 0
 }
 
-// members yields the members of obj: in name order when explaining, so
-// that the explanation does not depend on the order of a map.
-func (r *run) members(obj map[string]any) iter.Seq2[string, any] {
-	if !r.explain {
-		return maps.All(obj)
+// names returns the member names of obj: sorted when explaining, so that
+// the explanation does not depend on the order of a map.
+func (r *run) names(obj map[string]any) []string {
+	names := make([]string, 0, len(obj))
+	for name := range obj {
+		names = append(names, name)
 	}
-	return func(yield func(string, any) bool) {
-		if !r.spend(len(obj)) {
-			return
-		}
-		for _, name := range slices.Sorted(maps.Keys(obj)) {
-			if !yield(name, obj[name]) {
-				return
-			}
+	if r.explain && r.spend(len(obj)) {
+		slices.Sort(names)
+	}
+	return names
+}
+
+// member checks the member name of an object against n: its property,
+// the patterns that match its name, or additionalProperties, to which it
+// adds name when that is false.
+func (r *run) member(n *node, name string, value any, additional *[]string) bool {
+	if !r.spend(costMember) {
+		return false
+	}
+	r.enter(name)
+	defer r.leave()
+	ok, evaluated := true, false
+	if s, has := n.properties[name]; has {
+		evaluated = true
+		if value == nil && r.explain && !slices.Contains(n.required, name) {
+			ok = r.optionalNull(s)
+		} else {
+			ok = r.check(s, value)
 		}
 	}
+	for _, p := range n.patternProperties {
+		if r.stop(ok) || !r.spend(p.re.MatchCost(len(name))) {
+			return false
+		}
+		if r.match(p.re, name) {
+			evaluated = true
+			ok = r.check(p.node, value) && ok
+		}
+	}
+	if evaluated || r.stop(ok) {
+		return ok
+	}
+	if n.noAdditional {
+		*additional = append(*additional, name)
+		return false
+	}
+	if n.additional != nil {
+		return r.check(n.additional, value)
+	}
+	return ok
 }
 
 // NullForOptional is a null given for an optional member whose schema
@@ -492,40 +526,18 @@ func (r *run) object(n *node, obj map[string]any) bool {
 		return false
 	}
 	var additional []string
-	for name, value := range r.members(obj) {
-		if !r.spend(costMember) {
-			return false
-		}
-		r.enter(name)
-		evaluated := false
-		if s, has := n.properties[name]; has {
-			evaluated = true
-			if value == nil && r.explain && !slices.Contains(n.required, name) {
-				ok = r.optionalNull(s) && ok
-			} else {
-				ok = r.check(s, value) && ok
+	if r.explain {
+		for _, name := range r.names(obj) {
+			ok = r.member(n, name, obj[name], &additional) && ok
+			if r.exhausted {
+				return false
 			}
 		}
-		for _, p := range n.patternProperties {
-			if r.stop(ok) || !r.spend(p.re.MatchCost(len(name))) {
-				break
+	} else {
+		for name, value := range obj {
+			if !r.member(n, name, value, &additional) {
+				return false
 			}
-			if r.match(p.re, name) {
-				evaluated = true
-				ok = r.check(p.node, value) && ok
-			}
-		}
-		if !evaluated && !r.stop(ok) {
-			if n.noAdditional {
-				additional = append(additional, name)
-				ok = false
-			} else if n.additional != nil {
-				ok = r.check(n.additional, value) && ok
-			}
-		}
-		r.leave()
-		if r.stop(ok) {
-			return false
 		}
 	}
 	// Unknown members before missing ones: a member written in the wrong
@@ -537,7 +549,7 @@ func (r *run) object(n *node, obj map[string]any) bool {
 		ok = r.violated(func() jsonschema.ErrorKind { return &kind.Required{Missing: missing} })
 	}
 	if n.propertyNames != nil {
-		for name := range r.members(obj) {
+		for _, name := range r.names(obj) {
 			if !r.quietly(n.propertyNames, name) {
 				ok = r.violated(func() jsonschema.ErrorKind { return &kind.PropertyNames{Property: name} })
 			}
