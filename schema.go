@@ -1091,7 +1091,9 @@ func compilePatterns(root *jsonschema.Schema) error {
 	}
 	for _, s := range all {
 		for _, re := range patternsOf(s) {
-			re.Compile()
+			if err := re.Compile(); err != nil {
+				return fmt.Errorf("%w: at %s: pattern %q does not compile: %v", ErrInvalidSchema, schemaLocation(s.Location), clipRunes(re.String(), maxQuoted), err)
+			}
 		}
 	}
 	return nil

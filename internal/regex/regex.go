@@ -43,6 +43,7 @@ type Regexp struct {
 	once sync.Once
 	re   *regexp.Regexp
 	back *regexp2.Regexp
+	err  error // of compiling
 }
 
 // MatchTimeout stops one match of the backtracking engine: the hard stop
@@ -144,9 +145,12 @@ func (r *Regexp) MatchString(s string) bool {
 // Match reports whether s contains a match of the pattern, and the steps
 // the match took beyond MatchCost: none for RE2, the time taken in
 // StepDuration for the backtracking engine. It fails when the backtracking
-// engine was stopped after MatchTimeout.
+// engine was stopped after MatchTimeout, or when the pattern did not
+// compile (see Compile).
 func (r *Regexp) Match(s string) (matched bool, extra int, err error) {
-	r.Compile()
+	if err := r.Compile(); err != nil {
+		return false, 0, err
+	}
 	if !r.ecma {
 		return r.re.MatchString(s), 0, nil
 	}
@@ -155,18 +159,22 @@ func (r *Regexp) Match(s string) (matched bool, extra int, err error) {
 	return matched, int(time.Since(start) / StepDuration), err
 }
 
-// Compile builds the program now rather than on first use.
-func (r *Regexp) Compile() {
+// Compile builds the program now rather than on first use. Parse
+// accepted the source and a program within MaxProgram is within each
+// engine's own bounds, so it does not fail in practice; if it does, the
+// error is kept and every match fails with it.
+func (r *Regexp) Compile() error {
 	r.once.Do(func() {
-		// Parse accepted the source, and a program within MaxProgram is
-		// within each engine's own bounds.
 		if r.ecma {
-			r.back = regexp2.MustCompile(r.source, r.ecmaFlags)
-			r.back.MatchTimeout = MatchTimeout
+			r.back, r.err = regexp2.Compile(r.source, r.ecmaFlags)
+			if r.err == nil {
+				r.back.MatchTimeout = MatchTimeout
+			}
 			return
 		}
-		r.re = regexp.MustCompile(r.source)
+		r.re, r.err = regexp.Compile(r.source)
 	})
+	return r.err
 }
 
 // Engine is Parse as the validator's regexp-engine hook wants it.

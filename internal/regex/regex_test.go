@@ -88,3 +88,21 @@ func TestBacktrackingIsStopped(t *testing.T) {
 	require.GreaterOrEqual(t, extra, int(regex.MatchTimeout/regex.StepDuration))
 	require.False(t, re.MatchString(strings.Repeat("a", 64)+"!"))
 }
+
+// FuzzParse: whatever a model sends as a "regex" value, Parse returns or
+// refuses without panicking, and a pattern it accepts compiles and
+// matches.
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{`^[a-z]+$`, `(?=a)b`, `\pL{700}`, `(a)\1`, `[`, `(?<n>x)\k<n>`, `a{0,1000}{2}`, `\u{1F600}`} {
+		f.Add(seed, "abc")
+	}
+	f.Fuzz(func(t *testing.T, source, subject string) {
+		re, err := regex.Parse(source)
+		if err != nil {
+			return
+		}
+		require.LessOrEqual(t, re.Size(), regex.MaxProgram)
+		require.NoError(t, re.Compile(), "a pattern Parse accepts compiles")
+		re.MatchString(subject)
+	})
+}
