@@ -17,6 +17,7 @@
 package fastcheck
 
 import (
+	"maps"
 	"math/big"
 	"slices"
 	"strings"
@@ -196,10 +197,10 @@ func (c *compiler) node(s *jsonschema.Schema) *node {
 	n.anyOf = c.list(s.AnyOf)
 	n.oneOf = c.list(s.OneOf)
 	n.ifN, n.thenN, n.elseN = c.node(s.If), c.node(s.Then), c.node(s.Else)
-	for _, k := range sortedKeys(s.DependentSchemas) {
+	for _, k := range slices.Sorted(maps.Keys(s.DependentSchemas)) {
 		n.dependentSchemas = append(n.dependentSchemas, named{k, c.node(s.DependentSchemas[k])})
 	}
-	for _, k := range sortedKeys(s.DependentRequired) {
+	for _, k := range slices.Sorted(maps.Keys(s.DependentRequired)) {
 		n.dependentRequired = append(n.dependentRequired, namedList{k, s.DependentRequired[k]})
 	}
 	if len(s.Properties) > 0 {
@@ -252,15 +253,6 @@ func (c *compiler) regexp(re jsonschema.Regexp) *regex.Regexp {
 		c.unsupported = true
 	}
 	return r
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func (c *compiler) list(in []*jsonschema.Schema) []*node {
