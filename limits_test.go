@@ -639,6 +639,11 @@ func TestAttackSubnormalNumbers(t *testing.T) {
 	args := fill(`{"n":[`, "3e-324", ",", "]}")
 	probe := limitsBinding(t, `{"type":"object"}`)
 	require.NoError(t, attack(t, "Prepare of 1 MiB of 3e-324", func() error { return limitsPrepare(probe, args) }))
+	// The echo tool returns its arguments as details, which Binding.Call
+	// checks again.
+	inv, err := probe.Contract().Prepare(tool.Request{Name: "probe", Arguments: args}, tool.Admission{})
+	require.NoError(t, err)
+	require.NoError(t, attack(t, "Binding.Call returning 1 MiB of 3e-324 as details", func() error { _, err := probe.Call(t.Context(), inv); return err }))
 	details := json.RawMessage(fill(`[`, "3e-324", ",", "]"))
 	out, err := tool.NewJSONOutput(details)
 	require.NoError(t, err)
@@ -768,12 +773,20 @@ func TestAttackNumericArrays(t *testing.T) {
 }
 
 func TestAttackSchemas(t *testing.T) {
-	doc := `{"properties":{` + strings.TrimSuffix(strings.Repeat(`"p":{"pattern":"\\pL{1000}"},`, 1), ",") + `}}`
+	doc := `{"properties":{"p":{"pattern":"\\pL{1000}"}}}`
 	_, err := tool.ParseSchema([]byte(doc))
 	require.ErrorContains(t, err, "at /properties/p/pattern: ")
 	require.ErrorContains(t, err, "more than the limit of 10000")
 
 	var members []string
+	for i := range 4000 {
+		members = append(members, fmt.Sprintf(`"p%d":{"pattern":"\\pL{1000}"}`, i))
+	}
+	doc = `{"properties":{` + strings.Join(members, ",") + `}}`
+	err = attack(t, "ParseSchema of 4,000 patterns \\pL{1000}", func() error { _, err := tool.ParseSchema([]byte(doc)); return err })
+	require.ErrorContains(t, err, "the patterns of the schema would take")
+
+	members = members[:0]
 	for i := range 4000 {
 		members = append(members, fmt.Sprintf(`"p%d":{"pattern":"\\pL{700}"}`, i))
 	}

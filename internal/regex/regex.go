@@ -13,6 +13,7 @@
 package regex
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"regexp"
@@ -43,7 +44,9 @@ type Regexp struct {
 	once sync.Once
 	re   *regexp.Regexp
 	back *regexp2.Regexp
-	err  error // of compiling
+	// failure is why compiling failed, kept as text so that a Regexp
+	// holds data only.
+	failure string
 }
 
 // MatchTimeout stops one match of the backtracking engine: the hard stop
@@ -165,16 +168,23 @@ func (r *Regexp) Match(s string) (matched bool, extra int, err error) {
 // error is kept and every match fails with it.
 func (r *Regexp) Compile() error {
 	r.once.Do(func() {
+		var err error
 		if r.ecma {
-			r.back, r.err = regexp2.Compile(r.source, r.ecmaFlags)
-			if r.err == nil {
+			r.back, err = regexp2.Compile(r.source, r.ecmaFlags)
+			if err == nil {
 				r.back.MatchTimeout = MatchTimeout
 			}
-			return
+		} else {
+			r.re, err = regexp.Compile(r.source)
 		}
-		r.re, r.err = regexp.Compile(r.source)
+		if err != nil {
+			r.failure = err.Error()
+		}
 	})
-	return r.err
+	if r.failure != "" {
+		return errors.New(r.failure)
+	}
+	return nil
 }
 
 // Engine is Parse as the validator's regexp-engine hook wants it.
