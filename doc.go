@@ -89,7 +89,12 @@
 // accepts and matches in linear time; a pattern with lookaround or
 // backreferences is compiled by a backtracking engine in ECMAScript mode,
 // charged the same way and then for the time its matches take, and
-// stopped after a few tens of milliseconds.
+// stopped when one match takes too long (the engine's clock stops it
+// within a few hundred milliseconds). Only schemas the package checks by
+// itself may use such a pattern: ParseSchema refuses one in a schema that
+// needs the full validator ($dynamicRef, unevaluatedItems,
+// unevaluatedProperties, content keywords, drafts before 2020-12), which
+// cannot be stopped between matches.
 //
 // Schemas are bounded when they are parsed. ParseSchema loads nothing
 // from outside the document, even from a definition nothing references,

@@ -219,9 +219,15 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 	if err := compilePatterns(compiled); err != nil {
 		return Schema{}, err
 	}
+	fast := fastcheck.Compile(compiled)
+	if fast == nil {
+		if err := refuseBacktracking(compiled); err != nil {
+			return Schema{}, err
+		}
+	}
 	interned := map[string]string{}
 	collectStrings(tree, interned)
-	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled, fast: fastcheck.Compile(compiled), strings: interned, visits: visits, costs: keywordCostsOf(compiled)}}, nil
+	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled, fast: fast, strings: interned, visits: visits, costs: keywordCostsOf(compiled)}}, nil
 }
 
 // Bounds on the shape of a schema document; see ParseSchema.
@@ -1192,4 +1198,22 @@ func compileDefinitions(c *jsonschema.Compiler, tree any) error {
 		return nil
 	}
 	return walk(tree, "")
+}
+
+// refuseBacktracking refuses a pattern of the backtracking engine in a
+// schema the fast check does not cover. Such a pattern is charged for
+// the time its matches take and stopped when they take too long, which
+// needs the fast check: the full validator cannot be stopped between
+// matches, and the engine's clock stops one match only after a few
+// hundred milliseconds, so a value of many strings could take minutes.
+func refuseBacktracking(root *jsonschema.Schema) error {
+	all, _ := reachable(root)
+	for _, s := range all {
+		for _, re := range patternsOf(s) {
+			if re.Backtracking() {
+				return fmt.Errorf("%w: at %s: pattern %q needs a backtracking engine (lookaround or backreferences), which only schemas of the keywords of draft 2020-12 other than $dynamicRef, unevaluatedItems, unevaluatedProperties and the content keywords may use: their checks can be stopped", ErrInvalidSchema, schemaLocation(s.Location), clipRunes(re.String(), maxQuoted))
+			}
+		}
+	}
+	return nil
 }

@@ -626,3 +626,20 @@ func TestSchemaMessagesGuideTheModel(t *testing.T) {
 		})
 	}
 }
+
+// TestSchemaBacktrackingUnderTheFullValidator: where the fast check does
+// not cover a schema, nothing could stop the full validator between the
+// matches of a backtracking pattern, so ParseSchema refuses the pattern,
+// naming it and its location.
+func TestSchemaBacktrackingUnderTheFullValidator(t *testing.T) {
+	// unevaluatedItems takes the schema to the full validator.
+	_, err := tool.ParseSchema([]byte(`{"type":"array","items":{"type":"string","pattern":"^(a+)+(?=b)"},"unevaluatedItems":false}`))
+	require.ErrorIs(t, err, tool.ErrInvalidSchema)
+	require.ErrorContains(t, err, `tool: invalid schema: at /items: pattern "^(a+)+(?=b)" needs a backtracking engine`)
+	// The same pattern where the fast check covers the schema, and an RE2
+	// pattern under the full validator, are fine.
+	_, err = tool.ParseSchema([]byte(`{"type":"array","items":{"type":"string","pattern":"^(a+)+(?=b)"}}`))
+	require.NoError(t, err)
+	_, err = tool.ParseSchema([]byte(`{"type":"array","items":{"type":"string","pattern":"^a+$"},"unevaluatedItems":false}`))
+	require.NoError(t, err)
+}

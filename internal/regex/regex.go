@@ -128,6 +128,11 @@ func size(tree *syntax.Regexp) int {
 	return 1
 }
 
+// Backtracking reports whether the pattern is matched by the backtracking
+// engine, whose matches are charged their time and stopped after
+// MatchTimeout.
+func (r *Regexp) Backtracking() bool { return r.ecma }
+
 // Size returns the estimated instructions of the pattern's program.
 func (r *Regexp) Size() int { return r.size }
 
