@@ -52,19 +52,77 @@
 //     arguments need and far below what could strain the stack; parsing
 //     stays linear in the length of the text;
 //   - trailing data after the object;
-//   - so many values that validating them could exceed [MaxValidationWork];
+//   - a value whose check against the input schema would take more than
+//     [MaxValidationWork] steps of work (see "What one call may cost");
 //   - a value that breaks the input schema, or that the tool's input
 //     validator rejects.
+//
+// A rejection for the schema lists up to five violations, sorted by
+// location, each with the JSON pointer of the offending value and the rule
+// it breaks, then how many more there are. An unknown member that differs
+// from a declared one only in case, or by one character, is named with
+// the member it resembles ("did you mean 'title'?"); a null sent for an
+// optional member that does not accept null is reported with the advice to
+// leave the member out.
 //
 // Integers beyond 2^53 that fit a float64's range are admitted and
 // compared exactly: numbers are never rounded. Blank argument text (JSON
 // whitespace only) is admitted as {}.
 //
-// This list is where these bounds are stated; other docs link here. The
-// bounds of a schema document, and of the work one validation may take, are
-// stated once with [ParseSchema], [MaxSchemaVisits] and [MaxValidationWork].
-// What they cost in time is measured in benchmarks/README.md, not promised
-// here.
+// This list is where these bounds are stated; other docs link here. What
+// a check may cost, and the bounds of a schema document, are stated once in
+// "What one call may cost" below. What they cost in time is measured in
+// benchmarks/README.md, not promised here.
+//
+// # What one call may cost
+//
+// Whatever a model or a client sends, one Prepare, admitting or
+// rejecting, costs at most a fixed budget of work and memory, and so do
+// ParseSchema of any document and the checks Binding.Call applies to any
+// output. The budget is MaxValidationWork steps, a step being one short
+// operation. Every keyword is charged what it costs: a subschema applied
+// to a value a few steps; a string matched against a pattern its length
+// times the size of the pattern's compiled program; a string looked up in
+// an enum its length, any other value compared with an enum or a constant
+// its size; a violation recorded a few more. A check that would spend
+// more stops, and the value is refused with an *InputRejection that names
+// the limit, so that the model can send less. Violations already found
+// are certain, and are reported instead when there are any. A rejection's
+// public message lists what it quotes from the value or the schema in
+// short: long strings, locations and lists are cut, and the message stays
+// within a few KiB.
+//
+// Patterns are ECMA-262 regular expressions. RE2 compiles every pattern it
+// accepts and matches in linear time; a pattern with lookaround or
+// backreferences is compiled by a backtracking engine in ECMAScript mode,
+// charged the same way and then for the time its matches take, and
+// stopped when one match takes too long (the engine's clock stops it
+// within a few hundred milliseconds). Only schemas the package checks by
+// itself may use such a pattern: ParseSchema refuses one in a schema that
+// needs the full validator ($dynamicRef, unevaluatedItems,
+// unevaluatedProperties, content keywords, drafts before 2020-12), which
+// cannot be stopped between matches.
+//
+// Schemas are bounded when they are parsed. ParseSchema loads nothing
+// from outside the document, even from a definition nothing references,
+// and refuses a document of more than MaxInputBytes, nested deeper than
+// 128 levels or holding more than 4096 objects and booleans; a schema
+// under which one location of a value (the value itself or any member or
+// item, at any depth) could meet more than MaxSchemaVisits subschemas; a
+// pattern neither engine accepts, or whose program would exceed ten
+// thousand instructions; patterns whose text would take too long to parse
+// (each Unicode class such as \pL costs Go's parser tens of microseconds);
+// and patterns whose programs together exceed MaxSchemaPrograms
+// instructions. Each refusal names the keyword and its location.
+//
+// Outputs are bounded by MaxOutputBytes: a tool's output, a Failure's
+// public output and a CallError's evidence over it are refused before
+// anything is copied or encoded.
+//
+// Within these bounds, on the 2-core machine the benchmarks run on, one
+// check takes at most a few hundred milliseconds and allocates at most
+// 64 MiB; the figures of every family of attack are in benchmarks/README.md.
+// Ordinary arguments take microseconds.
 //
 // # Typed tools
 //

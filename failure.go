@@ -48,13 +48,15 @@ type Failure struct {
 }
 
 // NewFailure validates config and returns a [Failure] holding a copy of its
-// [Output]. Errors wrap [ErrInvalidFailure]: an unknown kind, an invalid Output,
+// [Output]. Errors wrap [ErrInvalidFailure]: an unknown kind, an invalid Output
+// (one over [MaxOutputBytes] included: it is refused before it is copied),
 // a failed kind without a cause, or a typed-nil cause.
 func NewFailure(config FailureConfig) (*Failure, error) {
-	f := &Failure{kind: config.Kind, output: config.Output.Clone(), cause: config.Cause}
+	f := &Failure{kind: config.Kind, output: config.Output, cause: config.Cause}
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
+	f.output = config.Output.Clone()
 	return f, nil
 }
 
@@ -83,16 +85,20 @@ func (f *Failure) Cause() error {
 	return f.cause
 }
 
-// Error describes the outcome with its public text, never the cause.
+// Error describes the outcome with its public text, never the cause; a
+// text longer than maxErrorText bytes is cut short.
 func (f *Failure) Error() string {
 	if f == nil {
 		return "tool: failure"
 	}
 	if text, ok := f.output.Text(); ok && text != "" {
-		return fmt.Sprintf("tool: %s: %s", f.kind, text)
+		return fmt.Sprintf("tool: %s: %s", f.kind, clip(text, maxErrorText))
 	}
 	return fmt.Sprintf("tool: %s", f.kind)
 }
+
+// maxErrorText bounds the public text an error message repeats.
+const maxErrorText = 4096
 
 // Validate reports whether f is a usable [Failure]; errors wrap
 // [ErrInvalidFailure].
@@ -165,13 +171,15 @@ type CallError struct {
 	evidence Output
 }
 
-// NewCallError returns a [CallError]. Errors wrap [ErrInvalidCallError]: a nil
-// or typed-nil cause, or invalid evidence.
+// NewCallError returns a [CallError] holding a copy of the evidence. Errors
+// wrap [ErrInvalidCallError]: a nil or typed-nil cause, or invalid evidence
+// (one over [MaxOutputBytes] included: it is refused before it is copied).
 func NewCallError(config CallErrorConfig) (*CallError, error) {
-	e := &CallError{cause: config.Cause, evidence: config.Evidence.Clone()}
+	e := &CallError{cause: config.Cause, evidence: config.Evidence}
 	if err := e.Validate(); err != nil {
 		return nil, err
 	}
+	e.evidence = config.Evidence.Clone()
 	return e, nil
 }
 

@@ -9,6 +9,8 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 )
 
+require github.com/dlclark/regexp2 v1.12.0 // indirect
+
 require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/mark3labs/mcp-go v1.2.1
