@@ -117,5 +117,5 @@ func ExampleImport() {
 	// Output:
 	// weather_current calls weather.current
 	// completed {"temp_c":21.5}
-	// rejected arguments of "weather_current" do not match its input schema at the root: missing property 'city' (and 1 more problem)
+	// rejected arguments of "weather_current" do not match its input schema at the root: additional properties 'town' not allowed; at the root: missing property 'city'
 }

@@ -49,7 +49,7 @@ func (r *remote) server() *mcp.Server {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}, IsError: isError}, nil
 		}
 	}
-	raw("bad_pattern", `{"type":"object","properties":{"x":{"type":"string","pattern":"(?=a)b"}}}`, "", text("unreachable", false))
+	raw("bad_pattern", `{"type":"object","properties":{"x":{"type":"string","pattern":"[z-a]"}}}`, "", text("unreachable", false))
 	raw("a_b", `{"type":"object"}`, "", text("a_b ran", false))
 	raw("a.b", `{"type":"object"}`, "", text("a.b ran", false))
 	raw("c.d", `{"type":"object"}`, "", text("c.d ran", false))
