@@ -2,6 +2,7 @@ package tool
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -310,8 +311,12 @@ func violationMessage(verr *jsonschema.ValidationError) string {
 	if len(leaves) == 0 {
 		leaves = append(leaves, verr)
 	}
+	// Ordered by instance location, then by schema location: the
+	// validator walks some keywords (patternProperties) in map order, and
+	// the message must not depend on it, so that the same value always
+	// gets the same message (a workflow replaying Prepare relies on it).
 	slices.SortStableFunc(leaves, func(a, b *jsonschema.ValidationError) int {
-		return slices.Compare(a.InstanceLocation, b.InstanceLocation)
+		return cmp.Or(slices.Compare(a.InstanceLocation, b.InstanceLocation), strings.Compare(a.SchemaURL, b.SchemaURL))
 	})
 	first := leaves[0]
 	msg := fmt.Sprintf("at %s: %s", pointer(first.InstanceLocation), describeViolation(first.ErrorKind))
