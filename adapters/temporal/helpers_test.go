@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -153,9 +155,10 @@ func newRegistry(t testing.TB, b *backend) *tool.Registry {
 			})
 		},
 	}
-	// picky refuses its input in Call, after admission.
+	// picky refuses its input in Call, after admission. (A safe tool's
+	// errors become Failures at the binding; picky makes no promise.)
 	picky := handTool{
-		def: tool.Definition{Name: "picky", Description: "refuses every item when called", InputSchema: json.RawMessage(itemSchema), Effect: tool.EffectSafe},
+		def: tool.Definition{Name: "picky", Description: "refuses every item when called", InputSchema: json.RawMessage(itemSchema)},
 		fn: func(_ context.Context, inv tool.Invocation) (tool.Result, error) {
 			rejection, err := tool.NewInputRejection(tool.InputRejectionConfig{Message: "item is out of range", Cause: errors.New("catalogue says no")})
 			if err != nil {
@@ -227,6 +230,9 @@ func view(outcomes []dispatch.Outcome) []outcome {
 		if o.Err != nil {
 			out[i].Err = o.Err.Error()
 		}
+		if f, ok := tool.ClassifyFailure(o.Err); ok && f.Cause() != nil {
+			out[i].Err += "; cause: " + f.Cause().Error()
+		}
 	}
 	return out
 }
@@ -254,6 +260,7 @@ func turnWorkflow(rt *tooltemporal.Runtime) func(workflow.Context, [][]dispatch.
 func newEnv(t *testing.T, rt *tooltemporal.Runtime) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	env := suite.NewTestWorkflowEnvironment()
 	rt.Register(env)
 	env.RegisterWorkflowWithOptions(turnWorkflow(rt), workflow.RegisterOptions{Name: turnWorkflowName})
