@@ -2,7 +2,13 @@ module github.com/agentcontract/tool/adapters/temporal
 
 go 1.26.0
 
-require github.com/agentcontract/tool v0.0.0
+require (
+	github.com/agentcontract/tool v0.0.0
+	go.temporal.io/sdk/contrib/tools/workflowcheck v0.6.0
+	golang.org/x/tools v0.48.0
+)
+
+require golang.org/x/mod v0.38.0 // indirect
 
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
