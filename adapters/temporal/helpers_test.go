@@ -255,14 +255,18 @@ func turnWorkflow(rt *tooltemporal.Runtime) func(workflow.Context, [][]dispatch.
 	}
 }
 
-// newEnv is a test environment whose worker has rt's activity and the
-// test workflow.
-func newEnv(t *testing.T, rt *tooltemporal.Runtime) *testsuite.TestWorkflowEnvironment {
+// newEnv is a test environment whose worker has the test workflow of rt
+// and the activity of rt, or of activities[0] when given.
+func newEnv(t *testing.T, rt *tooltemporal.Runtime, activities ...*tooltemporal.Runtime) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	env := suite.NewTestWorkflowEnvironment()
-	rt.Register(env)
+	if len(activities) > 0 {
+		activities[0].Register(env)
+	} else {
+		rt.Register(env)
+	}
 	env.RegisterWorkflowWithOptions(turnWorkflow(rt), workflow.RegisterOptions{Name: turnWorkflowName})
 	return env
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentcontract/tool"
 	tooltemporal "github.com/agentcontract/tool/adapters/temporal"
@@ -103,4 +104,41 @@ func TestDeclinedAnswerFailsTheCall(t *testing.T) {
 	require.Equal(t, tool.NewTextOutput("The refund was declined."), got[0][0].Output)
 	require.Equal(t, tool.IdempotencyKey(keyPrefix+"2"), got[1][0].Key)
 	require.True(t, u.accepted["no"])
+}
+
+// The workflow's worker and the activity's worker need not be the same:
+// here the activity runs on a Runtime whose registry was built from
+// scratch, and resumes the call the workflow's Runtime sealed. A worker
+// without the seal key refuses to resume, and the outcome is unknown.
+func TestActivityOnAnotherWorker(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		secret   []byte
+		wantKind dispatch.Kind
+	}{
+		{"same seal key", secret, dispatch.KindCompleted},
+		{"another seal key", []byte("another secret of thirty-two bytes!"), dispatch.KindUnknown},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newBackend()
+			workflowSide := newRuntime(t, newRegistry(t, b))
+			activitySide, err := tooltemporal.New(tooltemporal.Config{
+				Registry:        newRegistry(t, b),
+				SealKeys:        []dispatch.SealKey{{ID: "k1", Secret: tt.secret}},
+				ActivityOptions: workflow.ActivityOptions{StartToCloseTimeout: time.Minute},
+			})
+			require.NoError(t, err)
+			env := newEnv(t, workflowSide, activitySide)
+			u := newUpdates(env)
+			env.RegisterDelayedCallback(func() {
+				u.send("yes", tooltemporal.Answer{IdempotencyKey: keyPrefix + "1", Response: json.RawMessage(`{"approved":true}`)})
+			}, time.Minute)
+			got := runTurns(t, env, []dispatch.Call{call("c1", "refund", `{"item":"A-1"}`)})
+			require.Equal(t, tt.wantKind, got[0][0].Kind, got[0][0].Err)
+			if tt.wantKind == dispatch.KindUnknown {
+				require.Contains(t, got[0][0].Err, `tool: invalid checkpoint: the seal does not match its content`)
+				require.Len(t, b.attempts("refund"), 1, "nothing ran with the forged checkpoint")
+			}
+		})
+	}
 }
