@@ -48,5 +48,9 @@
 // replay. Nothing is kept in the worker: a worker (and its registry) can
 // be replaced while a call waits for its answer, and the workflow goes on
 // on another one, as long as the new registry has the same tools and the
-// new worker holds the seal key.
+// new worker holds the seal key. Keys are made of the workflow ID and the
+// run ID, so a replay must be given the original ones
+// (worker.ReplayWorkflowHistoryOptions.OriginalExecution): under the
+// replayer's made-up IDs the recorded answers find no call waiting with
+// their key, and the replay fails as nondeterministic.
 package tooltemporal

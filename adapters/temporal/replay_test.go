@@ -57,10 +57,35 @@ func TestReplayRecordedHistory(t *testing.T) {
 	if *update {
 		recordHistory(t)
 	}
+	require.NoError(t, replay(t, newRegistry(t, newBackend())))
+}
+
+// replay replays the recorded history on a fresh replayer whose workflow
+// uses reg. The replayer is told the original workflow ID and run ID:
+// keys are made of them, and by default it replays under made-up ones,
+// under which no answer in the history would find its call.
+func replay(t *testing.T, reg *tool.Registry) error {
+	t.Helper()
+	history := readHistory(t)
 	replayer := worker.NewWorkflowReplayer()
-	rt := newRuntime(t, newRegistry(t, newBackend()))
-	replayer.RegisterWorkflowWithOptions(turnWorkflow(rt), workflow.RegisterOptions{Name: turnWorkflowName})
-	require.NoError(t, replayer.ReplayWorkflowHistoryFromJSONFile(nil, historyFile))
+	replayer.RegisterWorkflowWithOptions(turnWorkflow(newRuntime(t, reg)), workflow.RegisterOptions{Name: turnWorkflowName})
+	return replayer.ReplayWorkflowHistoryWithOptions(nil, history, worker.ReplayWorkflowHistoryOptions{
+		OriginalExecution: workflow.Execution{ID: recordedWorkflowID, RunID: recordedRunID(history)},
+	})
+}
+
+func readHistory(t *testing.T) *historypb.History {
+	t.Helper()
+	f, err := os.Open(historyFile)
+	require.NoError(t, err)
+	defer f.Close()
+	history, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	require.NoError(t, err)
+	return history
+}
+
+func recordedRunID(history *historypb.History) string {
+	return history.Events[0].GetWorkflowExecutionStartedEventAttributes().OriginalExecutionRunId
 }
 
 // The replayer is not lenient: a worker whose registry lacks a tool the
@@ -80,9 +105,18 @@ func TestReplayRefusesAnotherRegistry(t *testing.T) {
 	}
 	reg, err := tool.NewRegistry(bindings...)
 	require.NoError(t, err)
+	// TMPRL1100 is the SDK's code for a nondeterministic replay.
+	require.ErrorContains(t, replay(t, reg), "TMPRL1100")
+}
+
+// Keys are made of the workflow ID and run ID: replayed under the
+// replayer's made-up ones, the recorded answer finds no call waiting with
+// its key, the resumed call is not scheduled, and the replay fails. A
+// replay must be told the original execution (see replay).
+func TestReplayNeedsTheOriginalExecution(t *testing.T) {
 	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflowWithOptions(turnWorkflow(newRuntime(t, reg)), workflow.RegisterOptions{Name: turnWorkflowName})
-	require.ErrorContains(t, replayer.ReplayWorkflowHistoryFromJSONFile(nil, historyFile), "nondeterministic")
+	replayer.RegisterWorkflowWithOptions(turnWorkflow(newRuntime(t, newRegistry(t, newBackend()))), workflow.RegisterOptions{Name: turnWorkflowName})
+	require.ErrorContains(t, replayer.ReplayWorkflowHistoryFromJSONFile(nil, historyFile), "TMPRL1100")
 }
 
 // What the server recorded: every attempt of a call carried the key the
@@ -90,12 +124,7 @@ func TestReplayRefusesAnotherRegistry(t *testing.T) {
 // asked, the replayable tool took three attempts in one activity and the
 // unmarked tool one.
 func TestRecordedHistoryKeepsKeys(t *testing.T) {
-	f, err := os.Open(historyFile)
-	require.NoError(t, err)
-	defer f.Close()
-	history, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-	require.NoError(t, err)
-
+	history := readHistory(t)
 	type scheduled struct {
 		Request        tool.Request         `json:"request"`
 		IdempotencyKey tool.IdempotencyKey  `json:"idempotency_key"`
@@ -124,7 +153,7 @@ func TestRecordedHistoryKeepsKeys(t *testing.T) {
 			answers++
 		}
 	}
-	prefix := recordedWorkflowID + "/" + history.Events[0].GetWorkflowExecutionStartedEventAttributes().OriginalExecutionRunId + "/"
+	prefix := recordedWorkflowID + "/" + recordedRunID(history) + "/"
 	key := func(n string) tool.IdempotencyKey { return tool.IdempotencyKey(prefix + n) }
 	require.Equal(t, map[string][]tool.IdempotencyKey{
 		"lookup":  {key("1")},

@@ -152,7 +152,9 @@ func answerProblem(err error) string {
 //   - each call gets its idempotency key from workflow state (the
 //     workflow ID, the run ID and the call's number in the run) unless
 //     the Call carries one, so the key is the same on every attempt of
-//     its activity and on every replay, on any worker;
+//     its activity and on every replay, on any worker (a new run, after
+//     continue-as-new or a reset, numbers its calls anew under its own
+//     run ID; a call that must keep its key across runs carries it);
 //   - each call is admitted here, in workflow code, with
 //     tool.Contract.Prepare, which is deterministic; a call that is not
 //     admitted ends rejected without any activity;
