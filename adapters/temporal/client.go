@@ -2,17 +2,23 @@ package tooltemporal
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentcontract/tool/dispatch"
 )
 
 // SendAnswer sends a to the workflow workflowID (its latest run) as an
 // UpdateAnswer update and waits until the workflow has taken it. It
 // returns nil when the answer was accepted: the call resumes. An answer the
 // workflow refuses (it breaks the response schema, or no call waits with
-// its key) comes back as the update's error, with the validator's reason
-// as its message; the call keeps waiting and nothing is written to the
-// workflow's history. Other errors are the client's.
+// its key) is an error wrapping dispatch.ErrInvalidAnswer whose message
+// is the validator's reason; the call keeps waiting and nothing is
+// written to the workflow's history. Other errors are the client's.
 func SendAnswer(ctx context.Context, c client.Client, workflowID string, a Answer) error {
 	handle, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   workflowID,
@@ -23,7 +29,23 @@ func SendAnswer(ctx context.Context, c client.Client, workflowID string, a Answe
 	if err != nil {
 		return err
 	}
-	return handle.Get(ctx, nil)
+	return refusal(handle.Get(ctx, nil))
+}
+
+// refusal turns the error with which the workflow's validator refused an
+// answer, which reaches the client as an application error carrying the
+// validator's message, back into an error wrapping
+// dispatch.ErrInvalidAnswer. Any other error is returned as it is.
+func refusal(err error) error {
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) {
+		return err
+	}
+	reason, ok := strings.CutPrefix(appErr.Message(), dispatch.ErrInvalidAnswer.Error()+": ")
+	if !ok {
+		return err
+	}
+	return fmt.Errorf("%w: %s", dispatch.ErrInvalidAnswer, reason)
 }
 
 // ListPending asks the workflow workflowID (its latest run), with the

@@ -207,8 +207,9 @@ func recordHistory(t *testing.T) {
 	defer second.Stop()
 
 	key := pending[0].IdempotencyKey
-	require.ErrorContains(t, tooltemporal.SendAnswer(ctx, c, recordedWorkflowID, tooltemporal.Answer{IdempotencyKey: key, Response: json.RawMessage(`{"approved":1}`)}),
-		"tool: invalid answer: the answer does not match the response schema: at /approved: got number, want boolean")
+	err = tooltemporal.SendAnswer(ctx, c, recordedWorkflowID, tooltemporal.Answer{IdempotencyKey: key, Response: json.RawMessage(`{"approved":1}`)})
+	require.ErrorIs(t, err, dispatch.ErrInvalidAnswer)
+	require.EqualError(t, err, "tool: invalid answer: the answer does not match the response schema: at /approved: got number, want boolean")
 	require.NoError(t, tooltemporal.SendAnswer(ctx, c, recordedWorkflowID, tooltemporal.Answer{IdempotencyKey: key, Response: json.RawMessage(`{"approved":true}`)}))
 	var got [][]outcome
 	require.NoError(t, run.Get(ctx, &got))
