@@ -222,9 +222,7 @@ func (s *Session) runOne(ctx workflow.Context, call dispatch.Call, key tool.Idem
 func (s *Session) start(ctx workflow.Context, call dispatch.Call, key tool.IdempotencyKey) dispatch.Outcome {
 	binding, ok := s.rt.registry.Resolve(call.Request.Name)
 	if !ok {
-		// Run resolves, finds nothing, and says which tools there are;
-		// it runs nothing. Its duration is replaced by runOne's.
-		return s.rt.decide.Run(context.Background(), call)
+		return s.unknownTool(call)
 	}
 	contract := binding.Contract()
 	if _, err := contract.Prepare(call.Request, tool.Admission{IdempotencyKey: key}); err != nil {
@@ -233,11 +231,21 @@ func (s *Session) start(ctx workflow.Context, call dispatch.Call, key tool.Idemp
 	return s.execute(ctx, call, key, callInput{CallID: call.ID, Request: call.Request, IdempotencyKey: key})
 }
 
+// unknownTool is the outcome of a call to a tool the registry lacks:
+// dispatch's Run resolves, finds nothing, lists the tools there are, and
+// runs nothing. It reads the clock only for the Outcome's Duration, which
+// runOne replaces with workflow time, logs nothing (the decide Dispatcher
+// has no logger), and lists the names sorted; hence the determinism
+// checker's exemption.
+func (s *Session) unknownTool(call dispatch.Call) dispatch.Outcome {
+	return s.rt.decide.Run(context.Background(), call) //workflowcheck:ignore
+}
+
 // execute runs the call activity with in and settles what it returns.
 func (s *Session) execute(ctx workflow.Context, call dispatch.Call, key tool.IdempotencyKey, in callInput) dispatch.Outcome {
 	binding, ok := s.rt.registry.Resolve(call.Request.Name)
 	if !ok {
-		return s.rt.decide.Run(context.Background(), call)
+		return s.unknownTool(call)
 	}
 	contract := binding.Contract()
 	effect := contract.Definition().Effect
