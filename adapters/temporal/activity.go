@@ -60,6 +60,10 @@ type rejectionDetails struct {
 // prepared it, and the worker that runs the activity may not be the one
 // that ran the workflow.
 func (r *Runtime) callActivity(ctx context.Context, in callInput) (callResult, error) {
+	if r == nil || r.execute == nil {
+		return callResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("%v: the zero Runtime runs nothing", ErrInvalidConfig), errTypeNotResumed, nil)
+	}
 	if in.IdempotencyKey == "" {
 		return callResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("%v: the call to %q has no idempotency key", ErrInvalidActivityInput, in.Request.Name), errTypeNotResumed, nil)

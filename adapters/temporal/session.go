@@ -21,6 +21,8 @@ import (
 // exactly, on any machine, with a registry built from scratch.
 //
 // A Session is made by Runtime.NewSession, once per workflow execution.
+// The zero Session is invalid: its Run gives every call an unknown
+// outcome whose error wraps ErrInvalidConfig, and runs nothing.
 // Its methods must be called from workflow code of that execution (any of
 // its coroutines); it is not safe for use by other goroutines, which
 // workflow code does not have.
@@ -86,6 +88,9 @@ func (r *Runtime) NewSession(ctx workflow.Context) (*Session, error) {
 // suspended; it is also the QueryPending handler. The slices are the
 // caller's.
 func (s *Session) Pending() ([]Pending, error) {
+	if s == nil {
+		return []Pending{}, nil
+	}
 	out := make([]Pending, 0, len(s.waiting))
 	for _, w := range s.waiting {
 		ir := w.checkpoint.InputRequest()
@@ -173,6 +178,16 @@ func answerProblem(err error) string {
 // measured in workflow time. calls is not retained.
 func (s *Session) Run(ctx workflow.Context, calls []dispatch.Call) []dispatch.Outcome {
 	outcomes := make([]dispatch.Outcome, len(calls))
+	if s == nil || s.rt == nil {
+		for i, c := range calls {
+			outcomes[i] = dispatch.Outcome{
+				CallID: c.ID, Tool: c.Request.Name, Kind: dispatch.KindUnknown, IsError: true,
+				Output: tool.NewTextOutput(fmt.Sprintf(dispatch.UnknownOutcomeText, strconv.Quote(c.Request.Name))),
+				Err:    fmt.Errorf("%w: the zero Session runs nothing", ErrInvalidConfig),
+			}
+		}
+		return outcomes
+	}
 	// Keys are chosen in call order before any call starts, so that they
 	// depend on nothing but the order of calls.
 	keys := make([]tool.IdempotencyKey, len(calls))
