@@ -65,27 +65,18 @@ type frozenDefinition struct {
 // the known Schema is used as it is. Bind passes the schemas a typed tool
 // compiled when it was built.
 func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
-	if err := validateName(d.Name); err != nil {
+	if err := d.validateHead(); err != nil {
 		return frozenDefinition{}, err
-	}
-	if err := d.Effect.validate(); err != nil {
-		return frozenDefinition{}, err
-	}
-	if len(d.Description) > MaxInputBytes {
-		return frozenDefinition{}, fmt.Errorf("%w: description of tool %q is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, len(d.Description), MaxInputBytes)
-	}
-	if !utf8.ValidString(d.Description) {
-		return frozenDefinition{}, fmt.Errorf("%w: description of tool %q is not valid UTF-8", ErrInvalidDefinition, d.Name)
 	}
 	if len(d.InputSchema) == 0 {
 		return frozenDefinition{}, fmt.Errorf("%w: tool %q has no input schema", ErrInvalidDefinition, d.Name)
 	}
 	if len(d.InputSchema) > MaxInputBytes {
-		return frozenDefinition{}, fmt.Errorf("%w: input schema of tool %q: %w: document is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, ErrInvalidSchema, len(d.InputSchema), MaxInputBytes)
+		return frozenDefinition{}, errorf("%w: input schema of tool %q: %w: document is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, ErrInvalidSchema, len(d.InputSchema), MaxInputBytes)
 	}
 	tree, err := strictjson.Parse(d.InputSchema)
 	if err != nil {
-		return frozenDefinition{}, fmt.Errorf("%w: input schema of tool %q: %w: not one I-JSON document: %v", ErrInvalidDefinition, d.Name, ErrInvalidSchema, err)
+		return frozenDefinition{}, errorf("%w: input schema of tool %q: %w: not one I-JSON document: %v", ErrInvalidDefinition, d.Name, ErrInvalidSchema, err)
 	}
 	obj, ok := tree.(map[string]any)
 	if !ok || obj["type"] != "object" {
@@ -93,13 +84,13 @@ func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
 	}
 	input, err := compileKnown(tree, strictjson.Compact(nil, d.InputSchema), known)
 	if err != nil {
-		return frozenDefinition{}, fmt.Errorf("%w: input schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
+		return frozenDefinition{}, errorf("%w: input schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
 	}
 	f := frozenDefinition{input: input}
 	if len(d.OutputSchema) > 0 {
 		f.output, err = parseKnown(d.OutputSchema, known)
 		if err != nil {
-			return frozenDefinition{}, fmt.Errorf("%w: output schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
+			return frozenDefinition{}, errorf("%w: output schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
 		}
 	}
 	f.def = Definition{
@@ -113,6 +104,24 @@ func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
 		f.def.OutputSchema = f.output.s.canonical
 	}
 	return f, nil
+}
+
+// validateHead checks what a definition says besides its schemas: the
+// name, the effect and the description.
+func (d Definition) validateHead() error {
+	if err := validateName(d.Name); err != nil {
+		return err
+	}
+	if err := d.Effect.validate(); err != nil {
+		return err
+	}
+	if len(d.Description) > MaxInputBytes {
+		return fmt.Errorf("%w: description of tool %q is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, len(d.Description), MaxInputBytes)
+	}
+	if !utf8.ValidString(d.Description) {
+		return fmt.Errorf("%w: description of tool %q is not valid UTF-8", ErrInvalidDefinition, d.Name)
+	}
+	return nil
 }
 
 // compileKnown returns the known Schema with these canonical bytes, or
@@ -210,7 +219,7 @@ func (d Definition) marshal() ([]byte, error) {
 func (d *Definition) UnmarshalJSON(data []byte) error {
 	var w definitionWire
 	if err := strictUnmarshal(data, maxEncodedDefinition, &w); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidDefinition, err)
+		return errorf("%w: %v", ErrInvalidDefinition, err)
 	}
 	decoded := Definition{
 		Name:         w.Name,
@@ -234,15 +243,3 @@ func (d *Definition) UnmarshalJSON(data []byte) error {
 // of at most MaxInputBytes each and a description of at most MaxInputBytes
 // that escaping can grow up to six times, and the rest of the object.
 const maxEncodedDefinition = 8*MaxInputBytes + 1<<10
-
-// strictUnmarshal checks data as one I-JSON document of at most limit bytes
-// and decodes it into v, refusing unknown members.
-func strictUnmarshal(data []byte, limit int, v any) error {
-	if len(data) > limit {
-		return fmt.Errorf("document is %d bytes, more than the limit of %d", len(data), limit)
-	}
-	if _, err := strictjson.Parse(data); err != nil {
-		return fmt.Errorf("not one I-JSON document: %v", err)
-	}
-	return jsonv2.Unmarshal(data, v, jsonv2.RejectUnknownMembers(true))
-}

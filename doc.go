@@ -5,7 +5,7 @@
 //
 // # The life of a call
 //
-// A Tool is bound once and called many times:
+// A [Tool] is bound once and called many times:
 //
 //	Bind(tool, middlewares...)            freeze the Definition → Binding
 //	Registry.Resolve(request.Name)        find the Binding
@@ -13,30 +13,32 @@
 //	Binding.Call(ctx, invocation)         middlewares → checks → Tool.Call
 //	                                      → Result, or an error
 //
-// Bind reads the tool's Definition exactly once, compiles its schemas and
-// freezes them into a Contract. Nothing the tool does afterwards changes
-// what its calls admit.
+// [Bind] reads the tool's [Definition] exactly once, compiles its schemas
+// and freezes them into a [Contract]. Nothing the tool does afterwards
+// changes what its calls admit.
 //
-// A Request is what the model wrote: a tool name and argument text. It is
-// untrusted. Prepare is the only way to make an Invocation, and it runs no
-// tool and no policy. The Admission beside the Request is what the runtime
-// (never the model) asserts: the call's IdempotencyKey and, when resuming,
-// a Continuation.
+// A [Request] is what the model wrote: a tool name and argument text. It is
+// untrusted. [Contract.Prepare] is the only way to make an [Invocation],
+// and it runs no tool and no policy. The [Admission] beside the Request is
+// what the runtime (never the model) asserts: the call's [IdempotencyKey]
+// and, when resuming, a [Continuation].
 //
-// Binding.Call runs an Invocation through the middlewares, the first given
-// outermost, to the tool. Only the Binding whose Contract prepared the
-// Invocation runs it. A middleware such as Guard may refuse the call; it
-// cannot swap the invocation or forward it twice. At the tool boundary the
-// result is checked against the contract, a returned InputRequest is
-// stamped with the call it belongs to, and, for a tool whose Effect is
-// EffectSafe, an ordinary error becomes a definite Failure.
+// [Binding.Call] runs an Invocation through the middlewares, the first
+// given outermost, to the tool. Only the Binding whose Contract prepared
+// the Invocation runs it. A middleware such as [Guard] may refuse the call;
+// it cannot swap the invocation, forward it twice, or forward it after
+// Binding.Call returned. At the tool boundary the call's ctx is checked
+// once more, the result is checked against the contract, a returned
+// [InputRequest] is stamped with the call it belongs to, and, for a tool
+// whose [Effect] is [EffectSafe], an ordinary error becomes a definite
+// [Failure].
 //
 // # What Prepare admits
 //
 // The argument text must be exactly one RFC 7493 (I-JSON) object. Prepare
-// refuses, with an *InputRejection:
+// refuses, with an [*InputRejection]:
 //
-//   - more than MaxInputBytes of text;
+//   - more than [MaxInputBytes] of text;
 //   - invalid UTF-8, a byte-order mark, lone or inverted surrogate escapes
 //     and Unicode noncharacters, in names and strings alike;
 //   - duplicate member names;
@@ -50,7 +52,7 @@
 //     arguments need and far below what could strain the stack; parsing
 //     stays linear in the length of the text;
 //   - trailing data after the object;
-//   - so many values that validating them could exceed MaxValidationWork;
+//   - so many values that validating them could exceed [MaxValidationWork];
 //   - a value that breaks the input schema, or that the tool's input
 //     validator rejects.
 //
@@ -58,19 +60,34 @@
 // compared exactly: numbers are never rounded. Blank argument text (JSON
 // whitespace only) is admitted as {}.
 //
-// Schemas are bounded too: ParseSchema loads nothing from outside the
-// document, and refuses a document of more than MaxInputBytes, nested
-// deeper than 128 levels or holding more than 4096 objects and booleans,
-// and a schema under which one location of a value (the value itself or
-// any member or item, at any depth) could meet more than MaxSchemaVisits
-// subschemas. Validation itself is bounded by MaxValidationWork: a value
-// whose number of JSON values times that per-location count exceeds it is
-// refused before validation starts. Within these bounds, on a small
-// machine, compiling a schema takes at most a few hundred milliseconds,
-// accepting a valid value at most about 20 ms, and explaining why a value
-// is invalid at most about 0.6 s, because the full validator then collects
-// every violation (measured with 999 subschemas applied to each of a
-// thousand items).
+// This list is where these bounds are stated; other docs link here. The
+// bounds of a schema document, and of the work one validation may take, are
+// stated once with [ParseSchema], [MaxSchemaVisits] and [MaxValidationWork].
+// What they cost in time is measured in benchmarks/README.md, not promised
+// here.
+//
+// # Typed tools
+//
+// NewFunc and NewSignature derive a tool's input schema from a Go struct,
+// with SchemaFor's rules, and decode admitted arguments into it strictly.
+// What the model reads is that schema, so what it says is worth checking:
+//
+//   - A `jsonschema` struct tag is cut at every comma. A comma inside a
+//     value is escaped with a backslash before it, and in Go source,
+//     between the tag's quotes, that backslash is itself written twice:
+//     `jsonschema:"description=City name\\, e.g. Lisbon"`. A tag that
+//     would be cut or dropped is an error at construction, naming the
+//     field.
+//   - A field whose type reads and writes its own JSON (MarshalJSON or
+//     UnmarshalJSON, as *big.Int) states its form in its tag, as in
+//     `jsonschema:"type=integer,minimum=0"`, or its type describes itself
+//     with a JSONSchemaModel or JSONSchema method; otherwise construction
+//     fails, rather than advertise a member that admits anything. A type
+//     with text methods only is a string.
+//   - The schema states no bound a model never needs: integers of 32 and
+//     64 bits carry no range, unsigned integers only their minimum 0.
+//     Prepare still refuses a number out of the field's range, with an
+//     *InputRejection that names the member.
 //
 // # Errors and outcomes
 //
@@ -80,19 +97,21 @@
 //   - A Result and a nil error: the call completed (Result.Output) or is
 //     waiting for an answer (Result.InputRequest). The output is meant for
 //     the model.
-//   - A *Failure: the call is over and did not succeed, and that much is
+//   - A [*Failure]: the call is over and did not succeed, and that much is
 //     certain. A Guard's refusal (kind rejected), an ordinary error from a
-//     tool whose Effect is EffectSafe, a panic caught by Recover, and a
-//     Failure a tool builds itself with NewFailure are all Failures. Its
+//     tool whose Effect is EffectSafe, a panic caught by [Recover], and a
+//     Failure a tool builds itself with [NewFailure] are all Failures. Its
 //     Output is public: send it to the model as the call's result. Its
-//     Cause is private, for logs. Find it with ClassifyFailure.
+//     Cause is private, for logs. Find it with [ClassifyFailure].
 //   - Any other error: nothing definite is known. The tool may not have
 //     started, may have done part of its work, or may have finished and
 //     lost its answer. The runtime decides what to do next, for instance
 //     retrying only a tool whose Effect is replayable; the error's text was
 //     not written for the model. The error of a tool that is not
-//     EffectSafe, a context error, and an *AuthorizationError (the policy could not decide, and the tool did
-//     not run) are such errors. A *CallError is one that carries evidence
+//     EffectSafe, a context error, an error wrapping [ErrInvalidResult]
+//     (the tool's result broke its contract, whatever its Effect), and an
+//     [*AuthorizationError] (the policy could not decide, and the tool did
+//     not run) are such errors. A [*CallError] is one that carries evidence
 //     of what happened before the error, such as rows already written. The
 //     evidence is for logs and evaluation, never a result for the model,
 //     and a CallError changes nothing else: errors.Is, errors.As and
@@ -100,9 +119,9 @@
 //   - Before any call, an *InputRejection from Prepare: the model's
 //     arguments are wrong in a way the model can fix. Its Message is
 //     public: send it back so the model can try again. Find it with
-//     ClassifyInputRejection. An *InputValidationError is different: the
-//     tool's own input validator is broken, and there is nothing for the
-//     model to fix.
+//     [ClassifyInputRejection]. An [*InputValidationError] is different:
+//     the tool's own input validator is broken, and there is nothing for
+//     the model to fix.
 //
 // A Failure or an InputRejection stays findable through fmt.Errorf with a
 // single %w, at any depth. A joined error (errors.Join, or fmt.Errorf with
@@ -116,6 +135,35 @@
 // context.Canceled or context.DeadlineExceeded. A context error the
 // Authorizer returns on its own, while the call's ctx is live, is sealed
 // like any other cause.
+//
+// # Decisions where the reference is silent
+//
+// The reference leaves these open; this package decides them so:
+//
+//   - Forwarding is synchronous. The next a middleware receives forwards
+//     only while [Binding.Call] runs: a forward through a next kept past
+//     the call, from a goroutine or for a later call, even after the
+//     middleware returned a refusal, is refused with [ErrInvalidInvocation]
+//     and runs nothing. A forward a middleware started on another goroutine
+//     and did not wait for is waited for, so no tool code of a call runs
+//     after its Binding.Call returned.
+//   - The call's ctx is checked at the tool boundary, after every
+//     middleware: when it ended while a Guard's [Authorizer] decided, a
+//     permit runs nothing and Binding.Call returns ctx.Err().
+//   - A result that breaks the output contract is an error wrapping
+//     [ErrInvalidResult] whatever the tool's Effect, including a [Func]
+//     whose function returned a value JSON cannot encode. The safe rule
+//     turns only the tool's own errors into Failures.
+//   - Argument text longer than MaxInputBytes is a problem of the content,
+//     like every other problem with the text the model wrote: Prepare
+//     refuses it with an InputRejection, which does not match
+//     [ErrInvalidRequest]. Only an empty tool name, the runtime's envelope,
+//     matches ErrInvalidRequest. [Request.Validate] refuses both, for a
+//     runtime that checks a Request before it resolves a tool.
+//   - A panic in a tool's InputValidator method at Bind is an
+//     [*InputValidationError] whose Cause is the
+//     [*InputValidationPanicError]. It matches [ErrInvalidTool], not
+//     ErrInvalidInvocation: no call was made, the tool cannot be bound.
 //
 // # Suspending a call
 //
@@ -210,9 +258,12 @@
 //
 // # Concurrency and ownership
 //
-// Contract, Binding, Invocation, Schema, Failure, InputRequest and
-// Continuation are immutable and safe for concurrent use; a Registry is
-// safe for concurrent use. Values handed in are copied and values handed
+// [Contract], [Binding], [Invocation], [Schema], [Failure], [InputRequest]
+// and [Continuation] are immutable and safe for concurrent use; a
+// [Registry] is safe for concurrent use. A Binding does not serialize
+// calls: concurrent calls of one Binding, even of one Invocation, run
+// Tool.Call concurrently, so a Tool must be safe for concurrent use or
+// guard itself (an Effect promises replay safety, not exclusion). Values handed in are copied and values handed
 // out are copies: a caller can never change frozen state by mutating a
 // slice it passed or received. An Invocation holds data only, no function,
 // interface or channel, so it can be stored or inspected without the power

@@ -35,10 +35,12 @@ type FailureConfig struct {
 // meant for logs. Failure has no Unwrap, so errors.Is and errors.As never
 // reach the cause: a diagnostic cannot change the outcome, stand in for
 // another call's output, or pass for a control signal. Wrapping a Failure
-// with a single %w keeps it findable with ClassifyFailure. A Failure is
-// immutable; all methods are safe on a nil receiver. See "Errors and
-// outcomes" in the package documentation for how it differs from an error,
-// a CallError and an InputRejection.
+// with a single %w keeps it findable with [ClassifyFailure]. Make one with
+// [NewFailure]: the zero Failure, like a nil *Failure, has no kind, fails
+// Validate and is not found by ClassifyFailure. A Failure is immutable and
+// safe for concurrent use; all methods are safe on a nil receiver. See
+// "Errors and outcomes" in the package documentation for how it differs
+// from an error, a [CallError] and an [InputRejection].
 type Failure struct {
 	kind   FailureKind
 	output Output
@@ -111,7 +113,7 @@ func (f *Failure) Validate() error {
 		return fmt.Errorf("%w: cause is a typed nil", ErrInvalidFailure)
 	}
 	if err := f.output.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidFailure, err)
+		return errorf("%w: %w", ErrInvalidFailure, err)
 	}
 	return nil
 }
@@ -152,9 +154,12 @@ type CallErrorConfig struct {
 // before it, for diagnostics and evaluation. It declares no outcome and no
 // retry policy: the evidence is not a result and must not be sent to a
 // model as one. Unwrap returns the cause, so CallError is transparent to
-// errors.Is, errors.As and ClassifyFailure. A CallError is immutable; all
-// methods are safe on a nil receiver. See "Errors and outcomes" in the
-// package documentation for how it differs from a Failure.
+// errors.Is, errors.As and [ClassifyFailure]. Make one with [NewCallError]:
+// the zero CallError, like a nil *CallError, has no cause, fails Validate,
+// unwraps to nil and reports the text of [ErrInvalidCallError]. A CallError
+// is immutable and safe for concurrent use; all methods are safe on a nil
+// receiver. See "Errors and outcomes" in the package documentation for how
+// it differs from a [Failure].
 type CallError struct {
 	cause    error
 	evidence Output
@@ -206,7 +211,7 @@ func (e *CallError) Validate() error {
 		return fmt.Errorf("%w: cause is a typed nil", ErrInvalidCallError)
 	}
 	if err := e.evidence.Validate(); err != nil {
-		return fmt.Errorf("%w: evidence: %w", ErrInvalidCallError, err)
+		return errorf("%w: evidence: %w", ErrInvalidCallError, err)
 	}
 	return nil
 }

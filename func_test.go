@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -102,6 +103,14 @@ func TestNewFuncRefusals(t *testing.T) {
 			return err
 		}, tool.ErrInvalidDefinition},
 		{"unknown effect", func() error { _, err := tool.NewFunc(tool.FuncConfig{Name: "f", Effect: "maybe"}, ok); return err }, nil},
+		{"description of invalid UTF-8", func() error {
+			_, err := tool.NewFunc(tool.FuncConfig{Name: "f", Description: "caf\xe9"}, ok)
+			return err
+		}, tool.ErrInvalidDefinition},
+		{"description over MaxInputBytes", func() error {
+			_, err := tool.NewFunc(tool.FuncConfig{Name: "f", Description: strings.Repeat("d", tool.MaxInputBytes+1)}, ok)
+			return err
+		}, tool.ErrInvalidDefinition},
 		{"input not a struct", func() error {
 			_, err := tool.NewFunc(tool.FuncConfig{Name: "f"}, func(context.Context, []funcArgs) (string, error) { return "", nil })
 			return err
@@ -115,12 +124,12 @@ func TestNewFuncRefusals(t *testing.T) {
 			return err
 		}, tool.ErrInvalidSchema},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.err()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.err()
 			require.ErrorIs(t, err, tool.ErrInvalidTool)
-			if tc.alsoIs != nil {
-				require.ErrorIs(t, err, tc.alsoIs)
+			if tt.alsoIs != nil {
+				require.ErrorIs(t, err, tt.alsoIs)
 			}
 			require.True(t, strings.HasPrefix(err.Error(), "tool: "), err.Error())
 		})
@@ -279,4 +288,58 @@ func TestFuncOutputIsDetached(t *testing.T) {
 	require.NoError(t, err)
 	result.Output.Details[2] = 'X'
 	require.Equal(t, `{"n":1}`, string(shared), "the caller's copy shares nothing with the function's value")
+}
+
+// TestFuncBrokenResultIsNeverAFailure pins one rule for results that break
+// the output contract: whatever the Effect, and whether the Func could not
+// encode the value or the Binding found the encoded Output invalid, the
+// call ends in an error wrapping ErrInvalidResult, never in a Failure. Only
+// the function's own error is converted by the safe rule.
+func TestFuncBrokenResultIsNeverAFailure(t *testing.T) {
+	tests := []struct {
+		name string
+		fn   func(context.Context, funcArgs) (tool.Output, error)
+		also error
+	}{
+		{"a value JSON cannot encode", nil, tool.ErrInvalidOutput},
+		{"an invalid media block", func(context.Context, funcArgs) (tool.Output, error) {
+			return tool.Output{Content: []tool.Block{{Kind: tool.BlockMedia, MediaType: "not a type", Data: []byte{1}}}}, nil
+		}, tool.ErrInvalidOutput},
+	}
+	for _, effect := range []tool.Effect{"", tool.EffectSafe, tool.EffectIdempotent} {
+		for _, tt := range tests {
+			t.Run(tt.name+", effect "+string(effect), func(t *testing.T) {
+				var f tool.Tool
+				var err error
+				if tt.fn == nil {
+					f, err = tool.NewFunc(tool.FuncConfig{Name: "broken", Effect: effect}, func(context.Context, funcArgs) (map[string]float64, error) {
+						return map[string]float64{"x": math.NaN()}, nil
+					})
+				} else {
+					f, err = tool.NewFunc(tool.FuncConfig{Name: "broken", Effect: effect}, tt.fn)
+				}
+				require.NoError(t, err)
+				b := mustBind(t, f)
+				result, err := b.Call(context.Background(), mustPrepare(t, b, `{"a":1}`))
+				require.ErrorIs(t, err, tool.ErrInvalidResult)
+				require.ErrorIs(t, err, tt.also)
+				_, isFailure := tool.ClassifyFailure(err)
+				require.False(t, isFailure, "a broken result is not the tool's error")
+				require.Equal(t, tool.Result{}, result)
+			})
+		}
+	}
+
+	t.Run("the function's own error of a safe Func is a Failure", func(t *testing.T) {
+		cause := errors.New("backend down")
+		f, err := tool.NewFunc(tool.FuncConfig{Name: "broken", Effect: tool.EffectSafe}, func(context.Context, funcArgs) (map[string]float64, error) {
+			return nil, cause
+		})
+		require.NoError(t, err)
+		b := mustBind(t, f)
+		_, err = b.Call(context.Background(), mustPrepare(t, b, `{"a":1}`))
+		failure, isFailure := tool.ClassifyFailure(err)
+		require.True(t, isFailure)
+		require.Same(t, cause, failure.Cause())
+	})
 }

@@ -70,8 +70,11 @@ func NewGuard(config GuardConfig) (Guard, error) {
 // generic public message naming the tool. An Authorizer error is an
 // *AuthorizationError; when ctx is done by then, ctx.Err() is joined to it
 // so that errors.Is sees the cancellation, and only that. The tool never
-// runs after a refusal or an error. A panic in the Authorizer is not
-// recovered here; put Recover outside the Guard for that.
+// runs after a refusal or an error. When ctx ends while the Authorizer
+// decides and it then permits, the tool does not run either: the call
+// reaches the tool boundary, which returns ctx.Err() (see [Binding.Call]).
+// A panic in the Authorizer is not recovered here; put [Recover] outside
+// the Guard for that.
 func (g Guard) Call(next Caller) Caller {
 	return CallerFunc(func(ctx context.Context, invocation Invocation) (Result, error) {
 		name := ""

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -46,17 +45,6 @@ type InputRequest struct {
 	stamp  callStamp
 }
 
-// callStamp identifies the call an InputRequest was returned by: the tool's
-// name, the digest of its canonical definition (its contract), the digest of
-// the admitted argument bytes, and the idempotency key.
-type callStamp struct {
-	set       bool
-	tool      string
-	contract  [sha256.Size]byte
-	arguments [sha256.Size]byte
-	key       IdempotencyKey
-}
-
 // NewInputRequest validates and copies config. The prompt must be one
 // RFC 7493 JSON document, the response schema Valid, and the state, when
 // given, one RFC 7493 document; each at most MaxInputBytes, as given and
@@ -90,12 +78,6 @@ func NewInputRequest(config InputRequestConfig) (InputRequest, error) {
 	return InputRequest{prompt: prompt, schema: config.ResponseSchema, state: state}, nil
 }
 
-// wireOptions format JSON as encoding/json writes it: compact, with <, >,
-// &, U+2028 and U+2029 escaped in strings. Output in this form passes
-// through encoding/json.Marshal unchanged, so the size of an encoded
-// request is known before it is written.
-var wireOptions = jsonv2.JoinOptions(jsontext.EscapeForHTML(true), jsontext.EscapeForJS(true))
-
 // maxEncodedInputRequest bounds the encoded form of an InputRequest: the
 // prompt, response schema, state and idempotency key, each at most
 // MaxInputBytes once encoded, and room for the rest of the stamp.
@@ -126,42 +108,6 @@ func encodeDocument(what string, doc []byte, required bool) ([]byte, error) {
 	return encoded, nil
 }
 
-// checkIdempotencyKey refuses a key that a call stamp could not carry
-// through storage: one that is not valid UTF-8, holds a Unicode
-// noncharacter, or is longer than MaxInputBytes written as a JSON string.
-// Prepare applies it to every call, before anything runs, so that no
-// suspended call is left with a checkpoint that cannot be restored.
-func checkIdempotencyKey(key IdempotencyKey) error {
-	if key == "" {
-		return nil
-	}
-	if !utf8.ValidString(string(key)) {
-		return fmt.Errorf("%w: the idempotency key is not valid UTF-8", ErrInvalidInvocation)
-	}
-	for _, r := range string(key) {
-		if strictjson.IsNoncharacter(r) {
-			return fmt.Errorf("%w: the idempotency key holds the Unicode noncharacter U+%04X", ErrInvalidInvocation, r)
-		}
-	}
-	if len(key) <= (MaxInputBytes-2)/6 {
-		return nil // even escaped as \u00XX throughout, it fits
-	}
-	quoted, err := jsontext.AppendQuote(nil, string(key))
-	if err == nil {
-		quoted, err = jsontext.AppendFormat(nil, quoted, wireOptions)
-	}
-	if err != nil {
-		return fmt.Errorf("%w: the idempotency key cannot be written as JSON: %v", ErrInvalidInvocation, err)
-	}
-	if len(quoted) > MaxInputBytes {
-		return fmt.Errorf("%w: the idempotency key is %d bytes written as JSON, more than the limit of %d", ErrInvalidInvocation, len(quoted), MaxInputBytes)
-	}
-	if _, err := strictjson.Parse(quoted); err != nil {
-		return fmt.Errorf("%w: the idempotency key is not I-JSON text: %v", ErrInvalidInvocation, err)
-	}
-	return nil
-}
-
 // Prompt returns a copy of the prompt.
 func (r InputRequest) Prompt() json.RawMessage { return bytes.Clone(r.prompt) }
 
@@ -174,26 +120,6 @@ func (r InputRequest) State() json.RawMessage { return bytes.Clone(r.state) }
 // Valid reports whether r has a prompt and a response schema. The zero
 // InputRequest is not valid.
 func (r InputRequest) Valid() bool { return len(r.prompt) > 0 && r.schema.Valid() }
-
-// Continuation checks response, which must be one RFC 7493 document of at
-// most MaxInputBytes satisfying the response schema, and returns the
-// Continuation that resumes the call: the state, a copy of the answer and
-// r's call stamp. Pass it to Contract.Prepare in Admission.Continuation for
-// the same call. Errors wrap ErrInvalidInputRequest; an answer that breaks
-// the schema is described in the error's text.
-func (r InputRequest) Continuation(response json.RawMessage) (Continuation, error) {
-	if !r.Valid() {
-		return Continuation{}, fmt.Errorf("%w: the zero InputRequest takes no answer", ErrInvalidInputRequest)
-	}
-	if err := r.schema.Validate(response); err != nil {
-		msg := err.Error()
-		if rej, ok := err.(*InputRejection); ok {
-			msg = rej.Message()
-		}
-		return Continuation{}, fmt.Errorf("%w: the answer does not match the response schema: %s", ErrInvalidInputRequest, msg)
-	}
-	return Continuation{state: bytes.Clone(r.state), response: bytes.Clone(response), stamp: r.stamp}, nil
-}
 
 func (r InputRequest) clone() InputRequest {
 	r.prompt = bytes.Clone(r.prompt)
@@ -290,7 +216,7 @@ func (r *InputRequest) UnmarshalJSON(data []byte) error {
 	}
 	schema, err := ParseSchema(w.ResponseSchema)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidInputRequest, err)
+		return errorf("%w: %w", ErrInvalidInputRequest, err)
 	}
 	decoded, err := NewInputRequest(InputRequestConfig{Prompt: json.RawMessage(w.Prompt), ResponseSchema: schema, ContinuationState: json.RawMessage(w.State)})
 	if err != nil {

@@ -2,7 +2,6 @@ package tool
 
 import (
 	"bytes"
-	"encoding/json"
 )
 
 // Invocation is a call admitted by one Contract: JSON object arguments that
@@ -16,8 +15,7 @@ import (
 // handing over the power to run anything.
 type Invocation struct {
 	core         *contractCore
-	id           uint64 // unique per Prepare: the identity middleware must preserve
-	arguments    []byte
+	arguments    []byte // never empty once admitted; its memory is the identity
 	key          IdempotencyKey
 	continuation *Continuation
 }
@@ -51,21 +49,12 @@ func (i Invocation) Continuation() (Continuation, bool) {
 	return *i.continuation, true
 }
 
-// Continuation is the validated answer to an InputRequest, with the state
-// the tool saved when it asked and the stamp of the call that asked. It is
-// made only by InputRequest.Continuation, is immutable and safe for
-// concurrent use; its accessors return copies. The zero Continuation has no
-// stamp, so Prepare refuses it.
-type Continuation struct {
-	state    []byte
-	response []byte
-	stamp    callStamp
+// same reports whether i and other come from the same call of Prepare. Each
+// call of Prepare admits its own copy of the argument text, never empty
+// and never shared with another Invocation, so the address of that copy
+// identifies the call: equal argument bytes from two calls are two
+// invocations. Comparing it writes nothing shared, unlike a counter.
+func (i Invocation) same(other Invocation) bool {
+	return i.core == other.core && len(i.arguments) > 0 && len(i.arguments) == len(other.arguments) &&
+		&i.arguments[0] == &other.arguments[0]
 }
-
-// State returns a copy of the state the tool saved in its InputRequest, or
-// nil when it saved none.
-func (c Continuation) State() json.RawMessage { return bytes.Clone(c.state) }
-
-// Response returns a copy of the answer, which matched the request's
-// response schema.
-func (c Continuation) Response() json.RawMessage { return bytes.Clone(c.response) }

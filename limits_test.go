@@ -32,15 +32,9 @@ func limitsObject(n int) string {
 // input schema.
 func limitsBinding(t *testing.T, schema string) tool.Binding {
 	t.Helper()
-	b, err := tool.Bind(fuzzEchoTool{definition: tool.Definition{Name: "probe", InputSchema: []byte(schema)}})
+	b, err := tool.Bind(echoTool{definition: tool.Definition{Name: "probe", InputSchema: []byte(schema)}})
 	require.NoError(t, err)
 	return b
-}
-
-// limitsPrepare prepares arguments for the probe tool of b.
-func limitsPrepare(b tool.Binding, arguments string) error {
-	_, err := b.Contract().Prepare(tool.Request{Name: "probe", Arguments: arguments}, tool.Admission{})
-	return err
 }
 
 func TestLimitInputBytes(t *testing.T) {
@@ -55,7 +49,7 @@ func TestLimitInputBytes(t *testing.T) {
 		sentinel error
 		check    func(doc string) error
 	}{
-		{"Prepare arguments", tool.ErrInvalidInvocation, func(doc string) error { return limitsPrepare(probe, doc) }},
+		{"Prepare arguments", tool.ErrInvalidInvocation, func(doc string) error { return prepareErr(probe, doc) }},
 		{"Request.Validate", tool.ErrInvalidRequest, func(doc string) error { return tool.Request{Name: "probe", Arguments: doc}.Validate() }},
 		{"Schema.Validate value", tool.ErrInvalidInvocation, func(doc string) error { return schema.Validate([]byte(doc)) }},
 		{"ParseSchema document", tool.ErrInvalidSchema, func(doc string) error { _, err := tool.ParseSchema([]byte(doc)); return err }},
@@ -76,7 +70,7 @@ func TestLimitInputBytes(t *testing.T) {
 	}
 
 	// A refusal for size is a public rejection, so the model learns why.
-	rej, ok := tool.ClassifyInputRejection(limitsPrepare(probe, beyond))
+	rej, ok := tool.ClassifyInputRejection(prepareErr(probe, beyond))
 	require.True(t, ok)
 	require.Equal(t, fmt.Sprintf(`arguments of "probe" are %d bytes, more than the limit of %d`, tool.MaxInputBytes+1, tool.MaxInputBytes), rej.Message())
 }
@@ -102,8 +96,8 @@ func TestLimitNestingDepth(t *testing.T) {
 		{"objects", limitsNestedObjects},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			require.NoError(t, limitsPrepare(probe, c.build(1000)), "1000 levels, the arguments object being level 1, are admitted")
-			err := limitsPrepare(probe, c.build(1001))
+			require.NoError(t, prepareErr(probe, c.build(1000)), "1000 levels, the arguments object being level 1, are admitted")
+			err := prepareErr(probe, c.build(1001))
 			require.ErrorIs(t, err, tool.ErrInvalidInvocation)
 			rej, ok := tool.ClassifyInputRejection(err)
 			require.True(t, ok)
@@ -113,8 +107,8 @@ func TestLimitNestingDepth(t *testing.T) {
 
 	// A recursive schema follows the value all the way down.
 	recursive := limitsBinding(t, `{"type":"object","properties":{"a":{"$ref":"#"}},"additionalProperties":false}`)
-	require.NoError(t, limitsPrepare(recursive, limitsNestedObjects(1000)))
-	err := limitsPrepare(recursive, strings.Replace(limitsNestedObjects(1000), `{}`, `{"b":1}`, 1))
+	require.NoError(t, prepareErr(recursive, limitsNestedObjects(1000)))
+	err := prepareErr(recursive, strings.Replace(limitsNestedObjects(1000), `{}`, `{"b":1}`, 1))
 	rej, ok := tool.ClassifyInputRejection(err)
 	require.True(t, ok, "%v", err)
 	require.Contains(t, rej.Message(), "/a/a/a/")
@@ -141,7 +135,7 @@ func TestLimitDeepInputRefusedEverywhere(t *testing.T) {
 		sentinel error
 		check    func(doc string) error
 	}{
-		{"Prepare", tool.ErrInvalidInvocation, func(doc string) error { return limitsPrepare(probe, doc) }},
+		{"Prepare", tool.ErrInvalidInvocation, func(doc string) error { return prepareErr(probe, doc) }},
 		{"Schema.Validate", tool.ErrInvalidInvocation, func(doc string) error { return schema.Validate([]byte(doc)) }},
 		{"ParseSchema", tool.ErrInvalidSchema, func(doc string) error { _, err := tool.ParseSchema([]byte(doc)); return err }},
 		{"Continuation", tool.ErrInvalidInputRequest, func(doc string) error { _, err := request.Continuation(json.RawMessage(doc)); return err }},
@@ -182,8 +176,8 @@ func TestLimitNumberLength(t *testing.T) {
 			at, over := c.number(100), c.number(101)
 			require.Len(t, at, 100)
 			require.Len(t, over, 101)
-			require.NoError(t, limitsPrepare(probe, `{"n":`+at+`}`), "a number token of 100 characters is admitted")
-			err := limitsPrepare(probe, `{"n":`+over+`}`)
+			require.NoError(t, prepareErr(probe, `{"n":`+at+`}`), "a number token of 100 characters is admitted")
+			err := prepareErr(probe, `{"n":`+over+`}`)
 			rej, ok := tool.ClassifyInputRejection(err)
 			require.True(t, ok, "%v", err)
 			require.Contains(t, rej.Message(), "number is longer than 100 characters")
@@ -220,7 +214,7 @@ func TestLimitExponentRange(t *testing.T) {
 		t.Run(c.number, func(t *testing.T) {
 			args := `{"n":` + c.number + `}`
 			start := time.Now()
-			err := limitsPrepare(plain, args)
+			err := prepareErr(plain, args)
 			if c.admitted {
 				require.NoError(t, err, c.why)
 			} else {
@@ -231,7 +225,7 @@ func TestLimitExponentRange(t *testing.T) {
 			// Against a schema that does exact arithmetic on the number, the
 			// outcome is the same and comes as quickly: the parser refuses
 			// before the validator sees the value.
-			err = limitsPrepare(bounded, args)
+			err = prepareErr(bounded, args)
 			if c.admitted {
 				require.NoError(t, err, c.why)
 			} else {
@@ -242,8 +236,8 @@ func TestLimitExponentRange(t *testing.T) {
 	}
 
 	// A zero written with a huge exponent is zero to the validator too.
-	require.ErrorIs(t, limitsPrepare(positive, `{"n":0e-999999999}`), tool.ErrInvalidInvocation)
-	require.NoError(t, limitsPrepare(positive, `{"n":5e-324}`))
+	require.ErrorIs(t, prepareErr(positive, `{"n":0e-999999999}`), tool.ErrInvalidInvocation)
+	require.NoError(t, prepareErr(positive, `{"n":5e-324}`))
 	// The admitted bytes are kept exactly as proposed.
 	inv, err := plain.Contract().Prepare(tool.Request{Name: "probe", Arguments: `{"n":0e-999999999}`}, tool.Admission{})
 	require.NoError(t, err)
@@ -367,7 +361,7 @@ func TestLimitDeepViolationMessage(t *testing.T) {
 	for _, depth := range []int{22, 998} {
 		args := `{"v":` + strings.Repeat("[", depth) + `"x"` + strings.Repeat("]", depth) + `}`
 		start := time.Now()
-		err := limitsPrepare(probe, args)
+		err := prepareErr(probe, args)
 		t.Logf("%d levels refused in %v", depth, time.Since(start))
 		rej, ok := tool.ClassifyInputRejection(err)
 		require.True(t, ok, "%v", err)

@@ -8,7 +8,9 @@ import (
 )
 
 // Progress reports how far a call has come. Total is zero when the tool
-// cannot bound its work.
+// cannot bound its work. The zero Progress is valid: nothing completed of
+// an unknown total, without a message. A Progress is a plain value; it is
+// copied when passed and holds no reference to the call.
 type Progress struct {
 	Completed float64 `json:"completed"`
 	Total     float64 `json:"total,omitzero"`

@@ -153,13 +153,25 @@ func classify[T error](err error) (T, bool) {
 }
 
 // InputValidationError reports a defect in a tool's input validator: it
-// returned an error that is not an InputRejection, or it panicked. It says
-// nothing about the input that a model could act on and has no public
-// message. It matches ErrInvalidInvocation with errors.Is (the call was not
-// admitted); its cause is private, reachable only through Cause. All
-// methods are safe on a nil receiver.
+// returned an error that is not an [InputRejection], or it panicked. It
+// says nothing about the input that a model could act on and has no public
+// message. Its cause is private, reachable only through Cause (an
+// [*InputValidationPanicError] for a panic); Error does not include it.
+//
+// Where it comes from decides which sentinel it matches with errors.Is:
+//   - from [Contract.Prepare] or [Signature.Decode], the validator failed
+//     while judging a call's input: it matches [ErrInvalidInvocation], as
+//     every error of Prepare does, because the call was not admitted;
+//   - from [Bind], the tool's InputValidator method panicked while
+//     declaring its validator: it matches [ErrInvalidTool] and not
+//     ErrInvalidInvocation, because no call was made and the tool cannot be
+//     bound.
+//
+// The zero value reports a validator failure at Prepare. All methods are
+// safe on a nil receiver.
 type InputValidationError struct {
 	cause error
+	bind  string // the tool's name when InputValidator panicked at Bind
 }
 
 // Cause returns the validator's error or an *InputValidationPanicError.
@@ -172,18 +184,25 @@ func (e *InputValidationError) Cause() error {
 
 // Error reports that the validator failed, without its cause.
 func (e *InputValidationError) Error() string {
+	if e != nil && e.bind != "" {
+		return fmt.Sprintf("%s: the InputValidator of tool %q panicked", ErrInvalidTool.Error(), e.bind)
+	}
 	return ErrInvalidInvocation.Error() + ": the input validator failed"
 }
 
-// Is reports whether target is ErrInvalidInvocation.
+// Is reports whether target is ErrInvalidInvocation, or ErrInvalidTool for
+// an error of Bind.
 func (e *InputValidationError) Is(target error) bool {
+	if e != nil && e.bind != "" {
+		return target == ErrInvalidTool
+	}
 	return target == ErrInvalidInvocation
 }
 
 // InputValidationPanicError holds the value recovered from a panic in an
-// input validator, reachable only through InputValidationError.Cause, or
-// in the InputValidator method that supplies one, where Bind's error wraps
-// it.
+// input validator, or in the InputValidator method that declares one. It
+// is retained only behind [InputValidationError.Cause], so that a panic
+// can never pass for an input rejection or an outcome.
 type InputValidationPanicError struct {
 	// Value is the recovered panic value.
 	Value any
@@ -198,7 +217,8 @@ func (e *InputValidationPanicError) Error() string {
 }
 
 // Unwrap returns Value when it is an error, so errors.Is and errors.As see
-// through a panic(err).
+// through a panic(err) once the cause has been taken out with
+// InputValidationError.Cause.
 func (e *InputValidationPanicError) Unwrap() error {
 	if e == nil {
 		return nil

@@ -158,6 +158,7 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
+	c.RegisterFormat(dateTimeFormat)
 	c.UseLoader(loader)
 	if err := c.AddResource(schemaBase, tree); err != nil {
 		return Schema{}, fmt.Errorf("%w: %v", ErrInvalidSchema, err)

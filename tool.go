@@ -2,7 +2,6 @@ package tool
 
 import (
 	"context"
-	"reflect"
 )
 
 // Caller runs one admitted Invocation.
@@ -28,11 +27,17 @@ func (f CallerFunc) Call(ctx context.Context, invocation Invocation) (Result, er
 // Tool is code a model may call: a Caller with the Definition that admits
 // its invocations.
 //
-// Definition must return a valid, detached snapshot: Bind reads it exactly
-// once and freezes it, so later changes, to the tool or to the returned
-// value, change nothing about calls through the Binding. Call receives only
-// invocations admitted by that frozen contract. A Tool's errors carry no
-// retry, pause or abort policy; those belong to the runtime.
+// Definition must return a valid, detached snapshot: [Bind] reads it
+// exactly once and freezes it, so later changes, to the tool or to the
+// returned value, change nothing about calls through the [Binding]. Call
+// receives only invocations admitted by that frozen contract. A Tool's
+// errors carry no retry, pause or abort policy; those belong to the
+// runtime.
+//
+// Call may run concurrently: a Binding does not serialize calls, and a
+// runtime may call one Binding, even with one [Invocation], from several
+// goroutines at once. A Tool that must not run twice at once guards
+// itself; its [Effect] says nothing about concurrency.
 type Tool interface {
 	Caller
 	Definition() Definition
@@ -67,10 +72,12 @@ type Result struct {
 	InputRequest *InputRequest
 }
 
-// CallMiddleware wraps the Caller of a Binding: it may refuse an invocation
-// or forward it, synchronously and at most once, to next. It cannot change
-// the invocation: next accepts only the very invocation that entered the
-// chain, once, and refuses anything else with ErrInvalidInvocation.
+// CallMiddleware wraps the Caller of a [Binding]: it may refuse an
+// invocation or forward it, synchronously and at most once, to next. It
+// cannot change the invocation: next accepts only the very invocation that
+// entered the chain, once, while [Binding.Call] runs, and refuses anything
+// else with [ErrInvalidInvocation], a forward through a next kept after
+// the call returned included.
 //
 // Bind calls the factory anew for every call, so a middleware must be safe
 // for concurrent use and leave shared resources to whoever constructed it.
@@ -81,17 +88,3 @@ type Result struct {
 // A middleware that adds effects of its own is a new tool, not a
 // middleware: the replay promise of the wrapped tool does not cover them.
 type CallMiddleware func(next Caller) Caller
-
-// isTypedNil reports whether v is an interface holding a nil pointer, map,
-// slice, func or channel. A nil interface is not a typed nil.
-func isTypedNil(v any) bool {
-	if v == nil {
-		return false
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return rv.IsNil()
-	}
-	return false
-}

@@ -7,6 +7,7 @@
 #   COUNT      runs of each benchmark (default 10)
 #   BENCH      -bench regexp (default .)
 #   BENCHTIME  -benchtime (default: go test's, 1s)
+#   CPU        -cpu list, such as 1,2 (default: go test's, GOMAXPROCS)
 #   OUT        file to write the raw results to (default: a new temp dir)
 set -euo pipefail
 
@@ -23,6 +24,9 @@ fi
 args=(-run '^$' -bench "$BENCH" -count "$COUNT" -benchmem)
 if [[ -n "${BENCHTIME:-}" ]]; then
 	args+=(-benchtime "$BENCHTIME")
+fi
+if [[ -n "${CPU:-}" ]]; then
+	args+=(-cpu "$CPU")
 fi
 
 echo "go test ${args[*]} ./...  > $OUT" >&2
