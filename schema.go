@@ -2,6 +2,7 @@ package tool
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -377,6 +378,13 @@ func leafViolations(verr *jsonschema.ValidationError) []fastcheck.Violation {
 	if len(leaves) == 0 {
 		leaves = append(leaves, verr)
 	}
+	// Ordered by instance location, then by schema location: the
+	// validator walks some keywords (patternProperties) in map order, and
+	// the message must not depend on it, so that the same value always
+	// gets the same message (a workflow replaying Prepare relies on it).
+	slices.SortStableFunc(leaves, func(a, b *jsonschema.ValidationError) int {
+		return cmp.Or(slices.Compare(a.InstanceLocation, b.InstanceLocation), strings.Compare(a.SchemaURL, b.SchemaURL))
+	})
 	violations := make([]fastcheck.Violation, len(leaves))
 	for i, l := range leaves {
 		violations[i] = fastcheck.Violation{Location: l.InstanceLocation, Kind: l.ErrorKind}

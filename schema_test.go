@@ -385,6 +385,26 @@ func TestSchemaValidateMessages(t *testing.T) {
 	}
 }
 
+// TestSchemaValidateMessageIsDeterministic: when one value breaks several
+// subschemas at the same location, the validator finds them in map order
+// (patternProperties); the message must name the same one every time, or
+// a replayed Prepare would tell the model something else.
+func TestSchemaValidateMessageIsDeterministic(t *testing.T) {
+	s := coreSchema(t, `{"type":"object","patternProperties":{
+		"^a":{"type":"string"},
+		"a$":{"minimum":5},
+		"^.$":{"type":"boolean"}
+	}}`)
+	messages := map[string]int{}
+	for range 200 {
+		rej, ok := tool.ClassifyInputRejection(s.Validate([]byte(`{"a":1}`)))
+		require.True(t, ok)
+		messages[rej.Message()]++
+	}
+	// "#/patternProperties/%5E.$" sorts first among the three locations.
+	require.Equal(t, map[string]int{"at /a: got number, want boolean; at /a: got number, want string; at /a: minimum: got 1, want 5": 200}, messages)
+}
+
 func TestSchemaValidateBounds(t *testing.T) {
 	s := coreSchema(t, `{}`)
 	big := `"` + strings.Repeat("x", tool.MaxInputBytes-2) + `"`

@@ -1,0 +1,189 @@
+package tooltemporal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/dispatch"
+)
+
+// callInput is the input of the call activity: the call as proposed, the
+// key workflow state chose for it, and, when it resumes, the sealed
+// checkpoint and the answer the workflow accepted.
+type callInput struct {
+	CallID         string               `json:"call_id,omitempty"`
+	Request        tool.Request         `json:"request"`
+	IdempotencyKey tool.IdempotencyKey  `json:"idempotency_key"`
+	Checkpoint     *dispatch.Checkpoint `json:"checkpoint,omitempty"`
+	Answer         json.RawMessage      `json:"answer,omitempty"`
+}
+
+// callResult is what the call activity returns when the call ended with a
+// result: exactly one of an Output and an input request (stamped, so
+// that the workflow can seal it and resume the same call).
+type callResult struct {
+	Output       *tool.Output       `json:"output,omitempty"`
+	InputRequest *tool.InputRequest `json:"input_request,omitempty"`
+}
+
+// The types of the application errors the call activity returns. A
+// Failure and an InputRejection are definite outcomes: they are never
+// retried and the workflow rebuilds them from the error's details.
+const (
+	errTypeFailure     = "tool.Failure"
+	errTypeRejection   = "tool.InputRejection"
+	errTypeUnknownTool = "tool.UnknownTool"
+	errTypeNotResumed  = "tool.NotResumed"
+	errTypeUnknown     = "tool.UnknownOutcome"
+)
+
+// failureDetails carries a tool.Failure through Temporal's data converter.
+type failureDetails struct {
+	Kind   tool.FailureKind `json:"kind"`
+	Output tool.Output      `json:"output"`
+}
+
+// rejectionDetails carries a tool.InputRejection.
+type rejectionDetails struct {
+	Message string `json:"message"`
+}
+
+// callActivity runs one admitted call, or resumes one, on this worker's
+// registry, and turns its outcome into what crosses Temporal. It admits
+// the call again (Prepare): an Invocation does not leave the process that
+// prepared it, and the worker that runs the activity may not be the one
+// that ran the workflow.
+func (r *Runtime) callActivity(ctx context.Context, in callInput) (callResult, error) {
+	if r == nil || r.execute == nil {
+		return callResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("%v: the zero Runtime runs nothing", ErrInvalidConfig), errTypeNotResumed, nil)
+	}
+	if in.IdempotencyKey == "" {
+		return callResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("%v: the call to %q has no idempotency key", ErrInvalidActivityInput, in.Request.Name), errTypeNotResumed, nil)
+	}
+	progress := heartbeats(ctx)
+	var o dispatch.Outcome
+	if in.Checkpoint != nil {
+		if in.Checkpoint.IdempotencyKey() != in.IdempotencyKey {
+			return callResult{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("%v: the checkpoint's key is not the call's", ErrInvalidActivityInput), errTypeNotResumed, nil)
+		}
+		var err error
+		if o, err = r.execute.Resume(ctx, *in.Checkpoint, in.Answer, progress); err != nil {
+			// Refused before anything ran: a checkpoint this worker
+			// cannot open, or a tool that changed.
+			return callResult{}, temporal.NewNonRetryableApplicationError(err.Error(), errTypeNotResumed, nil)
+		}
+	} else {
+		o = r.execute.Run(ctx, dispatch.Call{ID: in.CallID, Request: in.Request, IdempotencyKey: in.IdempotencyKey, Progress: progress})
+	}
+	return encodeOutcome(o)
+}
+
+// heartbeats reports a tool's progress as heartbeats of the activity whose
+// context is ctx. The details of the last heartbeat are the last Progress,
+// visible to whoever describes the workflow.
+func heartbeats(ctx context.Context) tool.ProgressReporter {
+	return tool.ProgressReporterFunc(func(_ context.Context, p tool.Progress) error {
+		activity.RecordHeartbeat(ctx, p)
+		return nil
+	})
+}
+
+// encodeOutcome turns the outcome of a call run in the activity into the
+// activity's result or error.
+func encodeOutcome(o dispatch.Outcome) (callResult, error) {
+	switch o.Kind {
+	case dispatch.KindCompleted:
+		out := o.Output
+		return callResult{Output: &out}, nil
+	case dispatch.KindSuspended:
+		ir := o.Checkpoint.InputRequest()
+		return callResult{InputRequest: &ir}, nil
+	case dispatch.KindFailed:
+		failure, _ := tool.ClassifyFailure(o.Err)
+		return callResult{}, temporal.NewNonRetryableApplicationError(privateText(o.Err), errTypeFailure, nil,
+			failureDetails{Kind: failure.Kind(), Output: failure.Output()})
+	case dispatch.KindRejected:
+		rejection, _ := tool.ClassifyInputRejection(o.Err)
+		return callResult{}, temporal.NewNonRetryableApplicationError(privateText(o.Err), errTypeRejection, nil,
+			rejectionDetails{Message: rejection.Message()})
+	case dispatch.KindUnknownTool:
+		return callResult{}, temporal.NewNonRetryableApplicationError(o.Err.Error(), errTypeUnknownTool, nil)
+	}
+	// Unknown: Temporal may try again only when the tool is replayable;
+	// the retry policy says so too, this says it twice.
+	if o.Retryable {
+		return callResult{}, temporal.NewApplicationError(o.Err.Error(), errTypeUnknown)
+	}
+	return callResult{}, temporal.NewNonRetryableApplicationError(o.Err.Error(), errTypeUnknown, nil)
+}
+
+// privateText is the message of an activity error for a definite outcome:
+// the error and its private cause, for the operator who reads the
+// workflow's history. The model never sees it.
+func privateText(err error) string {
+	var cause error
+	var failure *tool.Failure
+	var rejection *tool.InputRejection
+	switch {
+	case errors.As(err, &failure):
+		cause = failure.Cause()
+	case errors.As(err, &rejection):
+		cause = rejection.Cause()
+	}
+	if cause == nil {
+		return err.Error()
+	}
+	return err.Error() + "; cause: " + cause.Error()
+}
+
+// decodeResult rebuilds, in the workflow, what Binding.Call returned in the
+// activity: the result, a *tool.Failure or *tool.InputRejection made from
+// the error's details, or the activity error itself when the outcome is
+// not known.
+func decodeResult(res callResult, err error) (tool.Result, error) {
+	if err == nil {
+		switch {
+		case res.Output != nil && res.InputRequest == nil:
+			return tool.Result{Output: *res.Output}, nil
+		case res.InputRequest != nil && res.Output == nil:
+			return tool.Result{InputRequest: res.InputRequest}, nil
+		}
+		return tool.Result{}, fmt.Errorf("%w: want exactly one of an output and an input request", ErrInvalidActivityResult)
+	}
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) {
+		return tool.Result{}, err
+	}
+	switch appErr.Type() {
+	case errTypeFailure:
+		var d failureDetails
+		if derr := appErr.Details(&d); derr != nil {
+			return tool.Result{}, fmt.Errorf("%w: failure details: %v: %w", ErrInvalidActivityResult, derr, err)
+		}
+		failure, ferr := tool.NewFailure(tool.FailureConfig{Kind: d.Kind, Output: d.Output, Cause: err})
+		if ferr != nil {
+			return tool.Result{}, fmt.Errorf("%w: %v: %w", ErrInvalidActivityResult, ferr, err)
+		}
+		return tool.Result{}, failure
+	case errTypeRejection:
+		var d rejectionDetails
+		if derr := appErr.Details(&d); derr != nil {
+			return tool.Result{}, fmt.Errorf("%w: rejection details: %v: %w", ErrInvalidActivityResult, derr, err)
+		}
+		rejection, rerr := tool.NewInputRejection(tool.InputRejectionConfig{Message: d.Message, Cause: err})
+		if rerr != nil {
+			return tool.Result{}, fmt.Errorf("%w: %v: %w", ErrInvalidActivityResult, rerr, err)
+		}
+		return tool.Result{}, rejection
+	}
+	return tool.Result{}, err
+}

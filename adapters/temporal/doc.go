@@ -1,0 +1,56 @@
+// Package tooltemporal runs the tool calls of an agent on Temporal, so
+// that a call survives the crash of the process that started it, an
+// approval can wait for days, and calls run on any worker of a task queue.
+// The name reads as "tool calls on Temporal" at the call site:
+// tooltemporal.New, rt.NewSession, session.Run.
+//
+// # What runs where
+//
+//	workflow code (deterministic, replayed)      activity (runs once per attempt)
+//	---------------------------------------      --------------------------------
+//	choose the idempotency key from workflow
+//	  state: workflow ID / run ID / call number
+//	resolve the tool, Prepare (admission)  ----> Prepare again, Binding.Call
+//	                                             (middlewares, the tool; its
+//	                                             progress becomes heartbeats)
+//	Settle: classify as dispatch does     <---- Output, stamped InputRequest,
+//	                                             or an error: Failure and
+//	                                             InputRejection as non-retryable
+//	                                             application errors with details
+//	suspended: keep the sealed checkpoint
+//	  as workflow state, wait for the
+//	  UpdateAnswer update (validated
+//	  against the response schema)
+//	resume with the same key            ----> Resume: Prepare with the
+//	                                             Continuation, Binding.Call
+//
+// Admission runs in workflow code because it is deterministic and pure:
+// tool.Contract.Prepare reads only the request, the admission and the
+// frozen contract, and uses no clock, no randomness and no I/O. A tool's
+// own input validator runs there too, so it must be as pure (those made by
+// tool.NewSignature and tool.NewFunc are, if the input type's Validate
+// method is). The tool itself runs only in the activity.
+//
+// # Retries
+//
+// A replayable tool (tool.EffectSafe, tool.EffectIdempotent) runs with the
+// retry policy of Config.ActivityOptions: running it again with the same
+// key cannot repeat its effect. Any other tool runs at most once; when
+// that attempt ends without a known result (an error that is not a
+// Failure, a timeout, a lost worker) the call's Outcome is
+// dispatch.KindUnknown, as it would be in one process. A Failure and an
+// InputRejection are definite outcomes and are never retried.
+//
+// # Where state lives
+//
+// The key, the suspended calls' sealed checkpoints and the accepted
+// answers are workflow state, rebuilt from the workflow's history by
+// replay. Nothing is kept in the worker: a worker (and its registry) can
+// be replaced while a call waits for its answer, and the workflow goes on
+// on another one, as long as the new registry has the same tools and the
+// new worker holds the seal key. Keys are made of the workflow ID and the
+// run ID, so a replay must be given the original ones
+// (worker.ReplayWorkflowHistoryOptions.OriginalExecution): under the
+// replayer's made-up IDs the recorded answers find no call waiting with
+// their key, and the replay fails as nondeterministic.
+package tooltemporal

@@ -1,0 +1,20 @@
+package tooltemporal
+
+import "errors"
+
+// Errors returned by this package. Every error it makes wraps exactly one
+// of them, or one of package dispatch's, so that errors.Is tells them
+// apart.
+var (
+	// ErrInvalidConfig: New was given a configuration it cannot use, or a
+	// Session could not install its handlers.
+	ErrInvalidConfig = errors.New("tool: invalid temporal config")
+	// ErrInvalidActivityResult: what came back from the call activity is
+	// neither an Output nor an input request, or is not what the tool's
+	// contract allows. The workflow settles such a call as unknown.
+	ErrInvalidActivityResult = errors.New("tool: invalid activity result")
+	// ErrInvalidActivityInput: the call activity was started with input
+	// that this package's workflow side never sends (no idempotency key,
+	// say). Nothing runs.
+	ErrInvalidActivityInput = errors.New("tool: invalid activity input")
+)

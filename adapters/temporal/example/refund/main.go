@@ -1,0 +1,156 @@
+// Command refund runs a refund-approval flow as a Temporal workflow: the
+// model's calls are admitted in the workflow and run as activities, the
+// refund waits for a person's approval as workflow state, and the worker
+// is replaced while it waits, as in a deploy.
+//
+// It needs a Temporal server. For a local one, install the Temporal CLI
+// and run
+//
+//	temporal server start-dev
+//
+// then
+//
+//	go run ./adapters/temporal/example/refund -address 127.0.0.1:7233
+//
+// Without a server it says how to start one and exits with status 2.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	tooltemporal "github.com/agentcontract/tool/adapters/temporal"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the program; it returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("refund", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	address := flags.String("address", "127.0.0.1:7233", "host:port of the Temporal frontend")
+	namespace := flags.String("namespace", "default", "Temporal namespace")
+	taskQueue := flags.String("task-queue", "refund-approval", "task queue of the workflow and its activities")
+	wait := flags.Duration("dial-timeout", 5*time.Second, "how long to try to reach the server")
+	if err := flags.Parse(args); err != nil {
+		return 2
+	}
+
+	quiet := log.NewStructuredLogger(slog.New(slog.DiscardHandler))
+	dialCtx, cancel := context.WithTimeout(ctx, *wait)
+	c, err := client.DialContext(dialCtx, client.Options{HostPort: *address, Namespace: *namespace, Logger: quiet})
+	cancel()
+	if err != nil {
+		fmt.Fprintf(stderr, "No Temporal server answered at %s: %v\n\n"+
+			"Start a local one with the Temporal CLI (https://docs.temporal.io/cli;\n"+
+			"`go install github.com/temporalio/cli/cmd/temporal@latest` builds it from source):\n\n"+
+			"    temporal server start-dev\n\n"+
+			"then run this again, or pass -address host:port of a server you have.\n", *address, err)
+		return 2
+	}
+	defer c.Close()
+	if err := approve(ctx, c, *taskQueue, stdout); err != nil {
+		fmt.Fprintf(stderr, "refund: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// approve runs the flow: start a worker, start the workflow, wait until
+// the refund asks for approval, replace the worker with one built from
+// scratch, answer (wrongly, then rightly), and print the transcript.
+func approve(ctx context.Context, c client.Client, taskQueue string, out io.Writer) error {
+	l := newLedger()
+	first, err := startWorker(c, taskQueue, l)
+	if err != nil {
+		return err
+	}
+	id := fmt.Sprintf("refund-approval-%d", time.Now().UnixNano())
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue}, workflowName, script)
+	if err != nil {
+		first.Stop()
+		return err
+	}
+	fmt.Fprintf(out, "started workflow %s\n", id)
+
+	pending, err := waitForPending(ctx, c, id)
+	if err != nil {
+		first.Stop()
+		return err
+	}
+	p := pending[0]
+	fmt.Fprintf(out, "%s (%s) waits for approval: %s\n", p.Tool, p.CallID, p.Prompt)
+
+	first.Stop()
+	fmt.Fprintln(out, "worker stopped; a new worker with a registry built from scratch takes over")
+	second, err := startWorker(c, taskQueue, l)
+	if err != nil {
+		return err
+	}
+	defer second.Stop()
+
+	err = tooltemporal.SendAnswer(ctx, c, id, tooltemporal.Answer{IdempotencyKey: p.IdempotencyKey, Response: []byte(`{"approved":"yes"}`)})
+	if err == nil {
+		return errors.New("the workflow accepted an answer that breaks its schema")
+	}
+	fmt.Fprintf(out, "answer {\"approved\":\"yes\"} refused: %v\n", err)
+	if err := tooltemporal.SendAnswer(ctx, c, id, tooltemporal.Answer{IdempotencyKey: p.IdempotencyKey, Response: []byte(`{"approved":true}`)}); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, `answer {"approved":true} accepted`)
+
+	var transcript []line
+	if err := run.Get(ctx, &transcript); err != nil {
+		return err
+	}
+	for _, l := range transcript {
+		fmt.Fprintf(out, "%s %s → %s: %s\n", l.CallID, l.Tool, l.Kind, l.Text)
+	}
+	fmt.Fprintf(out, "refunds in the ledger: %d\n", l.count())
+	return nil
+}
+
+// startWorker builds the tools and a worker from scratch and starts it.
+func startWorker(c client.Client, taskQueue string, l *ledger) (worker.Worker, error) {
+	rt, err := newRuntime(l)
+	if err != nil {
+		return nil, err
+	}
+	w := worker.New(c, taskQueue, worker.Options{})
+	rt.Register(w)
+	w.RegisterWorkflowWithOptions(refundWorkflow(rt), workflow.RegisterOptions{Name: workflowName})
+	return w, w.Start()
+}
+
+// waitForPending asks the workflow, twice a second for a minute at most,
+// until a call waits for an answer.
+func waitForPending(ctx context.Context, c client.Client, id string) ([]tooltemporal.Pending, error) {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		pending, err := tooltemporal.ListPending(ctx, c, id)
+		if err == nil && len(pending) > 0 {
+			return pending, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("no call asked for approval within a minute (last error: %v)", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}

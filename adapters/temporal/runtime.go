@@ -1,0 +1,138 @@
+package tooltemporal
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/dispatch"
+)
+
+// Names under which a Runtime's parts are known to Temporal. A client
+// sends UpdateAnswer and QueryPending to a workflow that holds a Session;
+// ActivityName is what Register registers and what the workflow schedules.
+const (
+	// ActivityName is the activity that runs one admitted call.
+	ActivityName = "tool.call"
+	// UpdateAnswer is the workflow update that carries a person's Answer
+	// to a suspended call. Its validator refuses an answer that breaks the
+	// call's response schema, or names no suspended call; a refused update
+	// leaves no trace in the workflow history.
+	UpdateAnswer = "tool.answer"
+	// QueryPending is the workflow query that lists the calls waiting for
+	// an answer, as []Pending, in the order they suspended.
+	QueryPending = "tool.pending"
+)
+
+// Config is what a worker decides for every tool call it admits and runs.
+type Config struct {
+	// Registry holds the tools. Required. The workflow resolves and
+	// admits calls with it, and the activity runs them with it, so every
+	// worker of a task queue must build the same tools, and the registry
+	// must not change once New has it: a workflow replayed against other
+	// definitions is not the workflow that ran.
+	Registry *tool.Registry
+	// SealKeys seal the checkpoints of suspended calls, as in
+	// dispatch.Config: the first seals, every key opens. Every worker
+	// that may resume a call must hold its key. At least one is required.
+	SealKeys []dispatch.SealKey
+	// ActivityOptions are the options of the activity that runs a call.
+	// StartToCloseTimeout or ScheduleToCloseTimeout is required.
+	// RetryPolicy is the policy of replayable tools (tool.EffectSafe and
+	// tool.EffectIdempotent); nil leaves Temporal's default, which retries
+	// without limit. Every other tool runs at most once: its RetryPolicy
+	// is replaced by one with MaximumAttempts 1. ActivityID is ignored
+	// (Temporal numbers activities itself); an empty Summary becomes the
+	// tool's name. HeartbeatTimeout is worth setting only if the tools
+	// report progress, which is what heartbeats the activity.
+	ActivityOptions workflow.ActivityOptions
+	// Logger, when not nil, gets the activity side's record of every call,
+	// as dispatch.Config.Logger. The workflow side logs nothing.
+	Logger *slog.Logger
+}
+
+// Runtime runs tool calls on Temporal: calls are admitted in workflow code
+// (Session) and run by the activity Register installs on a worker. It is
+// made by New, is immutable, and is safe for concurrent use by any number
+// of workflows and activities. The zero Runtime is invalid.
+type Runtime struct {
+	registry *tool.Registry
+	// decide classifies results in workflow code: it never runs a tool
+	// and never chooses a key (workflow state does).
+	decide *dispatch.Dispatcher
+	// execute runs calls in the activity.
+	execute *dispatch.Dispatcher
+	options workflow.ActivityOptions
+}
+
+// New checks config and returns a Runtime. Errors wrap ErrInvalidConfig,
+// or dispatch.ErrInvalidConfig for what dispatch.New refuses (a nil
+// Registry, no or bad seal keys).
+func New(config Config) (*Runtime, error) {
+	o := config.ActivityOptions
+	if o.StartToCloseTimeout <= 0 && o.ScheduleToCloseTimeout <= 0 {
+		return nil, fmt.Errorf("%w: ActivityOptions need a StartToCloseTimeout or a ScheduleToCloseTimeout", ErrInvalidConfig)
+	}
+	if o.RetryPolicy != nil {
+		policy := *o.RetryPolicy
+		policy.NonRetryableErrorTypes = append([]string(nil), policy.NonRetryableErrorTypes...)
+		o.RetryPolicy = &policy
+	}
+	o.ActivityID = ""
+	decide, err := dispatch.New(dispatch.Config{
+		Registry: config.Registry,
+		SealKeys: config.SealKeys,
+		NewKey:   noKey,
+	})
+	if err != nil {
+		return nil, err
+	}
+	execute, err := dispatch.New(dispatch.Config{
+		Registry: config.Registry,
+		SealKeys: config.SealKeys,
+		NewKey:   noKey,
+		Logger:   config.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Runtime{registry: config.Registry, decide: decide, execute: execute, options: o}, nil
+}
+
+// errNoKey is what a Dispatcher of this package would get if it ever had
+// to choose a key: keys come from workflow state only.
+var errNoKey = errors.New("idempotency keys come from workflow state; none was given")
+
+func noKey() (tool.IdempotencyKey, error) { return "", errNoKey }
+
+// ActivityRegistry is the part of a Temporal worker that Register needs:
+// worker.Worker and the test suite's environments have it.
+type ActivityRegistry interface {
+	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
+}
+
+// Register installs the call activity on w under ActivityName. Register it
+// on every worker of the task queue the activities run on (by default the
+// workflow's own).
+func (r *Runtime) Register(w ActivityRegistry) {
+	w.RegisterActivityWithOptions(r.callActivity, activity.RegisterOptions{Name: ActivityName})
+}
+
+// activityOptions are the options of one call of a tool with effect.
+func (r *Runtime) activityOptions(name string, effect tool.Effect) workflow.ActivityOptions {
+	o := r.options
+	if o.Summary == "" {
+		o.Summary = name
+	}
+	if !effect.Replayable() {
+		// Running it again could repeat its effect: once, and an outcome
+		// that is not known then stays unknown.
+		o.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
+	}
+	return o
+}

@@ -1,0 +1,277 @@
+package tooltemporal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/dispatch"
+)
+
+// Session is the tool calls of one workflow execution: it numbers them,
+// admits them, runs them as activities and keeps the calls that wait for a
+// person's answer. It lives in workflow code only, and all of its state is
+// workflow state: a worker that replays the workflow's history rebuilds it
+// exactly, on any machine, with a registry built from scratch.
+//
+// A Session is made by Runtime.NewSession, once per workflow execution.
+// The zero Session is invalid: its Run gives every call an unknown
+// outcome whose error wraps ErrInvalidConfig, and runs nothing.
+// Its methods must be called from workflow code of that execution (any of
+// its coroutines); it is not safe for use by other goroutines, which
+// workflow code does not have.
+type Session struct {
+	rt *Runtime
+	// prefix and next make the keys: the workflow ID, the run ID and the
+	// number of the call within the run.
+	prefix string
+	next   int
+	// waiting holds the suspended calls, in the order they suspended.
+	waiting []*suspension
+}
+
+// suspension is one call waiting for its answer.
+type suspension struct {
+	checkpoint dispatch.Checkpoint
+	answer     json.RawMessage
+	answered   bool
+}
+
+// Answer is the argument of the UpdateAnswer update: the answer to the
+// suspended call that has IdempotencyKey, which QueryPending lists.
+type Answer struct {
+	IdempotencyKey tool.IdempotencyKey `json:"idempotency_key"`
+	// Response is the JSON answer; it must satisfy the input request's
+	// response schema.
+	Response json.RawMessage `json:"response"`
+}
+
+// Pending is one call waiting for an answer, as QueryPending lists it.
+type Pending struct {
+	CallID         string              `json:"call_id,omitempty"`
+	Tool           string              `json:"tool"`
+	IdempotencyKey tool.IdempotencyKey `json:"idempotency_key"`
+	// Prompt is what the tool asks, as it wrote it.
+	Prompt json.RawMessage `json:"prompt"`
+	// ResponseSchema is the JSON Schema an answer must satisfy.
+	ResponseSchema json.RawMessage `json:"response_schema"`
+}
+
+// NewSession starts the tool calls of the workflow execution ctx belongs
+// to: it installs the UpdateAnswer handler, with its validator, and the
+// QueryPending handler. Call it once per execution, early, before the
+// first call and before any answer can arrive. Errors wrap
+// ErrInvalidConfig.
+func (r *Runtime) NewSession(ctx workflow.Context) (*Session, error) {
+	if r == nil || r.decide == nil {
+		return nil, fmt.Errorf("%w: the zero Runtime", ErrInvalidConfig)
+	}
+	info := workflow.GetInfo(ctx)
+	s := &Session{rt: r, prefix: info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID + "/"}
+	err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateAnswer, s.accept, workflow.UpdateHandlerOptions{Validator: s.check})
+	if err != nil {
+		return nil, fmt.Errorf("%w: installing the %s update: %v", ErrInvalidConfig, UpdateAnswer, err)
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryPending, s.Pending); err != nil {
+		return nil, fmt.Errorf("%w: installing the %s query: %v", ErrInvalidConfig, QueryPending, err)
+	}
+	return s, nil
+}
+
+// Pending lists the calls waiting for an answer, in the order they
+// suspended; it is also the QueryPending handler. The slices are the
+// caller's.
+func (s *Session) Pending() ([]Pending, error) {
+	if s == nil {
+		return []Pending{}, nil
+	}
+	out := make([]Pending, 0, len(s.waiting))
+	for _, w := range s.waiting {
+		ir := w.checkpoint.InputRequest()
+		out = append(out, Pending{
+			CallID:         w.checkpoint.CallID(),
+			Tool:           w.checkpoint.Request().Name,
+			IdempotencyKey: w.checkpoint.IdempotencyKey(),
+			Prompt:         ir.Prompt(),
+			ResponseSchema: ir.ResponseSchema().JSON(),
+		})
+	}
+	return out, nil
+}
+
+// check is the validator of UpdateAnswer: it refuses, to the sender and
+// without a trace in the history, an answer for no waiting call and one
+// that breaks the response schema. It reads workflow state and changes
+// nothing.
+func (s *Session) check(a Answer) error {
+	w := s.find(a.IdempotencyKey)
+	if w == nil {
+		return fmt.Errorf("%w: no call is waiting for an answer with idempotency key %q", dispatch.ErrInvalidAnswer, a.IdempotencyKey)
+	}
+	if _, err := w.checkpoint.InputRequest().Continuation(a.Response); err != nil {
+		return fmt.Errorf("%w: %s", dispatch.ErrInvalidAnswer, answerProblem(err))
+	}
+	return nil
+}
+
+// accept is the handler of UpdateAnswer, run only for an answer check
+// passed: the waiting call takes it and resumes.
+func (s *Session) accept(_ workflow.Context, a Answer) error {
+	if err := s.check(a); err != nil {
+		return err
+	}
+	w := s.find(a.IdempotencyKey)
+	w.answer, w.answered = slices.Clone(a.Response), true
+	s.waiting = slices.DeleteFunc(s.waiting, func(x *suspension) bool { return x == w })
+	return nil
+}
+
+// find returns the first waiting call with key, or nil.
+func (s *Session) find(key tool.IdempotencyKey) *suspension {
+	for _, w := range s.waiting {
+		if w.checkpoint.IdempotencyKey() == key {
+			return w
+		}
+	}
+	return nil
+}
+
+// answerProblem says why an answer was refused, in the words of the
+// response schema's rejection when there is one.
+func answerProblem(err error) string {
+	if rejection, ok := tool.ClassifyInputRejection(err); ok {
+		return rejection.Message()
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(err.Error(), tool.ErrInvalidInputRequest.Error()+": "), "tool: ")
+}
+
+// Run runs the calls of one model turn and returns their outcomes in the
+// order of calls, as dispatch.Dispatcher.RunAll does, but durably:
+//
+//   - each call gets its idempotency key from workflow state (the
+//     workflow ID, the run ID and the call's number in the run) unless
+//     the Call carries one, so the key is the same on every attempt of
+//     its activity and on every replay, on any worker (a new run, after
+//     continue-as-new or a reset, numbers its calls anew under its own
+//     run ID; a call that must keep its key across runs carries it);
+//   - each call is admitted here, in workflow code, with
+//     tool.Contract.Prepare, which is deterministic; a call that is not
+//     admitted ends rejected without any activity;
+//   - an admitted call runs in the activity, with the retry policy its
+//     Effect allows (see Config.ActivityOptions), and its outcome is
+//     classified here with dispatch.Dispatcher.Settle;
+//   - a call that asks for input waits, as workflow state, until an
+//     UpdateAnswer brings a valid answer, then resumes with the same key
+//     in the activity, as often as the tool asks.
+//
+// The calls run concurrently, each in a coroutine of the workflow. Run
+// returns when every call has an outcome other than suspended, or when
+// ctx is cancelled: a call still waiting then has its suspended Outcome,
+// whose Checkpoint can be resumed elsewhere. Call.Progress is ignored:
+// progress becomes heartbeats of the activity. Outcome.Duration is
+// measured in workflow time. calls is not retained.
+func (s *Session) Run(ctx workflow.Context, calls []dispatch.Call) []dispatch.Outcome {
+	outcomes := make([]dispatch.Outcome, len(calls))
+	if s == nil || s.rt == nil {
+		for i, c := range calls {
+			outcomes[i] = dispatch.Outcome{
+				CallID: c.ID, Tool: c.Request.Name, Kind: dispatch.KindUnknown, IsError: true,
+				Output: tool.NewTextOutput(fmt.Sprintf(dispatch.UnknownOutcomeText, strconv.Quote(c.Request.Name))),
+				Err:    fmt.Errorf("%w: the zero Session runs nothing", ErrInvalidConfig),
+			}
+		}
+		return outcomes
+	}
+	// Keys are chosen in call order before any call starts, so that they
+	// depend on nothing but the order of calls.
+	keys := make([]tool.IdempotencyKey, len(calls))
+	for i, c := range calls {
+		keys[i] = c.IdempotencyKey
+		if keys[i] == "" {
+			keys[i] = s.newKey()
+		}
+	}
+	wg := workflow.NewWaitGroup(ctx)
+	for i, c := range calls {
+		wg.Add(1)
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			defer wg.Done()
+			outcomes[i] = s.runOne(ctx, dispatch.Call{ID: c.ID, Request: c.Request}, keys[i])
+		})
+	}
+	wg.Wait(ctx)
+	return outcomes
+}
+
+// newKey numbers the next call of the run.
+func (s *Session) newKey() tool.IdempotencyKey {
+	s.next++
+	return tool.IdempotencyKey(s.prefix + strconv.Itoa(s.next))
+}
+
+// runOne runs one call until it has an outcome other than suspended, or
+// ctx is cancelled while it waits.
+func (s *Session) runOne(ctx workflow.Context, call dispatch.Call, key tool.IdempotencyKey) dispatch.Outcome {
+	start := workflow.Now(ctx)
+	o := s.start(ctx, call, key)
+	for o.Kind == dispatch.KindSuspended {
+		w := &suspension{checkpoint: *o.Checkpoint}
+		s.waiting = append(s.waiting, w)
+		if err := workflow.Await(ctx, func() bool { return w.answered }); err != nil {
+			s.waiting = slices.DeleteFunc(s.waiting, func(x *suspension) bool { return x == w })
+			break
+		}
+		o = s.execute(ctx, call, key, callInput{CallID: call.ID, Request: call.Request, IdempotencyKey: key, Checkpoint: o.Checkpoint, Answer: w.answer})
+	}
+	o.Duration = workflow.Now(ctx).Sub(start)
+	return o
+}
+
+// start admits a new call and, if admitted, runs it.
+func (s *Session) start(ctx workflow.Context, call dispatch.Call, key tool.IdempotencyKey) dispatch.Outcome {
+	binding, ok := s.rt.registry.Resolve(call.Request.Name)
+	if !ok {
+		return s.unknownTool(call)
+	}
+	contract := binding.Contract()
+	if _, err := contract.Prepare(call.Request, tool.Admission{IdempotencyKey: key}); err != nil {
+		return s.rt.decide.Settle(call, key, contract.Definition().Effect, tool.Result{}, err)
+	}
+	return s.execute(ctx, call, key, callInput{CallID: call.ID, Request: call.Request, IdempotencyKey: key})
+}
+
+// unknownTool is the outcome of a call to a tool the registry lacks:
+// dispatch's Run resolves, finds nothing, lists the tools there are, and
+// runs nothing. It reads the clock only for the Outcome's Duration, which
+// runOne replaces with workflow time, logs nothing (the decide Dispatcher
+// has no logger), and lists the names sorted; hence the determinism
+// checker's exemption.
+func (s *Session) unknownTool(call dispatch.Call) dispatch.Outcome {
+	return s.rt.decide.Run(context.Background(), call) //workflowcheck:ignore
+}
+
+// execute runs the call activity with in and settles what it returns.
+func (s *Session) execute(ctx workflow.Context, call dispatch.Call, key tool.IdempotencyKey, in callInput) dispatch.Outcome {
+	binding, ok := s.rt.registry.Resolve(call.Request.Name)
+	if !ok {
+		return s.unknownTool(call)
+	}
+	contract := binding.Contract()
+	effect := contract.Definition().Effect
+	actx := workflow.WithActivityOptions(ctx, s.rt.activityOptions(call.Request.Name, effect))
+	var res callResult
+	err := workflow.ExecuteActivity(actx, ActivityName, in).Get(actx, &res)
+	result, err := decodeResult(res, err)
+	if err == nil {
+		if verr := contract.ValidateResult(result); verr != nil {
+			err = fmt.Errorf("%w: %w", ErrInvalidActivityResult, verr)
+		}
+	}
+	return s.rt.decide.Settle(call, key, effect, result, err)
+}
