@@ -61,14 +61,15 @@ type compiledSchema struct {
 // MaxValidationWork bounds the work of checking one value against a
 // schema, in steps. A step is one short operation: one subschema applied
 // to one value costs a few, matching a string against a pattern costs its
-// length times the size of the pattern's compiled program, comparing a
-// value with an enum or a constant costs the size of what is compared,
-// and recording a violation costs the length of its location. A value
-// whose check would take more is refused with an *InputRejection that says
-// so and where the limit was reached, because validation cannot be
-// interrupted otherwise. The bound keeps one check within the budget the
-// package documentation states; ordinary arguments take a few thousand
-// steps.
+// length times the size of the pattern's compiled program, looking a
+// string up in an enum costs its length, comparing another value with an
+// enum or a constant costs the size of what is compared, and recording a
+// violation costs a few more. A value whose check would take more is
+// refused with an *InputRejection that says so, and where the limit was
+// reached when that is known; validation is charged as it goes and stops
+// there. The bound keeps one check within the budget the package
+// documentation states ("What one call may cost"); ordinary arguments take
+// a few thousand steps.
 const MaxValidationWork = 12 << 20
 
 // checkWork refuses, before the full validator runs, a value whose check
