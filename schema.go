@@ -221,11 +221,6 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 		return Schema{}, err
 	}
 	fast := fastcheck.Compile(compiled)
-	if fast == nil {
-		if err := refuseBacktracking(compiled); err != nil {
-			return Schema{}, err
-		}
-	}
 	interned := map[string]string{}
 	collectStrings(tree, interned)
 	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled, fast: fast, strings: interned, visits: visits, costs: keywordCostsOf(compiled)}}, nil
@@ -355,6 +350,9 @@ func (s Schema) validateTree(tree any, values int) error {
 		return rejectViolations(report.Violations, report.Total)
 	}
 	if err := s.checkWork(tree); err != nil {
+		return err
+	}
+	if err := s.s.rehearseBacktracking(tree); err != nil {
 		return err
 	}
 	err := s.s.compiled.Validate(tree)
@@ -1006,10 +1004,12 @@ func reachable(root *jsonschema.Schema) (all []*jsonschema.Schema, anchors map[s
 
 // keywordCosts are the figures of a schema the full validator's cost model
 // needs: the steps one byte of a string may cost across all its patterns,
-// and the size of its largest enum.
+// the size of its largest enum, and its patterns of the backtracking
+// engine, which are rehearsed (see rehearseBacktracking).
 type keywordCosts struct {
 	patternPerByte int
 	largestEnum    int
+	backtracking   []*regex.Regexp
 }
 
 func keywordCostsOf(root *jsonschema.Schema) keywordCosts {
@@ -1018,6 +1018,9 @@ func keywordCostsOf(root *jsonschema.Schema) keywordCosts {
 	for _, s := range all {
 		for _, re := range patternsOf(s) {
 			k.patternPerByte += re.MatchCost(1) - re.MatchCost(0)
+			if re.Backtracking() {
+				k.backtracking = append(k.backtracking, re)
+			}
 		}
 		if s.Enum != nil {
 			k.largestEnum = max(k.largestEnum, len(s.Enum.Values))
@@ -1201,20 +1204,52 @@ func compileDefinitions(c *jsonschema.Compiler, tree any) error {
 	return walk(tree, "")
 }
 
-// refuseBacktracking refuses a pattern of the backtracking engine in a
-// schema the fast check does not cover. Such a pattern is charged for
-// the time its matches take and stopped when they take too long, which
-// needs the fast check: the full validator cannot be stopped between
-// matches, and the engine's clock stops one match only after a few
-// hundred milliseconds, so a value of many strings could take minutes.
-func refuseBacktracking(root *jsonschema.Schema) error {
-	all, _ := reachable(root)
-	for _, s := range all {
-		for _, re := range patternsOf(s) {
-			if re.Backtracking() {
-				return fmt.Errorf("%w: at %s: pattern %q needs a backtracking engine (lookaround or backreferences), which only schemas of the keywords of draft 2020-12 other than $dynamicRef, unevaluatedItems, unevaluatedProperties and the content keywords may use: their checks can be stopped", ErrInvalidSchema, schemaLocation(s.Location), clipRunes(re.String(), maxQuoted))
+// rehearseBacktracking matches every string and member name of tree
+// against every pattern of the backtracking engine in a schema the full
+// validator checks, charging each match its cost up front and the time it
+// takes, as the fast check does. The full validator cannot be stopped
+// between matches, so a value whose matches would not fit
+// MaxValidationWork is refused before it runs; one that fits costs the
+// validator about as much again, since a match takes the same time twice.
+func (c *compiledSchema) rehearseBacktracking(tree any) error {
+	if len(c.costs.backtracking) == 0 {
+		return nil
+	}
+	work := 0
+	try := func(s string) bool {
+		for _, re := range c.costs.backtracking {
+			if work += re.MatchCost(len(s)); work > MaxValidationWork {
+				return false
+			}
+			_, extra, err := re.Match(s)
+			if work += extra; err != nil || work > MaxValidationWork {
+				return false
 			}
 		}
+		return true
+	}
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case string:
+			return try(v)
+		case []any:
+			for _, item := range v {
+				if !walk(item) {
+					return false
+				}
+			}
+		case map[string]any:
+			for name, member := range v {
+				if !try(name) || !walk(member) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if !walk(tree) {
+		return workExhausted(nil)
 	}
 	return nil
 }
