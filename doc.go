@@ -97,11 +97,12 @@
 // backreferences is compiled by a backtracking engine in ECMAScript mode,
 // charged the same way and then for the time its matches take, and
 // stopped when one match takes too long (the engine's clock stops it
-// within a few hundred milliseconds). Only schemas the package checks by
-// itself may use such a pattern: ParseSchema refuses one in a schema that
-// needs the full validator ($dynamicRef, unevaluatedItems,
-// unevaluatedProperties, content keywords, drafts before 2020-12), which
-// cannot be stopped between matches.
+// within a few hundred milliseconds). Where a schema needs the full
+// validator ($dynamicRef, unevaluatedItems, unevaluatedProperties, content
+// keywords, drafts before 2020-12), which cannot be stopped between
+// matches, every string of the value is first matched against every such
+// pattern within the budget, and a value that does not fit is refused
+// before the validator runs.
 //
 // Schemas are bounded when they are parsed. ParseSchema loads nothing
 // from outside the document, even from a definition nothing references,

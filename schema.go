@@ -62,14 +62,15 @@ type compiledSchema struct {
 // MaxValidationWork bounds the work of checking one value against a
 // schema, in steps. A step is one short operation: one subschema applied
 // to one value costs a few, matching a string against a pattern costs its
-// length times the size of the pattern's compiled program, comparing a
-// value with an enum or a constant costs the size of what is compared,
-// and recording a violation costs the length of its location. A value
-// whose check would take more is refused with an *InputRejection that says
-// so and where the limit was reached, because validation cannot be
-// interrupted otherwise. The bound keeps one check within the budget the
-// package documentation states; ordinary arguments take a few thousand
-// steps.
+// length times the size of the pattern's compiled program, looking a
+// string up in an enum costs its length, comparing another value with an
+// enum or a constant costs the size of what is compared, and recording a
+// violation costs a few more. A value whose check would take more is
+// refused with an *InputRejection that says so, and where the limit was
+// reached when that is known; validation is charged as it goes and stops
+// there. The bound keeps one check within the budget the package
+// documentation states ("What one call may cost"); ordinary arguments take
+// a few thousand steps.
 const MaxValidationWork = 12 << 20
 
 // checkWork refuses, before the full validator runs, a value whose check
@@ -222,11 +223,6 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 		return Schema{}, err
 	}
 	fast := fastcheck.Compile(compiled)
-	if fast == nil {
-		if err := refuseBacktracking(compiled); err != nil {
-			return Schema{}, err
-		}
-	}
 	interned := map[string]string{}
 	collectStrings(tree, interned)
 	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled, fast: fast, strings: interned, visits: visits, costs: keywordCostsOf(compiled)}}, nil
@@ -356,6 +352,9 @@ func (s Schema) validateTree(tree any, values int) error {
 		return rejectViolations(report.Violations, report.Total)
 	}
 	if err := s.checkWork(tree); err != nil {
+		return err
+	}
+	if err := s.s.rehearseBacktracking(tree); err != nil {
 		return err
 	}
 	err := s.s.compiled.Validate(tree)
@@ -1014,10 +1013,12 @@ func reachable(root *jsonschema.Schema) (all []*jsonschema.Schema, anchors map[s
 
 // keywordCosts are the figures of a schema the full validator's cost model
 // needs: the steps one byte of a string may cost across all its patterns,
-// and the size of its largest enum.
+// the size of its largest enum, and its patterns of the backtracking
+// engine, which are rehearsed (see rehearseBacktracking).
 type keywordCosts struct {
 	patternPerByte int
 	largestEnum    int
+	backtracking   []*regex.Regexp
 }
 
 func keywordCostsOf(root *jsonschema.Schema) keywordCosts {
@@ -1026,6 +1027,9 @@ func keywordCostsOf(root *jsonschema.Schema) keywordCosts {
 	for _, s := range all {
 		for _, re := range patternsOf(s) {
 			k.patternPerByte += re.MatchCost(1) - re.MatchCost(0)
+			if re.Backtracking() {
+				k.backtracking = append(k.backtracking, re)
+			}
 		}
 		if s.Enum != nil {
 			k.largestEnum = max(k.largestEnum, len(s.Enum.Values))
@@ -1209,20 +1213,52 @@ func compileDefinitions(c *jsonschema.Compiler, tree any) error {
 	return walk(tree, "")
 }
 
-// refuseBacktracking refuses a pattern of the backtracking engine in a
-// schema the fast check does not cover. Such a pattern is charged for
-// the time its matches take and stopped when they take too long, which
-// needs the fast check: the full validator cannot be stopped between
-// matches, and the engine's clock stops one match only after a few
-// hundred milliseconds, so a value of many strings could take minutes.
-func refuseBacktracking(root *jsonschema.Schema) error {
-	all, _ := reachable(root)
-	for _, s := range all {
-		for _, re := range patternsOf(s) {
-			if re.Backtracking() {
-				return fmt.Errorf("%w: at %s: pattern %q needs a backtracking engine (lookaround or backreferences), which only schemas of the keywords of draft 2020-12 other than $dynamicRef, unevaluatedItems, unevaluatedProperties and the content keywords may use: their checks can be stopped", ErrInvalidSchema, schemaLocation(s.Location), clipRunes(re.String(), maxQuoted))
+// rehearseBacktracking matches every string and member name of tree
+// against every pattern of the backtracking engine in a schema the full
+// validator checks, charging each match its cost up front and the time it
+// takes, as the fast check does. The full validator cannot be stopped
+// between matches, so a value whose matches would not fit
+// MaxValidationWork is refused before it runs; one that fits costs the
+// validator about as much again, since a match takes the same time twice.
+func (c *compiledSchema) rehearseBacktracking(tree any) error {
+	if len(c.costs.backtracking) == 0 {
+		return nil
+	}
+	work := 0
+	try := func(s string) bool {
+		for _, re := range c.costs.backtracking {
+			if work += re.MatchCost(len(s)); work > MaxValidationWork {
+				return false
+			}
+			_, extra, err := re.Match(s)
+			if work += extra; err != nil || work > MaxValidationWork {
+				return false
 			}
 		}
+		return true
+	}
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case string:
+			return try(v)
+		case []any:
+			for _, item := range v {
+				if !walk(item) {
+					return false
+				}
+			}
+		case map[string]any:
+			for name, member := range v {
+				if !try(name) || !walk(member) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if !walk(tree) {
+		return workExhausted(nil)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/agentcontract/tool/internal/fastcheck"
+	"github.com/agentcontract/tool/internal/strictjson"
 )
 
 // Bounds on what a message quotes from a value or a schema, so that a
@@ -57,19 +58,7 @@ func clippedPointer(tokens []string) string {
 	for i, t := range tokens {
 		clipped[i] = clipRunes(t, maxToken)
 	}
-	p := pointer(clipped)
-	if len(p) <= maxPointer {
-		return p
-	}
-	head, tail := maxPointer/4, maxPointer-maxPointer/4-len("…")
-	for !utf8.RuneStart(p[head]) {
-		head--
-	}
-	start := len(p) - tail
-	for !utf8.RuneStart(p[start]) {
-		start++
-	}
-	return p[:head] + "…" + p[start:]
+	return strictjson.Elide(pointer(clipped), maxPointer)
 }
 
 // shortValue clips a string value; other values are rendered by the

@@ -42,8 +42,33 @@ type Error struct {
 	Reason string
 }
 
+// Error renders the error on one line of at most a few KiB: a pointer
+// longer than maxPointer bytes keeps its start and end.
 func (e *Error) Error() string {
-	return fmt.Sprintf("at %s (byte %d): %s", Where(e.Pointer), e.Offset, e.Reason)
+	return fmt.Sprintf("at %s (byte %d): %s", Where(Elide(e.Pointer, maxPointer)), e.Offset, e.Reason)
+}
+
+// Bounds on what an Error quotes from the document.
+const (
+	maxPointer = 512 // bytes of the pointer
+	maxName    = 64  // bytes of a member name in a reason
+)
+
+// Elide shortens s to about n bytes by cutting out its middle, at rune
+// boundaries, marking the cut with an ellipsis: the start of a long JSON
+// pointer says where a value is, its end what it is.
+func Elide(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	head, tail := n/4, len(s)-(n-n/4)
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + "…" + s[tail:]
 }
 
 // Where names a location for a message: the JSON pointer, or "the root" for
@@ -287,7 +312,7 @@ func (p *parser) object() (any, error) {
 		}
 		if p.duplicate(base, &seen, name) {
 			p.pos = start
-			return nil, p.within(p.failf("duplicate member name %q", name), name)
+			return nil, p.within(p.failf("duplicate member name %q", Elide(name, maxName)), name)
 		}
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {

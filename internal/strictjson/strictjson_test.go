@@ -411,3 +411,19 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A refusal quotes the document in short: a megabyte member name makes a
+// message of a few hundred bytes, its start and end kept.
+func TestErrorIsShort(t *testing.T) {
+	name := strings.Repeat("n", 1<<20)
+	for _, doc := range []string{
+		`{"` + name + `":1,"` + name + `":2}`,
+		`{"` + name + `":[1,}`,
+	} {
+		_, err := strictjson.Parse([]byte(doc))
+		require.Error(t, err)
+		require.Less(t, len(err.Error()), 1024, err.Error())
+		require.Contains(t, err.Error(), "at /nnn")
+		require.Contains(t, err.Error(), "…")
+	}
+}
