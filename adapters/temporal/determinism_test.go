@@ -33,9 +33,13 @@ var workflowSide = []string{
 var mapRangeReviewed = map[string]string{
 	// A conjunction of checks on every member: the answer does not
 	// depend on the order the members are visited in.
-	"(*github.com/agentcontract/tool/internal/fastcheck.node).validObject": "every member checked; true only if all pass",
-	"github.com/agentcontract/tool/internal/fastcheck.equal":               "every member compared; true only if all equal",
-	"github.com/agentcontract/tool/internal/fastcheck.hashValue":           "collects the names, sorts them, then hashes",
+	"(*github.com/agentcontract/tool/internal/fastcheck.run).equal": "every member compared; true only if all equal",
+	"(*github.com/agentcontract/tool/internal/fastcheck.run).object": "deciding (not explaining): true only if every member passes; " +
+		"the budget is charged per member, so a value whose check exceeds the budget is refused in any order",
+	"(*github.com/agentcontract/tool/internal/fastcheck.run).names": "sorted whenever the names are used to explain",
+	"maps.Keys": "called by fastcheck's unknownMembers as slices.Sorted(maps.Keys(…))",
+	"(*github.com/agentcontract/tool.compiledSchema).fullValidatorWork":    "a saturating sum over the members",
+	"(*github.com/agentcontract/tool.compiledSchema).rehearseBacktracking": "a conjunction over every string; the budget runs out on the total",
 	// The validator behind Schema.Validate. Its verdict is the same in any
 	// order; which violations it collects first may differ, and
 	// tool.Schema's message sorts them (see the core's
@@ -52,6 +56,17 @@ var mapRangeReviewed = map[string]string{
 	// the struct-field cache is built from a map and then sorted.
 	"github.com/go-json-experiment/json.marshalObjectAny": "encodes map[string]any, which an InputRequest does not hold",
 	"github.com/go-json-experiment/json.makeStructFields": "field indexes collected from a map, then sorted",
+}
+
+// acceptedBelow are functions below which the walk stops, with the reason
+// their non-determinism is accepted. Each is documented in the package
+// documentation.
+var acceptedBelow = map[string]string{
+	// A pattern only the backtracking engine compiles (lookaround,
+	// backreferences) is stopped by that engine's clock: a match near the
+	// stop may be refused on a slow worker and admitted on a fast one.
+	// Patterns RE2 compiles, the usual case, match without a clock.
+	"(*github.com/agentcontract/tool/internal/regex.Regexp).Match": "ECMAScript-only patterns: backtracking stopped by a clock",
 }
 
 // TestWorkflowSideIsDeterministic runs Temporal's own determinism checker
@@ -93,6 +108,10 @@ func TestWorkflowSideIsDeterministic(t *testing.T) {
 				return
 			}
 			seen[fn] = true
+			if _, ok := acceptedBelow[fn]; ok {
+				used[fn] = true
+				return
+			}
 			for _, reason := range found[fn] {
 				switch r := reason.(type) {
 				case *determinism.ReasonFuncCall:
@@ -116,5 +135,8 @@ func TestWorkflowSideIsDeterministic(t *testing.T) {
 	}
 	for fn := range mapRangeReviewed {
 		require.True(t, used[fn], "%s is reviewed but no longer flagged: drop it from the list", fn)
+	}
+	for fn := range acceptedBelow {
+		require.True(t, used[fn], "%s is accepted but no longer reached: drop it from the list", fn)
 	}
 }
