@@ -140,7 +140,7 @@ func (u *Undo) rewrite(dec *jsontext.Decoder, enc *jsontext.Encoder) (bool, erro
 				changed = true
 				continue
 			}
-			if err := enc.WriteToken(name); err != nil {
+			if err := enc.WriteToken(jsontext.String(key)); err != nil {
 				return false, err
 			}
 			c, err := u.Props[key].rewrite(dec, enc)
