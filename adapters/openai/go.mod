@@ -1,6 +1,6 @@
 module github.com/agentcontract/tool/adapters/openai
 
-go 1.26
+go 1.26.0
 
 replace github.com/agentcontract/tool => ../..
 
