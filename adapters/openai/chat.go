@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/adapterkit"
 )
 
 // ChatTools returns the tools as Chat Completions tool parameters, in the
@@ -19,7 +20,7 @@ func (t *Tools) ChatTools() []openai.ChatCompletionToolUnionParam {
 	for i, p := range t.tools {
 		fn := shared.FunctionDefinitionParam{
 			Name:       p.def.Name,
-			Parameters: shared.FunctionParameters(schemaMap(p.wire)),
+			Parameters: shared.FunctionParameters(adapterkit.SchemaMap(p.wire)),
 			Strict:     openai.Bool(p.strict),
 		}
 		if p.def.Description != "" {

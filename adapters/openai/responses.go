@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/adapterkit"
 )
 
 // ResponseTools returns the tools as Responses function tools, in the order
@@ -17,14 +18,14 @@ func (t *Tools) ResponseTools() []responses.ToolUnionParam {
 	for i, p := range t.tools {
 		fn := responses.FunctionToolParam{
 			Name:       p.def.Name,
-			Parameters: schemaMap(p.wire),
+			Parameters: adapterkit.SchemaMap(p.wire),
 			Strict:     openai.Bool(p.strict),
 		}
 		if p.def.Description != "" {
 			fn.Description = openai.String(p.def.Description)
 		}
 		if len(p.def.OutputSchema) > 0 {
-			fn.OutputSchema = schemaMap(p.def.OutputSchema)
+			fn.OutputSchema = adapterkit.SchemaMap(p.def.OutputSchema)
 		}
 		out[i] = responses.ToolUnionParam{OfFunction: &fn}
 	}

@@ -1,17 +1,15 @@
 package toolopenai
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/adapterkit"
 	"github.com/agentcontract/tool/internal/strictschema"
 )
 
@@ -92,31 +90,18 @@ type Tools struct {
 // definition is named in the one error. A schema that cannot be strict is
 // not an error: see Lints.
 func New(config Config) (*Tools, error) {
-	t := &Tools{byName: make(map[string]int, len(config.Definitions))}
-	var problems []string
-	for _, d := range config.Definitions {
-		d = d.Clone()
-		switch {
-		case !namePattern.MatchString(d.Name):
-			problems = append(problems, fmt.Sprintf("name %q is not 1 to 64 of a-z, A-Z, 0-9, _ and -", d.Name))
-			continue
-		case d.Validate() != nil:
-			problems = append(problems, fmt.Sprintf("definition %q: %v", d.Name, strings.TrimPrefix(d.Validate().Error(), "tool: ")))
-			continue
-		}
-		if _, dup := t.byName[d.Name]; dup {
-			problems = append(problems, fmt.Sprintf("name %q is given twice", d.Name))
-			continue
-		}
-		p := projected{def: d, wire: compact(d.InputSchema)}
+	defs, problems := adapterkit.Definitions(config.Definitions, namePattern, "1 to 64 of a-z, A-Z, 0-9, _ and -")
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrInvalidTools, strings.Join(problems, "; "))
+	}
+	t := &Tools{byName: make(map[string]int, len(defs))}
+	for _, d := range defs {
+		p := projected{def: d, wire: d.InputSchema}
 		if config.Strict {
 			p = t.lower(p)
 		}
 		t.byName[d.Name] = len(t.tools)
 		t.tools = append(t.tools, p)
-	}
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("%w: %s", ErrInvalidTools, strings.Join(problems, "; "))
 	}
 	return t, nil
 }
@@ -155,14 +140,6 @@ func appendLints(dst []Lint, name string, fs []strictschema.Finding) []Lint {
 	return dst
 }
 
-func compact(raw []byte) []byte {
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return slices.Clone(raw)
-	}
-	return b.Bytes()
-}
-
 // Lints lists, tool by tool and place by place, why a tool is sent with
 // strict set to false although Config.Strict asked for strict mode. Empty
 // when every tool is strict or strict mode was not asked for. The slice is
@@ -182,39 +159,6 @@ func (t *Tools) Strict(name string) bool {
 	return ok && t.tools[i].strict
 }
 
-// schemaMap decodes a schema for the SDK's map-typed parameters. Integers
-// stay int64 and other numbers float64, which the SDK encodes as numbers.
-func schemaMap(raw []byte) map[string]any {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return map[string]any{}
-	}
-	return numbers(m).(map[string]any)
-}
-
-func numbers(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = numbers(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = numbers(e)
-		}
-	case json.Number:
-		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return i
-		}
-		if f, err := x.Float64(); err == nil {
-			return f
-		}
-	}
-	return v
-}
-
 // request turns a call of the model into a canonical request: for a strict
 // tool, the nulls sent for absent optional members are removed; otherwise
 // the argument text goes to Prepare as it came.
@@ -227,16 +171,8 @@ func (t *Tools) request(name, arguments string) tool.Request {
 
 // checkOutcomes refuses outcomes with nothing to send.
 func checkOutcomes(outcomes []dispatch.Outcome) error {
-	for i, o := range outcomes {
-		switch o.Kind {
-		case dispatch.KindSuspended:
-			return fmt.Errorf("%w: outcome %d (call %q) is suspended: resume it and send the resumed outcome", ErrInvalidOutcome, i, o.CallID)
-		case "":
-			return fmt.Errorf("%w: outcome %d is the zero Outcome", ErrInvalidOutcome, i)
-		}
-		if o.CallID == "" {
-			return fmt.Errorf("%w: outcome %d has no call ID to answer", ErrInvalidOutcome, i)
-		}
+	if problem := adapterkit.OutcomeProblem(outcomes); problem != "" {
+		return fmt.Errorf("%w: %s", ErrInvalidOutcome, problem)
 	}
 	return nil
 }
