@@ -202,16 +202,8 @@ func (l *lowerer) finish(u *Undo, seen map[*Undo]bool) {
 		u.Branches[i].Kinds = l.kinds(u.Branches[i].node, 0)
 		u.Branches[i].node = nil
 	}
-	for i, b := range u.Branches {
-		if !b.Undo.needed(map[*Undo]bool{}) {
-			continue
-		}
-		for j, o := range u.Branches {
-			if i != j && overlap(b.Kinds, o.Kinds) {
-				l.block(u.at+"/anyOf", "anyOf branches with optional members must differ in JSON type from the other branches, so that a null sent for an absent member can be removed unambiguously")
-				break
-			}
-		}
+	if ambiguous(u.Branches) {
+		l.block(u.at+"/anyOf", "anyOf branches with optional members must differ in JSON type from the other branches, so that a null sent for an absent member can be removed unambiguously")
 	}
 	for _, b := range u.Branches {
 		l.finish(b.Undo, seen)
@@ -220,6 +212,22 @@ func (l *lowerer) finish(u *Undo, seen map[*Undo]bool) {
 	for _, name := range slices.Sorted(maps.Keys(u.Props)) {
 		l.finish(u.Props[name], seen)
 	}
+}
+
+// ambiguous reports whether a branch that removes nulls shares a JSON kind
+// with another branch.
+func ambiguous(branches []Branch) bool {
+	for i, b := range branches {
+		if !b.Undo.needed(map[*Undo]bool{}) {
+			continue
+		}
+		for j, o := range branches {
+			if i != j && overlap(b.Kinds, o.Kinds) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func overlap(a, b string) bool {
