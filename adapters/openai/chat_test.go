@@ -134,3 +134,16 @@ func TestChatToolsAreFresh(t *testing.T) {
 	require.Equal(t, "object", adaptertest.Field(t, again, "function.parameters.type"))
 	require.Equal(t, "get_weather", adaptertest.Field(t, again, "function.name"))
 }
+
+// chatMessage decodes an assistant message with one function call, as the
+// SDK would from the wire.
+func chatMessage(t *testing.T, name, args string) openai.ChatCompletionMessage {
+	t.Helper()
+	raw, err := json.Marshal(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
+		map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": name, "arguments": args}},
+	}})
+	require.NoError(t, err)
+	var msg openai.ChatCompletionMessage
+	require.NoError(t, json.Unmarshal(raw, &msg))
+	return msg
+}

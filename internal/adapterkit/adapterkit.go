@@ -32,7 +32,7 @@ func Definitions(defs []tool.Definition, name *regexp.Regexp, nameRule string) (
 			continue
 		}
 		if err := d.Validate(); err != nil {
-			problems = append(problems, fmt.Sprintf("definition %q: %s", d.Name, strings.TrimPrefix(err.Error(), "tool: ")))
+			problems = append(problems, strings.TrimPrefix(err.Error(), "tool: "))
 			continue
 		}
 		if seen[d.Name] {
