@@ -26,7 +26,7 @@ func TestConversation(t *testing.T) {
 	srv := adaptertest.NewServer(t, "/v1/messages", adaptertest.Fixtures(t, "conversation.json"))
 	client := anthropic.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
 
-	tools, err := toolanthropic.New(toolanthropic.Config{Definitions: reg.Definitions(), Strict: true})
+	tools, err := toolanthropic.New(toolanthropic.Config{Registry: reg, Strict: true})
 	require.NoError(t, err)
 	require.Empty(t, tools.Lints())
 

@@ -6,7 +6,7 @@
 //
 // # One turn
 //
-//	tools, err := toolanthropic.New(toolanthropic.Config{Definitions: reg.Definitions(), Strict: true})
+//	tools, err := toolanthropic.New(toolanthropic.Config{Registry: reg, Strict: true})
 //	params.Tools = tools.Params()
 //	message, err := client.Messages.New(ctx, params)
 //	outcomes := dispatcher.RunAll(ctx, tools.Calls(*message))

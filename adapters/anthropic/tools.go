@@ -33,8 +33,11 @@ var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // Config says which tools to offer and how.
 type Config struct {
-	// Definitions are the tools to offer, for example
-	// registry.Definitions(). New copies them.
+	// Registry, when not nil, holds the tools to offer: its definitions
+	// at the time of New, which were validated when they were registered.
+	Registry *tool.Registry
+	// Definitions are the tools to offer when Registry is nil. New copies
+	// them and validates each, which compiles its schemas.
 	Definitions []tool.Definition
 	// Strict asks for strict tool use for every tool whose input schema
 	// can be lowered to Anthropic's strict subset, as long as the
@@ -66,7 +69,9 @@ func (l Lint) String() string {
 type projected struct {
 	def    tool.Definition
 	strict bool
-	wire   []byte
+	// tree is the schema sent, decoded: the lowered one when strict, the
+	// canonical one otherwise.
+	tree map[string]any
 }
 
 // Tools is a set of tool definitions projected for the Messages API: the
@@ -80,8 +85,9 @@ type Tools struct {
 	relaxed []Lint
 }
 
-// New projects config.Definitions. Errors wrap ErrInvalidTools: a
-// definition that does not validate, a name Anthropic refuses (it allows
+// New projects the definitions of config.Registry or config.Definitions.
+// Errors wrap ErrInvalidTools: both given, a definition that does not
+// validate, a name Anthropic refuses (it allows
 // 1 to 64 of a-z, A-Z, 0-9, _ and -), or a name given twice; every such
 // definition is named in the one error. A schema that cannot be strict is
 // not an error: see Lints.
@@ -92,15 +98,16 @@ type Tools struct {
 // definitions: a tool that would overspend one is sent non-strict, with a
 // lint that names the budget.
 func New(config Config) (*Tools, error) {
-	defs, problems := adapterkit.Definitions(config.Definitions, namePattern, "1 to 64 of a-z, A-Z, 0-9, _ and -")
+	defs, problems := adapterkit.Definitions(config.Registry, config.Definitions, namePattern, "1 to 64 of a-z, A-Z, 0-9, _ and -")
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("%w: %s", ErrInvalidTools, strings.Join(problems, "; "))
 	}
 	t := &Tools{}
 	strictTools, optional, unions := 0, 0, 0
 	for _, d := range defs {
-		p := projected{def: d, wire: d.InputSchema}
+		p := projected{def: d}
 		if !config.Strict {
+			p.tree = adapterkit.Tree(d.InputSchema)
 			t.tools = append(t.tools, p)
 			continue
 		}
@@ -126,6 +133,7 @@ func New(config Config) (*Tools, error) {
 			for _, f := range blocked {
 				t.lints = append(t.lints, Lint{Tool: d.Name, Pointer: f.Pointer, Rule: f.Rule})
 			}
+			p.tree = adapterkit.Tree(d.InputSchema)
 			t.tools = append(t.tools, p)
 			continue
 		}
@@ -133,7 +141,7 @@ func New(config Config) (*Tools, error) {
 		for _, f := range res.Relaxed {
 			t.relaxed = append(t.relaxed, Lint{Tool: d.Name, Pointer: f.Pointer, Rule: f.Rule})
 		}
-		p.strict, p.wire = true, res.Wire
+		p.strict, p.tree = true, res.Tree
 		t.tools = append(t.tools, p)
 	}
 	return t, nil
@@ -162,11 +170,12 @@ func (t *Tools) Strict(name string) bool {
 }
 
 // Params returns the tools as Messages API tool parameters, in the order
-// of Config.Definitions, each with strict set explicitly.
+// of the definitions (a registry's are sorted by name), each with strict
+// set explicitly.
 func (t *Tools) Params() []anthropic.ToolUnionParam {
 	out := make([]anthropic.ToolUnionParam, len(t.tools))
 	for i, p := range t.tools {
-		schema := adapterkit.SchemaMap(p.wire)
+		schema := adapterkit.SchemaMap(p.tree)
 		in := anthropic.ToolInputSchemaParam{Properties: schema["properties"]}
 		if req, ok := schema["required"].([]any); ok {
 			for _, r := range req {
@@ -200,10 +209,11 @@ func (t *Tools) Calls(message anthropic.Message) []dispatch.Call {
 		if b.Type != "tool_use" {
 			continue
 		}
-		use := b.AsToolUse()
+		// The union's own fields, not AsToolUse, which decodes the block
+		// again.
 		calls = append(calls, dispatch.Call{
-			ID:      use.ID,
-			Request: tool.Request{Name: use.Name, Arguments: string(use.Input)},
+			ID:      b.ID,
+			Request: tool.Request{Name: b.Name, Arguments: string(b.Input)},
 		})
 	}
 	return calls

@@ -14,13 +14,14 @@ import (
 )
 
 // ChatTools returns the tools as Chat Completions tool parameters, in the
-// order of Config.Definitions, each with strict set explicitly.
+// order of the definitions (a registry's are sorted by name), each with
+// strict set explicitly.
 func (t *Tools) ChatTools() []openai.ChatCompletionToolUnionParam {
 	out := make([]openai.ChatCompletionToolUnionParam, len(t.tools))
 	for i, p := range t.tools {
 		fn := shared.FunctionDefinitionParam{
 			Name:       p.def.Name,
-			Parameters: shared.FunctionParameters(adapterkit.SchemaMap(p.wire)),
+			Parameters: shared.FunctionParameters(adapterkit.SchemaMap(p.tree)),
 			Strict:     openai.Bool(p.strict),
 		}
 		if p.def.Description != "" {

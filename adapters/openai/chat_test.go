@@ -27,7 +27,7 @@ func TestChatConversation(t *testing.T) {
 	srv := adaptertest.NewServer(t, "/chat/completions", adaptertest.Fixtures(t, "chat_conversation.json"))
 	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
 
-	tools, err := toolopenai.New(toolopenai.Config{Definitions: reg.Definitions(), Strict: true})
+	tools, err := toolopenai.New(toolopenai.Config{Registry: reg, Strict: true})
 	require.NoError(t, err)
 	require.Empty(t, tools.Lints())
 
@@ -124,7 +124,7 @@ func TestChatMessagesRefuseSuspendedAndZero(t *testing.T) {
 // TestChatToolsAreFresh: the parameters belong to the caller; changing them
 // changes nothing the next call returns.
 func TestChatToolsAreFresh(t *testing.T) {
-	tools, err := toolopenai.New(toolopenai.Config{Definitions: adaptertest.Registry(t).Definitions(), Strict: true})
+	tools, err := toolopenai.New(toolopenai.Config{Registry: adaptertest.Registry(t), Strict: true})
 	require.NoError(t, err)
 	first := tools.ChatTools()
 	first[1].OfFunction.Function.Parameters["type"] = "array"
@@ -137,7 +137,7 @@ func TestChatToolsAreFresh(t *testing.T) {
 
 // chatMessage decodes an assistant message with one function call, as the
 // SDK would from the wire.
-func chatMessage(t *testing.T, name, args string) openai.ChatCompletionMessage {
+func chatMessage(t testing.TB, name, args string) openai.ChatCompletionMessage {
 	t.Helper()
 	raw, err := json.Marshal(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
 		map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": name, "arguments": args}},

@@ -6,7 +6,7 @@
 //
 // # One turn
 //
-//	tools, err := toolopenai.New(toolopenai.Config{Definitions: reg.Definitions(), Strict: true})
+//	tools, err := toolopenai.New(toolopenai.Config{Registry: reg, Strict: true})
 //	params.Tools = tools.ChatTools()
 //	completion, err := client.Chat.Completions.New(ctx, params)
 //	msg := completion.Choices[0].Message

@@ -51,7 +51,7 @@ func Example() {
 	reg, _ := tool.NewRegistry(binding)
 	dispatcher, _ := dispatch.New(dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: []byte("an example secret of 32 bytes!!!")}}})
 
-	tools, err := toolopenai.New(toolopenai.Config{Definitions: reg.Definitions(), Strict: true})
+	tools, err := toolopenai.New(toolopenai.Config{Registry: reg, Strict: true})
 	if err != nil {
 		panic(err)
 	}

@@ -10,7 +10,8 @@ import (
 )
 
 // ResponseTools returns the tools as Responses function tools, in the order
-// of Config.Definitions, each with strict set explicitly, and with the
+// of the definitions (a registry's are sorted by name), each with strict
+// set explicitly, and with the
 // tool's output schema, when it has one, as output_schema: the schema of
 // the JSON a completed call's text holds.
 func (t *Tools) ResponseTools() []responses.ToolUnionParam {
@@ -18,14 +19,14 @@ func (t *Tools) ResponseTools() []responses.ToolUnionParam {
 	for i, p := range t.tools {
 		fn := responses.FunctionToolParam{
 			Name:       p.def.Name,
-			Parameters: adapterkit.SchemaMap(p.wire),
+			Parameters: adapterkit.SchemaMap(p.tree),
 			Strict:     openai.Bool(p.strict),
 		}
 		if p.def.Description != "" {
 			fn.Description = openai.String(p.def.Description)
 		}
 		if len(p.def.OutputSchema) > 0 {
-			fn.OutputSchema = adapterkit.SchemaMap(p.def.OutputSchema)
+			fn.OutputSchema = adapterkit.SchemaMap(adapterkit.Tree(p.def.OutputSchema))
 		}
 		out[i] = responses.ToolUnionParam{OfFunction: &fn}
 	}
@@ -44,10 +45,11 @@ func (t *Tools) ResponseCalls(response *responses.Response) []dispatch.Call {
 		if item.Type != "function_call" {
 			continue
 		}
-		fc := item.AsFunctionCall()
+		// The union's own fields, not AsFunctionCall, which decodes the
+		// item again.
 		calls = append(calls, dispatch.Call{
-			ID:      fc.CallID,
-			Request: t.request(fc.Name, fc.Arguments),
+			ID:      item.CallID,
+			Request: t.request(item.Name, item.Arguments.OfString),
 		})
 	}
 	return calls

@@ -2,6 +2,7 @@ package toolopenai_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -24,7 +25,7 @@ func TestResponsesConversation(t *testing.T) {
 	srv := adaptertest.NewServer(t, "/responses", adaptertest.Fixtures(t, "responses_conversation.json"))
 	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
 
-	tools, err := toolopenai.New(toolopenai.Config{Definitions: reg.Definitions(), Strict: true})
+	tools, err := toolopenai.New(toolopenai.Config{Registry: reg, Strict: true})
 	require.NoError(t, err)
 
 	ctx := context.Background()
@@ -87,4 +88,17 @@ func TestResponsesConversation(t *testing.T) {
 	require.Equal(t, "input_image", adaptertest.Field(t, fourth, "input.1.output.1.type"))
 	require.Contains(t, adaptertest.Field(t, fourth, "input.1.output.1.image_url"), "data:image/png;base64,")
 	require.Equal(t, "[attachment text/csv, 28 bytes]", adaptertest.Field(t, fourth, "input.1.output.2.text"))
+}
+
+// responseWithCall decodes a response with one function_call item, as the
+// SDK would from the wire.
+func responseWithCall(t testing.TB, name, args string) *responses.Response {
+	t.Helper()
+	raw, err := json.Marshal(map[string]any{"id": "resp_1", "object": "response", "status": "completed", "output": []any{
+		map[string]any{"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": name, "arguments": args, "status": "completed"},
+	}})
+	require.NoError(t, err)
+	var resp responses.Response
+	require.NoError(t, json.Unmarshal(raw, &resp))
+	return &resp
 }

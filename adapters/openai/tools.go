@@ -33,8 +33,11 @@ var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // Config says which tools to offer and how.
 type Config struct {
-	// Definitions are the tools to offer, for example
-	// registry.Definitions(). New copies them.
+	// Registry, when not nil, holds the tools to offer: its definitions
+	// at the time of New, which were validated when they were registered.
+	Registry *tool.Registry
+	// Definitions are the tools to offer when Registry is nil. New copies
+	// them and validates each, which compiles its schemas.
 	Definitions []tool.Definition
 	// Strict asks for strict mode (Structured Outputs) for every tool whose
 	// input schema can be lowered to OpenAI's strict subset. A tool that
@@ -65,9 +68,9 @@ func (l Lint) String() string {
 type projected struct {
 	def    tool.Definition
 	strict bool
-	// wire is the schema sent: the lowered one when strict, the canonical
-	// one otherwise.
-	wire []byte
+	// tree is the schema sent, decoded: the lowered one when strict, the
+	// canonical one otherwise.
+	tree map[string]any
 	undo *strictschema.Undo
 }
 
@@ -84,21 +87,25 @@ type Tools struct {
 	relaxed []Lint
 }
 
-// New projects config.Definitions. Errors wrap ErrInvalidTools: a
-// definition that does not validate, a name OpenAI refuses (it allows
+// New projects the definitions of config.Registry or config.Definitions.
+// Errors wrap ErrInvalidTools: both given, a definition that does not
+// validate, a name OpenAI refuses (it allows
 // 1 to 64 of a-z, A-Z, 0-9, _ and -), or a name given twice; every such
 // definition is named in the one error. A schema that cannot be strict is
 // not an error: see Lints.
 func New(config Config) (*Tools, error) {
-	defs, problems := adapterkit.Definitions(config.Definitions, namePattern, "1 to 64 of a-z, A-Z, 0-9, _ and -")
+	defs, problems := adapterkit.Definitions(config.Registry, config.Definitions, namePattern, "1 to 64 of a-z, A-Z, 0-9, _ and -")
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("%w: %s", ErrInvalidTools, strings.Join(problems, "; "))
 	}
 	t := &Tools{byName: make(map[string]int, len(defs))}
 	for _, d := range defs {
-		p := projected{def: d, wire: d.InputSchema}
+		p := projected{def: d}
 		if config.Strict {
 			p = t.lower(p)
+		}
+		if p.tree == nil {
+			p.tree = adapterkit.Tree(d.InputSchema)
 		}
 		t.byName[d.Name] = len(t.tools)
 		t.tools = append(t.tools, p)
@@ -129,7 +136,7 @@ func (t *Tools) lower(p projected) projected {
 		return p
 	}
 	t.relaxed = appendLints(t.relaxed, p.def.Name, res.Relaxed)
-	p.strict, p.wire, p.undo = true, res.Wire, res.Undo
+	p.strict, p.tree, p.undo = true, res.Tree, res.Undo
 	return p
 }
 

@@ -15,25 +15,39 @@ import (
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/strictschema"
 )
 
-// Definitions returns copies of defs, compacted, and a problem for each
-// definition a provider would refuse: one whose name does not match name
-// (described by nameRule), one that does not validate, a name given twice.
-// A definition with a problem is left out.
-func Definitions(defs []tool.Definition, name *regexp.Regexp, nameRule string) ([]tool.Definition, []string) {
-	var out []tool.Definition
+// Definitions returns the definitions to project: registry's, when it is
+// not nil (they were validated when registered), or copies of defs, each
+// validated here (which compiles its schemas); and a problem for each
+// definition a provider would refuse: both sources given, a name that does
+// not match name (described by nameRule), a definition that does not
+// validate, a name given twice. A definition with a problem is left out.
+func Definitions(registry *tool.Registry, defs []tool.Definition, name *regexp.Regexp, nameRule string) ([]tool.Definition, []string) {
+	validate := true
+	if registry != nil {
+		if len(defs) > 0 {
+			return nil, []string{"both a Registry and Definitions are given"}
+		}
+		defs, validate = registry.Definitions(), false
+	}
+	out := make([]tool.Definition, 0, len(defs))
 	var problems []string
 	seen := make(map[string]bool, len(defs))
 	for _, d := range defs {
-		d = d.Clone()
+		if validate {
+			d = d.Clone()
+		}
 		if !name.MatchString(d.Name) {
 			problems = append(problems, fmt.Sprintf("name %q is not %s", d.Name, nameRule))
 			continue
 		}
-		if err := d.Validate(); err != nil {
-			problems = append(problems, strings.TrimPrefix(err.Error(), "tool: "))
-			continue
+		if validate {
+			if err := d.Validate(); err != nil {
+				problems = append(problems, strings.TrimPrefix(err.Error(), "tool: "))
+				continue
+			}
 		}
 		if seen[d.Name] {
 			problems = append(problems, fmt.Sprintf("name %q is given twice", d.Name))
@@ -66,30 +80,38 @@ func OutcomeProblem(outcomes []dispatch.Outcome) string {
 	return ""
 }
 
-// SchemaMap decodes a schema for an SDK's map-typed parameters: integers
-// become int64 and other numbers float64, which every encoder writes as
-// numbers. The map is new on every call. A schema that does not decode
-// gives an empty map; the callers pass only validated schemas.
-func SchemaMap(raw []byte) map[string]any {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil || m == nil {
-		return map[string]any{}
+// Tree decodes a schema for projection; a schema that does not decode
+// (the callers pass only validated ones) gives an empty tree.
+func Tree(raw []byte) map[string]any {
+	v, err := strictschema.Decode(raw)
+	if m, ok := v.(map[string]any); ok && err == nil {
+		return m
 	}
-	return numbers(m).(map[string]any)
+	return map[string]any{}
 }
 
-func numbers(v any) any {
+// SchemaMap returns a deep copy of a schema tree (see strictschema.Decode)
+// for an SDK's map-typed parameters: integers become int64 and other
+// numbers float64, which every encoder writes as numbers. The copy is the
+// caller's.
+func SchemaMap(tree map[string]any) map[string]any {
+	return copyTree(tree).(map[string]any)
+}
+
+func copyTree(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
+		m := make(map[string]any, len(x))
 		for k, e := range x {
-			x[k] = numbers(e)
+			m[k] = copyTree(e)
 		}
+		return m
 	case []any:
+		a := make([]any, len(x))
 		for i, e := range x {
-			x[i] = numbers(e)
+			a[i] = copyTree(e)
 		}
+		return a
 	case json.Number:
 		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
 			return i

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -214,4 +215,63 @@ func Field(t testing.TB, doc json.RawMessage, path string) any {
 		}
 	}
 	return v
+}
+
+type benchAddress struct {
+	Street string  `json:"street" jsonschema:"description=Street and number"`
+	Zip    *string `json:"zip,omitempty"`
+	Kind   string  `json:"kind,omitempty" jsonschema:"enum=home,enum=work"`
+}
+
+type benchItem struct {
+	SKU   string   `json:"sku" jsonschema:"minLength=2,maxLength=8"`
+	Count int      `json:"count" jsonschema:"minimum=1,maximum=99"`
+	Tags  []string `json:"tags,omitempty" jsonschema:"maxItems=3"`
+}
+
+type benchInput struct {
+	Customer string        `json:"customer" jsonschema:"format=email"`
+	Items    []benchItem   `json:"items" jsonschema:"minItems=1"`
+	Ship     *benchAddress `json:"ship,omitempty"`
+	Bill     benchAddress  `json:"bill" jsonschema:"description=Billing address"`
+	Notes    string        `json:"notes,omitempty" jsonschema:"maxLength=500"`
+	Express  bool          `json:"express,omitempty"`
+}
+
+// Tools returns a registry of n tools named tool_000, tool_001, …, each
+// made by NewFunc on a realistic order form (nested objects in $defs,
+// optional members, enums, bounds): what a projection benchmark projects.
+func Tools(t testing.TB, n int) *tool.Registry {
+	t.Helper()
+	bindings := make([]tool.Binding, n)
+	for i := range bindings {
+		f, err := tool.NewFunc(tool.FuncConfig{Name: fmt.Sprintf("tool_%03d", i), Description: "Place an order for a customer."},
+			func(context.Context, benchInput) (string, error) { return "placed", nil })
+		require.NoError(t, err)
+		bindings[i], err = tool.Bind(f)
+		require.NoError(t, err)
+	}
+	reg, err := tool.NewRegistry(bindings...)
+	require.NoError(t, err)
+	return reg
+}
+
+// Overhead runs base (a call dispatched) and extra (what an adapter adds
+// to it: the provider's call turned into a dispatch call, the outcome into
+// the provider's result) in turn on every iteration, so that both see the
+// same machine load, and reports extra's time in percent of base's as the
+// metric "overhead-%", with each one's ns/call.
+func Overhead(b *testing.B, base, extra func()) {
+	var baseTime, extraTime time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		base()
+		t1 := time.Now()
+		extra()
+		extraTime += time.Since(t1)
+		baseTime += t1.Sub(t0)
+	}
+	b.ReportMetric(100*float64(extraTime)/float64(baseTime), "overhead-%")
+	b.ReportMetric(float64(baseTime.Nanoseconds())/float64(b.N), "dispatch-ns/call")
+	b.ReportMetric(float64(extraTime.Nanoseconds())/float64(b.N), "adapter-ns/call")
 }

@@ -10,13 +10,12 @@
 // The lowering keeps the canonical schema the only authority: it never
 // admits, after Undo, a value the canonical schema refuses, except through a
 // constraint it reports as relaxed (moved into the description because the
-// provider cannot enforce it; Prepare still does). Result.Checked is the
-// lowered schema with those constraints kept, the schema for which that
-// holds exactly.
+// provider cannot enforce it; Prepare still does). Checked is the lowered
+// schema with those constraints kept, the schema for which that holds
+// exactly.
 package strictschema
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -59,9 +58,9 @@ type Finding struct {
 type Result struct {
 	// Wire is the lowered schema to send; nil when Blocked is not empty.
 	Wire []byte
-	// Checked is Wire with the relaxed constraints kept in place of their
-	// description notes.
-	Checked []byte
+	// Tree is Wire decoded (see Decode). It is the Result's own: callers
+	// that hand it out copy it.
+	Tree map[string]any
 	// Blocked lists why the schema cannot be strict; empty when it can.
 	Blocked []Finding
 	// Relaxed lists the constraints moved into descriptions.
@@ -130,20 +129,22 @@ type lowerer struct {
 // Lower lowers schema, a canonical input schema, under rules. It never
 // fails: what cannot be lowered is in Result.Blocked.
 func Lower(schema []byte, rules Rules) Result {
-	res := lower(schema, rules, false)
-	if len(res.Blocked) == 0 {
-		res.Checked = lower(schema, rules, true).Wire
-	}
-	return res
+	return lower(schema, rules, false)
+}
+
+// Checked returns the lowered schema with the relaxed constraints kept in
+// place of their description notes: the schema under which a value, after
+// Undo, is valid under the canonical schema. Nil when the schema cannot be
+// lowered. It costs a second lowering, so Lower does not compute it.
+func Checked(schema []byte, rules Rules) []byte {
+	return lower(schema, rules, true).Wire
 }
 
 // lower runs one pass; keep keeps the relaxed constraints in place.
 func lower(schema []byte, rules Rules, keep bool) Result {
 	res := Result{}
-	dec := json.NewDecoder(bytes.NewReader(schema))
-	dec.UseNumber()
-	var root any
-	if err := dec.Decode(&root); err != nil {
+	root, err := Decode(schema)
+	if err != nil {
 		res.Blocked = append(res.Blocked, Finding{"", "the schema is not JSON: " + err.Error()})
 		return res
 	}
@@ -201,17 +202,9 @@ func lower(schema []byte, rules Rules, keep bool) Result {
 		outObj["$defs"] = usedDefs
 	}
 	res.Undo = l.rootU
-	res.Wire = mustMarshal(outObj)
+	res.Tree = outObj
+	res.Wire = Encode(outObj)
 	return res
-}
-
-func mustMarshal(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		// Only values decoded from JSON and built here are marshalled.
-		panic(err)
-	}
-	return b
 }
 
 func (l *lowerer) block(ptr, rule string) {
@@ -226,9 +219,14 @@ func (l *lowerer) relaxed(out map[string]any, notes *[]string, ptr, keyword stri
 		return
 	}
 	delete(out, keyword)
-	*notes = append(*notes, keyword+": "+string(mustMarshal(value)))
+	*notes = append(*notes, keyword+": "+string(Encode(value)))
 	l.res.Relaxed = append(l.res.Relaxed, Finding{ptr + "/" + escape(keyword), keyword + " is not enforced in strict mode; moved into the description"})
 }
+
+// lazyPath is the JSON pointer of a keyword, built only when needed.
+type lazyPath struct{ parent, key string }
+
+func (p lazyPath) String() string { return p.parent + "/" + escape(p.key) }
 
 func escape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
@@ -274,7 +272,7 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 	var notes []string
 	for _, k := range sortedKeys(m) {
 		v := m[k]
-		kp := ptr + "/" + escape(k)
+		kp := lazyPath{ptr, k}
 		switch k {
 		case "$defs", "definitions":
 			// Lowered on demand, by reference.
@@ -294,13 +292,13 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 			typed = true
 			vals, isArr := v.([]any)
 			if !isArr {
-				l.block(kp, "enum is not an array")
+				l.block(kp.String(), "enum is not an array")
 				continue
 			}
 			chars := 0
 			for i, e := range vals {
 				if !primitive(e) {
-					l.block(kp+"/"+strconv.Itoa(i), "enum values must be strings, numbers, booleans or null")
+					l.block(kp.String()+"/"+strconv.Itoa(i), "enum values must be strings, numbers, booleans or null")
 				}
 				chars += primitiveChars(e)
 			}
@@ -313,7 +311,7 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 		case "const":
 			typed = true
 			if !primitive(v) {
-				l.block(kp, "const must be a string, number, boolean or null")
+				l.block(kp.String(), "const must be a string, number, boolean or null")
 			}
 			l.res.StringChars += primitiveChars(v)
 			out[k] = v
@@ -321,13 +319,13 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 			typed = true
 			branches, isArr := v.([]any)
 			if !isArr || len(branches) == 0 {
-				l.block(kp, "anyOf is not a non-empty array")
+				l.block(kp.String(), "anyOf is not a non-empty array")
 				continue
 			}
 			l.res.Unions++
 			lowered := make([]any, len(branches))
 			for i, b := range branches {
-				lb, bu, h := l.walk(b, kp+"/"+strconv.Itoa(i), false)
+				lb, bu, h := l.walk(b, kp.String()+"/"+strconv.Itoa(i), false)
 				lowered[i] = lb
 				u.Branches = append(u.Branches, Branch{Undo: bu, node: lb})
 				height = max(height, h)
@@ -336,12 +334,13 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 		case "properties":
 			props, isObj := v.(map[string]any)
 			if !isObj {
-				l.block(kp, "properties is not an object")
+				l.block(kp.String(), "properties is not an object")
 				continue
 			}
 			lp := map[string]any{}
+			base := kp.String()
 			for _, name := range sortedKeys(props) {
-				lv, pu, h := l.walk(props[name], kp+"/"+escape(name), false)
+				lv, pu, h := l.walk(props[name], base+"/"+escape(name), false)
 				lp[name] = lv
 				if u.Props == nil {
 					u.Props = map[string]*Undo{}
@@ -357,11 +356,11 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 		case "additionalProperties":
 			if b, isBool := v.(bool); !isBool || b {
 				if _, isObj := v.(map[string]any); isObj {
-					l.block(kp, "additionalProperties with a schema (a map) cannot be strict: every member must be named")
+					l.block(kp.String(), "additionalProperties with a schema (a map) cannot be strict: every member must be named")
 				}
 			}
 		case "items":
-			lv, iu, h := l.walk(v, kp, false)
+			lv, iu, h := l.walk(v, kp.String(), false)
 			out[k] = lv
 			u.Items = iu
 			height = max(height, h)

@@ -84,7 +84,7 @@ func TestLowerRelaxes(t *testing.T) {
 		"tags":{"type":"array","items":{"type":"string","description":"(pattern: \"\\\\bx\")"},"description":"(maxItems: 4; minItems: 2; uniqueItems: true)"},
 		"site":{"type":"string","format":"uri"}}}`, string(anthropic.Wire))
 	// Checked keeps what Wire relaxes, and both compile.
-	for _, s := range [][]byte{openai.Wire, openai.Checked, anthropic.Wire, anthropic.Checked} {
+	for _, s := range [][]byte{openai.Wire, strictschema.Checked([]byte(schema), strictschema.OpenAI), anthropic.Wire, strictschema.Checked([]byte(schema), strictschema.Anthropic)} {
 		_, err := tool.ParseSchema(s)
 		require.NoError(t, err)
 	}
@@ -98,6 +98,10 @@ func TestApply(t *testing.T) {
 	require.Empty(t, res.Blocked)
 	for _, tc := range []struct{ name, in, want string }{
 		{"nulls removed at every level", `{"a":null,"b":{"c":null},"list":[{"d":null},{"d":"x"}]}`, `{"a":null,"b":{},"list":[{},{"d":"x"}]}`},
+		{"first member removed, with the comma after it", `{"b":null,"a":"x"}`, `{"a":"x"}`},
+		{"spacing kept around what stays", `{"a":"x", "b" : null , "list":[]}`, `{"a":"x" , "list":[]}`},
+		{"every member removed", `{ "b":null, "list":null }`, `{ }`},
+		{"two leading members removed", `{"b":null,"list":null,"a":"x"}`, `{"a":"x"}`},
 		{"nothing to remove: the same text", `{ "a" : "x",  "b":{"c":1.50} }`, `{ "a" : "x",  "b":{"c":1.50} }`},
 		{"number text kept", `{"a":"x","b":null,"n":1.0e2}`, `{"a":"x","n":1.0e2}`},
 		{"malformed: unchanged", `{"a":"x","b":null`, `{"a":"x","b":null`},

@@ -1,7 +1,7 @@
 package strictschema
 
 import (
-	"bytes"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -27,6 +27,8 @@ type Undo struct {
 	Branches []Branch
 	// at is the JSON pointer of the canonical subschema.
 	at string
+	// need: some value under this node can lose a member.
+	need bool
 }
 
 // Branch is one anyOf branch: the JSON kinds it admits ('{', '[', '"',
@@ -39,25 +41,37 @@ type Branch struct {
 }
 
 // Apply undoes the lowering on args, the argument text a provider sent. It
-// returns args itself, byte for byte, unless a null was removed; text that
-// is not one well-formed JSON value with unique member names is returned
-// unchanged, for Prepare to refuse.
+// returns args itself, byte for byte, unless a null was removed, and then
+// args with only the removed members cut out; text that is not one
+// well-formed JSON value with unique member names is returned unchanged,
+// for Prepare to refuse.
 func (u *Undo) Apply(args string) string {
-	if u == nil || !u.needed(map[*Undo]bool{}) {
+	if u == nil || !u.need {
 		return args
 	}
-	dec := jsontext.NewDecoder(strings.NewReader(args))
-	var buf bytes.Buffer
-	enc := jsontext.NewEncoder(&buf)
-	changed, err := u.rewrite(dec, enc)
-	if err != nil || !changed {
+	dec := decoders.Get().(*jsontext.Decoder)
+	defer decoders.Put(dec)
+	dec.Reset(strings.NewReader(args))
+	var cuts []span
+	if err := u.cut(dec, args, &cuts); err != nil || len(cuts) == 0 {
 		return args
 	}
-	if _, err := dec.ReadToken(); err == nil {
+	if _, err := dec.ReadToken(); err != io.EOF {
 		return args // trailing data: Prepare's to refuse
 	}
-	return strings.TrimSuffix(buf.String(), "\n")
+	var b strings.Builder
+	b.Grow(len(args))
+	last := 0
+	for _, c := range cuts {
+		b.WriteString(args[last:c.from])
+		last = c.to
+	}
+	b.WriteString(args[last:])
+	return b.String()
 }
+
+// span is a range of bytes cut out of the argument text.
+type span struct{ from, to int }
 
 // needed reports whether u can remove anything.
 func (u *Undo) needed(seen map[*Undo]bool) bool {
@@ -108,79 +122,67 @@ func (u *Undo) pick(k jsontext.Kind) *Undo {
 	return found
 }
 
-// rewrite copies one value from dec to enc, undoing u on it.
-func (u *Undo) rewrite(dec *jsontext.Decoder, enc *jsontext.Encoder) (bool, error) {
+// cut reads one value from dec, whose input is args, and appends to cuts,
+// in order, the spans to remove from args to undo u on it: a member whose
+// null stands for absence, with the comma that separated it from a kept
+// member.
+func (u *Undo) cut(dec *jsontext.Decoder, args string, cuts *[]span) error {
 	k := dec.PeekKind()
 	if u != nil && len(u.Branches) > 0 {
-		return u.pick(k).rewrite(dec, enc)
+		return u.pick(k).cut(dec, args, cuts)
 	}
 	switch {
-	case u != nil && k == '{':
-		changed := false
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return false, err
+	case u != nil && u.need && k == '{':
+		if _, err := dec.ReadToken(); err != nil {
+			return err
 		}
-		if err := enc.WriteToken(tok); err != nil {
-			return false, err
-		}
+		kept, pendingComma := false, false
 		for dec.PeekKind() != '}' {
+			lead := int(dec.InputOffset())
 			name, err := dec.ReadToken()
 			if err != nil {
-				return false, err
+				return err
 			}
 			if name.Kind() != '"' {
-				return false, errNotObject
+				return errNotObject
 			}
 			key := name.String()
 			if u.Nullable[key] && dec.PeekKind() == 'n' {
 				if _, err := dec.ReadValue(); err != nil {
-					return false, err
+					return err
 				}
-				changed = true
+				*cuts = append(*cuts, span{lead, int(dec.InputOffset())})
+				pendingComma = pendingComma || !kept
 				continue
 			}
-			if err := enc.WriteToken(jsontext.String(key)); err != nil {
-				return false, err
+			if pendingComma {
+				// The first kept member after removed leading ones loses
+				// the comma before it.
+				comma := strings.IndexByte(args[lead:], ',')
+				*cuts = append(*cuts, span{lead, lead + comma + 1})
+				pendingComma = false
 			}
-			c, err := u.Props[key].rewrite(dec, enc)
-			if err != nil {
-				return false, err
+			kept = true
+			if err := u.Props[key].cut(dec, args, cuts); err != nil {
+				return err
 			}
-			changed = changed || c
 		}
-		tok, err = dec.ReadToken()
-		if err != nil {
-			return false, err
-		}
-		return changed, enc.WriteToken(tok)
-	case u != nil && u.Items != nil && k == '[':
-		changed := false
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return false, err
-		}
-		if err := enc.WriteToken(tok); err != nil {
-			return false, err
+		_, err := dec.ReadToken()
+		return err
+	case u != nil && u.need && u.Items != nil && k == '[':
+		if _, err := dec.ReadToken(); err != nil {
+			return err
 		}
 		for dec.PeekKind() != ']' {
-			c, err := u.Items.rewrite(dec, enc)
-			if err != nil {
-				return false, err
+			if err := u.Items.cut(dec, args, cuts); err != nil {
+				return err
 			}
-			changed = changed || c
 		}
-		tok, err = dec.ReadToken()
-		if err != nil {
-			return false, err
-		}
-		return changed, enc.WriteToken(tok)
+		_, err := dec.ReadToken()
+		return err
 	}
-	v, err := dec.ReadValue()
-	if err != nil {
-		return false, err
-	}
-	return false, enc.WriteValue(v)
+	_, err := dec.ReadValue()
+	return err
 }
 
 type undoError string
@@ -198,6 +200,7 @@ func (l *lowerer) finish(u *Undo, seen map[*Undo]bool) {
 		return
 	}
 	seen[u] = true
+	u.need = u.needed(map[*Undo]bool{})
 	for i := range u.Branches {
 		u.Branches[i].Kinds = l.kinds(u.Branches[i].node, 0)
 		u.Branches[i].node = nil
