@@ -111,6 +111,15 @@ func New(config Config) (*Tools, error) {
 			t.tools = append(t.tools, p)
 			continue
 		}
+		if strictTools == MaxStrictTools {
+			// No budget left for any tool: lowering would change nothing.
+			t.lints = append(t.lints, Lint{Tool: d.Name, Rule: fmt.Sprintf(
+				"the request-wide budget of %d strict tools would be exceeded: the strict tools before this one use %d and this one needs 1",
+				MaxStrictTools, strictTools)})
+			p.tree = adapterkit.Tree(d.InputSchema)
+			t.tools = append(t.tools, p)
+			continue
+		}
 		res := strictschema.Lower(d.InputSchema, strictschema.Anthropic)
 		blocked := res.Blocked
 		if len(blocked) == 0 {

@@ -105,6 +105,6 @@ func ExampleTools_Lints() {
 	}
 	// Output:
 	// false
-	// tag /properties/labels/additionalProperties: additionalProperties with a schema (a map) cannot be strict: every member must be named
 	// tag /properties/labels: an object that declares no properties and does not forbid others is free-form, which strict mode cannot express
+	// tag /properties/labels/additionalProperties: additionalProperties with a schema (a map) cannot be strict: every member must be named
 }

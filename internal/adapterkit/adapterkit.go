@@ -6,7 +6,6 @@
 package adapterkit
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -54,10 +53,6 @@ func Definitions(registry *tool.Registry, defs []tool.Definition, name *regexp.R
 			continue
 		}
 		seen[d.Name] = true
-		var b bytes.Buffer
-		if json.Compact(&b, d.InputSchema) == nil {
-			d.InputSchema = b.Bytes()
-		}
 		out = append(out, d)
 	}
 	return out, problems

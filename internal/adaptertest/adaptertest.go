@@ -275,3 +275,16 @@ func Overhead(b *testing.B, base, extra func()) {
 	b.ReportMetric(float64(baseTime.Nanoseconds())/float64(b.N), "dispatch-ns/call")
 	b.ReportMetric(float64(extraTime.Nanoseconds())/float64(b.N), "adapter-ns/call")
 }
+
+// LoopCPU runs body in b.Loop and reports, besides the wall time, the CPU
+// time the process spent per iteration ("cpu-ns/op", garbage collection
+// included), which other work on a shared machine does not inflate.
+func LoopCPU(b *testing.B, body func()) {
+	start, ok := cpuTime()
+	for b.Loop() {
+		body()
+	}
+	if end, ok2 := cpuTime(); ok && ok2 {
+		b.ReportMetric(float64((end-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+}

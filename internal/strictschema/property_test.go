@@ -115,7 +115,7 @@ func TestLoweringRoundTrip(t *testing.T) {
 				canonical := compile(t, src)
 				checkedSrc := string(strictschema.Checked([]byte(src), rules))
 				checked := compile(t, checkedSrc)
-				wire := compile(t, string(res.Wire))
+				wire := compile(t, string(res.Wire()))
 				rng := rand.New(rand.NewPCG(1, 2))
 
 				up, down := 0, 0

@@ -56,10 +56,9 @@ type Finding struct {
 
 // Result is the outcome of Lower.
 type Result struct {
-	// Wire is the lowered schema to send; nil when Blocked is not empty.
-	Wire []byte
-	// Tree is Wire decoded (see Decode). It is the Result's own: callers
-	// that hand it out copy it.
+	// Tree is the lowered schema to send, decoded (see Decode); nil when
+	// Blocked is not empty. It is the Result's own: callers that hand it
+	// out copy it.
 	Tree map[string]any
 	// Blocked lists why the schema cannot be strict; empty when it can.
 	Blocked []Finding
@@ -137,7 +136,16 @@ func Lower(schema []byte, rules Rules) Result {
 // Undo, is valid under the canonical schema. Nil when the schema cannot be
 // lowered. It costs a second lowering, so Lower does not compute it.
 func Checked(schema []byte, rules Rules) []byte {
-	return lower(schema, rules, true).Wire
+	return lower(schema, rules, true).Wire()
+}
+
+// Wire is the lowered schema to send, as JSON; nil when Blocked is not
+// empty.
+func (r Result) Wire() []byte {
+	if r.Tree == nil {
+		return nil
+	}
+	return Encode(r.Tree)
 }
 
 // lower runs one pass; keep keeps the relaxed constraints in place.
@@ -182,7 +190,10 @@ func lower(schema []byte, rules Rules, keep bool) Result {
 	out, u, height := l.walk(root, "", true)
 	*l.rootU = *u
 	res.Depth = height
-	l.finish(l.rootU, map[*Undo]bool{})
+	l.finish(l.rootU)
+	byPointer := func(a, b Finding) int { return strings.Compare(a.Pointer, b.Pointer) }
+	slices.SortStableFunc(res.Blocked, byPointer)
+	slices.SortStableFunc(res.Relaxed, byPointer)
 	if len(res.Blocked) > 0 {
 		return res
 	}
@@ -203,7 +214,6 @@ func lower(schema []byte, rules Rules, keep bool) Result {
 	}
 	res.Undo = l.rootU
 	res.Tree = outObj
-	res.Wire = Encode(outObj)
 	return res
 }
 
@@ -266,16 +276,24 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 	if ref, ok := m["$ref"]; ok {
 		return l.walkRef(m, ref, ptr)
 	}
-	out := map[string]any{}
+	// The node is lowered in place: the tree is this lowering's own
+	// decoded copy, and each node of it is walked once (definitions are
+	// memoized, the root is referred to, never walked again). What the
+	// checks after the loop need of the original is kept first.
+	orig := origOf(m)
+	out := m
 	height := 0
 	typed := false
 	var notes []string
-	for _, k := range sortedKeys(m) {
-		v := m[k]
+	// Keys in map order: the findings are sorted at the end, the notes
+	// of a node below, and the output is a map.
+	for k, v := range m {
 		kp := lazyPath{ptr, k}
 		switch k {
 		case "$defs", "definitions":
-			// Lowered on demand, by reference.
+			// Lowered on demand, by reference; only the used ones are
+			// put back, at the root.
+			delete(out, k)
 		case "type":
 			out[k] = v
 			typed = true
@@ -285,8 +303,8 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 		case "description":
 			out[k] = v
 		case "default":
-			if l.rules.Default {
-				out[k] = v
+			if !l.rules.Default {
+				delete(out, k)
 			}
 		case "enum":
 			typed = true
@@ -339,8 +357,8 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 			}
 			lp := map[string]any{}
 			base := kp.String()
-			for _, name := range sortedKeys(props) {
-				lv, pu, h := l.walk(props[name], base+"/"+escape(name), false)
+			for name, pv := range props {
+				lv, pu, h := l.walk(pv, base+"/"+escape(name), false)
 				lp[name] = lv
 				if u.Props == nil {
 					u.Props = map[string]*Undo{}
@@ -354,6 +372,7 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 		case "required":
 			out[k] = v
 		case "additionalProperties":
+			delete(out, k) // closeObject closes every object
 			if b, isBool := v.(bool); !isBool || b {
 				if _, isObj := v.(map[string]any); isObj {
 					l.block(kp.String(), "additionalProperties with a schema (a map) cannot be strict: every member must be named")
@@ -402,9 +421,11 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 		default:
 			// Annotations and unknown keywords constrain nothing in
 			// 2020-12; the unsupported ones were blocked above.
+			delete(out, k)
 		}
 	}
 	if len(notes) > 0 {
+		slices.Sort(notes)
 		desc, _ := out["description"].(string)
 		if desc != "" {
 			desc += " "
@@ -416,12 +437,12 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 	}
 	if hasType(m, "object") {
 		height++
-		l.closeObject(m, out, u, ptr)
+		l.closeObject(orig, out, u, ptr)
 	} else if _, ok := m["properties"]; ok {
 		l.block(ptr+"/properties", "properties on a schema whose type does not include object")
 	}
 	if hasType(m, "array") {
-		if it, ok := m["items"]; !ok || it == true {
+		if !orig.hasItems || orig.itemsTrue {
 			l.block(ptr, "an array must declare the schema of its items")
 		}
 	}
@@ -433,19 +454,39 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 	return out, u, height
 }
 
+// original is what the checks after a node's walk need of the node as it
+// was.
+type original struct {
+	props               map[string]any
+	required            any
+	addProps            any
+	hasAddProps         bool
+	hasItems, itemsTrue bool
+}
+
+func origOf(m map[string]any) original {
+	o := original{required: m["required"]}
+	o.props, _ = m["properties"].(map[string]any)
+	o.addProps, o.hasAddProps = m["additionalProperties"]
+	var items any
+	items, o.hasItems = m["items"]
+	o.itemsTrue = items == true
+	return o
+}
+
 // closeObject makes the lowered object closed and, under RequireAll, every
 // member required, optional ones nullable.
-func (l *lowerer) closeObject(m, out map[string]any, u *Undo, ptr string) {
-	props, _ := m["properties"].(map[string]any)
+func (l *lowerer) closeObject(m original, out map[string]any, u *Undo, ptr string) {
+	props := m.props
 	if len(props) == 0 {
-		if ap, ok := m["additionalProperties"]; !ok || ap != false {
+		if ap, ok := m.addProps, m.hasAddProps; !ok || ap != false {
 			l.block(ptr, "an object that declares no properties and does not forbid others is free-form, which strict mode cannot express")
 			return
 		}
 	}
 	out["additionalProperties"] = false
 	required := map[string]bool{}
-	if rs, ok := m["required"].([]any); ok {
+	if rs, ok := m.required.([]any); ok {
 		for _, r := range rs {
 			if s, ok := r.(string); ok {
 				required[s] = true

@@ -18,20 +18,20 @@ func TestLowerBlocks(t *testing.T) {
 		{"free-form object", `{"type":"object"}`, strictschema.OpenAI, []strictschema.Finding{
 			{"", "an object that declares no properties and does not forbid others is free-form, which strict mode cannot express"}}},
 		{"map", `{"type":"object","properties":{"m":{"type":"object","additionalProperties":{"type":"integer"}}}}`, strictschema.OpenAI, []strictschema.Finding{
-			{"/properties/m/additionalProperties", "additionalProperties with a schema (a map) cannot be strict: every member must be named"},
-			{"/properties/m", "an object that declares no properties and does not forbid others is free-form, which strict mode cannot express"}}},
+			{"/properties/m", "an object that declares no properties and does not forbid others is free-form, which strict mode cannot express"},
+			{"/properties/m/additionalProperties", "additionalProperties with a schema (a map) cannot be strict: every member must be named"}}},
 		{"any value", `{"type":"object","properties":{"x":true,"y":{}}}`, strictschema.OpenAI, []strictschema.Finding{
 			{"/properties/x", "the schema true admits any value, which strict mode cannot express"},
 			{"/properties/y", "a schema without type, enum, const, anyOf or $ref admits any value, which strict mode cannot express"}}},
 		{"allOf oneOf not", `{"type":"object","properties":{"a":{"type":"string","allOf":[{"type":"string"}],"oneOf":[{"type":"string"}],"not":{"type":"null"}}}}`, strictschema.OpenAI, []strictschema.Finding{
 			{"/properties/a/allOf", "allOf is not supported in strict mode"},
-			{"/properties/a/oneOf", "oneOf is not supported in strict mode"},
-			{"/properties/a/not", "not is not supported in strict mode"}}},
+			{"/properties/a/not", "not is not supported in strict mode"},
+			{"/properties/a/oneOf", "oneOf is not supported in strict mode"}}},
 		{"root anyOf", `{"type":"object","anyOf":[{"properties":{"a":{"type":"string"}}}]}`, strictschema.OpenAI, []strictschema.Finding{
+			{"", "an object that declares no properties and does not forbid others is free-form, which strict mode cannot express"},
 			{"/anyOf", "the root of a strict schema cannot be anyOf"},
 			{"/anyOf/0", "a schema without type, enum, const, anyOf or $ref admits any value, which strict mode cannot express"},
-			{"/anyOf/0/properties", "properties on a schema whose type does not include object"},
-			{"", "an object that declares no properties and does not forbid others is free-form, which strict mode cannot express"}}},
+			{"/anyOf/0/properties", "properties on a schema whose type does not include object"}}},
 		{"recursion under Anthropic", recursive, strictschema.Anthropic, []strictschema.Finding{
 			{"/$defs/node/properties/children/items/$ref", `a recursive schema (through "#/$defs/node") cannot be strict here`}}},
 		{"ref with siblings", `{"type":"object","properties":{"a":{"$ref":"#/$defs/s","minLength":2}},"$defs":{"s":{"type":"string"}}}`, strictschema.OpenAI, []strictschema.Finding{
@@ -50,7 +50,7 @@ func TestLowerBlocks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res := strictschema.Lower([]byte(tc.schema), tc.rules)
 			require.Equal(t, tc.want, res.Blocked)
-			require.Nil(t, res.Wire)
+			require.Nil(t, res.Wire())
 		})
 	}
 }
@@ -72,7 +72,7 @@ func TestLowerRelaxes(t *testing.T) {
 		"name":{"type":"string","description":"Who (minLength: 1)"},
 		"n":{"type":["integer","null"],"minimum":1,"maximum":5},
 		"tags":{"type":["array","null"],"items":{"type":"string","pattern":"\\bx"},"minItems":2,"maxItems":4,"description":"(uniqueItems: true)"},
-		"site":{"type":["string","null"],"description":"(format: \"uri\")"}}}`, string(openai.Wire))
+		"site":{"type":["string","null"],"description":"(format: \"uri\")"}}}`, string(openai.Wire()))
 
 	anthropic := strictschema.Lower([]byte(schema), strictschema.Anthropic)
 	require.Empty(t, anthropic.Blocked)
@@ -82,9 +82,9 @@ func TestLowerRelaxes(t *testing.T) {
 		"name":{"type":"string","description":"Who (minLength: 1)"},
 		"n":{"type":"integer","description":"(maximum: 5; minimum: 1)"},
 		"tags":{"type":"array","items":{"type":"string","description":"(pattern: \"\\\\bx\")"},"description":"(maxItems: 4; minItems: 2; uniqueItems: true)"},
-		"site":{"type":"string","format":"uri"}}}`, string(anthropic.Wire))
+		"site":{"type":"string","format":"uri"}}}`, string(anthropic.Wire()))
 	// Checked keeps what Wire relaxes, and both compile.
-	for _, s := range [][]byte{openai.Wire, strictschema.Checked([]byte(schema), strictschema.OpenAI), anthropic.Wire, strictschema.Checked([]byte(schema), strictschema.Anthropic)} {
+	for _, s := range [][]byte{openai.Wire(), strictschema.Checked([]byte(schema), strictschema.OpenAI), anthropic.Wire(), strictschema.Checked([]byte(schema), strictschema.Anthropic)} {
 		_, err := tool.ParseSchema(s)
 		require.NoError(t, err)
 	}

@@ -2,8 +2,6 @@ package strictschema
 
 import (
 	"io"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -73,22 +71,48 @@ func (u *Undo) Apply(args string) string {
 // span is a range of bytes cut out of the argument text.
 type span struct{ from, to int }
 
-// needed reports whether u can remove anything.
-func (u *Undo) needed(seen map[*Undo]bool) bool {
+// nodes appends u and every node it reaches, each once.
+func (u *Undo) nodes(all []*Undo, seen map[*Undo]bool) []*Undo {
 	if u == nil || seen[u] {
-		return false
+		return all
 	}
 	seen[u] = true
-	if len(u.Nullable) > 0 || u.Items.needed(seen) {
+	all = append(all, u)
+	all = u.Items.nodes(all, seen)
+	for _, p := range u.Props {
+		all = p.nodes(all, seen)
+	}
+	for _, b := range u.Branches {
+		all = b.Undo.nodes(all, seen)
+	}
+	return all
+}
+
+// markNeed sets need on every node that can remove a member, itself or
+// below; a fixpoint, because a recursive schema's graph has cycles.
+func markNeed(all []*Undo) {
+	for changed := true; changed; {
+		changed = false
+		for _, u := range all {
+			if !u.need && u.below() {
+				u.need, changed = true, true
+			}
+		}
+	}
+}
+
+// below reports whether u, or a node one step below, can remove a member.
+func (u *Undo) below() bool {
+	if len(u.Nullable) > 0 || u.Items != nil && u.Items.need {
 		return true
 	}
 	for _, p := range u.Props {
-		if p.needed(seen) {
+		if p != nil && p.need {
 			return true
 		}
 	}
 	for _, b := range u.Branches {
-		if b.Undo.needed(seen) {
+		if b.Undo != nil && b.Undo.need {
 			return true
 		}
 	}
@@ -192,28 +216,20 @@ func (e undoError) Error() string { return string(e) }
 const errNotObject = undoError("not an object member name")
 
 // finish computes the kinds of every anyOf branch, now that every
-// definition is lowered, and blocks a schema whose null removal would be
-// ambiguous: a branch that removes nulls must admit kinds no other branch
-// admits.
-func (l *lowerer) finish(u *Undo, seen map[*Undo]bool) {
-	if u == nil || seen[u] {
-		return
-	}
-	seen[u] = true
-	u.need = u.needed(map[*Undo]bool{})
-	for i := range u.Branches {
-		u.Branches[i].Kinds = l.kinds(u.Branches[i].node, 0)
-		u.Branches[i].node = nil
-	}
-	if ambiguous(u.Branches) {
-		l.block(u.at+"/anyOf", "anyOf branches with optional members must differ in JSON type from the other branches, so that a null sent for an absent member can be removed unambiguously")
-	}
-	for _, b := range u.Branches {
-		l.finish(b.Undo, seen)
-	}
-	l.finish(u.Items, seen)
-	for _, name := range slices.Sorted(maps.Keys(u.Props)) {
-		l.finish(u.Props[name], seen)
+// definition is lowered, marks the nodes that can remove a member, and
+// blocks a schema whose null removal would be ambiguous: a branch that
+// removes nulls must admit kinds no other branch admits.
+func (l *lowerer) finish(root *Undo) {
+	all := root.nodes(nil, map[*Undo]bool{})
+	markNeed(all)
+	for _, u := range all {
+		for i := range u.Branches {
+			u.Branches[i].Kinds = l.kinds(u.Branches[i].node, 0)
+			u.Branches[i].node = nil
+		}
+		if ambiguous(u.Branches) {
+			l.block(u.at+"/anyOf", "anyOf branches with optional members must differ in JSON type from the other branches, so that a null sent for an absent member can be removed unambiguously")
+		}
 	}
 }
 
@@ -221,7 +237,7 @@ func (l *lowerer) finish(u *Undo, seen map[*Undo]bool) {
 // with another branch.
 func ambiguous(branches []Branch) bool {
 	for i, b := range branches {
-		if !b.Undo.needed(map[*Undo]bool{}) {
+		if b.Undo == nil || !b.Undo.need {
 			continue
 		}
 		for j, o := range branches {
