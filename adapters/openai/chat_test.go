@@ -33,7 +33,7 @@ func TestChatConversation(t *testing.T) {
 
 	ctx := context.Background()
 	params := openai.ChatCompletionNewParams{
-		Model: openai.ChatModelGPT5_1,
+		Model: openai.ChatModelGPT5_5,
 		Messages: []openai.ChatCompletionMessageParamUnion{
 			openai.UserMessage("Weather in Lisbon, Ana's open orders, stock of K-1 and the November chart, please."),
 		},

@@ -28,12 +28,12 @@ func fakeOpenAI() *httptest.Server {
 		turn++
 		w.Header().Set("Content-Type", "application/json")
 		if turn == 1 {
-			fmt.Fprint(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1764576000,"model":"gpt-5.1",
+			fmt.Fprint(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1764576000,"model":"gpt-5.5",
 				"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,
 				"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Lisbon\",\"unit\":null}"}}]}}]}`)
 			return
 		}
-		fmt.Fprint(w, `{"id":"chatcmpl-2","object":"chat.completion","created":1764576001,"model":"gpt-5.1",
+		fmt.Fprint(w, `{"id":"chatcmpl-2","object":"chat.completion","created":1764576001,"model":"gpt-5.5",
 			"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"It is 21°C and sunny in Lisbon."}}]}`)
 	}))
 }
@@ -58,7 +58,7 @@ func Example() {
 	client := openai.NewClient(option.WithBaseURL(server.URL), option.WithAPIKey("My API Key"))
 	ctx := context.Background()
 	params := openai.ChatCompletionNewParams{
-		Model:    openai.ChatModelGPT5_1,
+		Model:    openai.ChatModelGPT5_5,
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("What's the weather in Lisbon?")},
 		Tools:    tools.ChatTools(),
 	}

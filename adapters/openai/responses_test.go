@@ -30,7 +30,7 @@ func TestResponsesConversation(t *testing.T) {
 
 	ctx := context.Background()
 	params := responses.ResponseNewParams{
-		Model: openai.ChatModelGPT5_1,
+		Model: openai.ChatModelGPT5_5,
 		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Weather in Lisbon, Ana's open orders, stock of K-1 and the November chart, please.")},
 		Tools: tools.ResponseTools(),
 	}
