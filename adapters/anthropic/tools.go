@@ -213,7 +213,7 @@ func (t *Tools) Params() []anthropic.ToolUnionParam {
 // input, as the model wrote it, as the argument text. Strict lowering for
 // Anthropic keeps optional members optional, so there is nothing to undo.
 func (t *Tools) Calls(message anthropic.Message) []dispatch.Call {
-	var calls []dispatch.Call
+	calls := make([]dispatch.Call, 0, len(message.Content))
 	for _, b := range message.Content {
 		if b.Type != "tool_use" {
 			continue

@@ -136,3 +136,12 @@ func TestResults(t *testing.T) {
 	require.ErrorIs(t, err, toolanthropic.ErrInvalidOutcome)
 	require.EqualError(t, err, `tool: invalid outcome for Anthropic: outcome 0 (call "toolu_1") is suspended: resume it and send the resumed outcome`)
 }
+
+// TestZeroTools: the zero Tools offers nothing and passes calls through.
+func TestZeroTools(t *testing.T) {
+	var zero toolanthropic.Tools
+	require.Empty(t, zero.Params())
+	require.Empty(t, zero.Lints())
+	require.Empty(t, zero.Relaxed())
+	require.False(t, zero.Strict("x"))
+}

@@ -38,7 +38,7 @@ func (t *Tools) ChatTools() []openai.ChatCompletionToolUnionParam {
 // a strict tool a null sent for an absent optional member is removed.
 // Custom tool calls are not function calls and are left out.
 func (t *Tools) ChatCalls(message openai.ChatCompletionMessage) []dispatch.Call {
-	var calls []dispatch.Call
+	calls := make([]dispatch.Call, 0, len(message.ToolCalls))
 	for _, tc := range message.ToolCalls {
 		if tc.Type != "function" {
 			continue

@@ -99,3 +99,27 @@ func TestResponseOutputsMedia(t *testing.T) {
 		{"type":"input_image","image_url":"https://example.com/a.png"},
 		{"type":"input_text","text":"[attachment video/mp4 at https://example.com/a.mp4]"}]}]`, string(raw))
 }
+
+// TestZeroToolsAndCopies: the zero Tools offers nothing and passes calls
+// through; the lint slices are the caller's.
+func TestZeroToolsAndCopies(t *testing.T) {
+	var zero toolopenai.Tools
+	require.Empty(t, zero.ChatTools())
+	require.Empty(t, zero.ResponseTools())
+	require.Empty(t, zero.Lints())
+	require.False(t, zero.Strict("x"))
+	require.Equal(t, []dispatch.Call{{ID: "call_1", Request: tool.Request{Name: "x", Arguments: `{"a":null}`}}},
+		zero.ChatCalls(chatMessage(t, "x", `{"a":null}`)))
+
+	tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: []tool.Definition{
+		def("free", `{"type":"object"}`),
+		def("bounded", `{"type":"object","properties":{"s":{"type":"string","maxLength":3}},"required":["s"]}`),
+	}})
+	require.NoError(t, err)
+	lints, relaxed := tools.Lints(), tools.Relaxed()
+	require.Len(t, lints, 1)
+	require.Equal(t, []toolopenai.Lint{{Tool: "bounded", Pointer: "/properties/s/maxLength", Rule: "maxLength is not enforced in strict mode; moved into the description"}}, relaxed)
+	lints[0].Tool, relaxed[0].Tool = "changed", "changed"
+	require.Equal(t, "free", tools.Lints()[0].Tool)
+	require.Equal(t, "bounded", tools.Relaxed()[0].Tool)
+}
