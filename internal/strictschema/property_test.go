@@ -3,7 +3,9 @@ package strictschema_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -293,9 +295,10 @@ func generate(rng *rand.Rand, s, root any, depth int) any {
 				required[r.(string)] = true
 			}
 		}
-		for name, p := range props {
+		// In name order, so that a seed gives the same values every run.
+		for _, name := range slices.Sorted(maps.Keys(props)) {
 			if required[name] || rng.IntN(2) == 0 && depth < 6 {
-				out[name] = generate(rng, p, root, depth+1)
+				out[name] = generate(rng, props[name], root, depth+1)
 			}
 		}
 		return out
