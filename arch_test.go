@@ -61,10 +61,21 @@ func TestArchInvocationHoldsDataOnly(t *testing.T) {
 	require.Contains(t, structs, "tool.Schema")
 }
 
+// TestArchContractHoldsOnlyItsValidator: the one function a Contract keeps
+// is the tool's input validator, which reads the argument bytes and returns
+// an error and, for a Func, the decoded input to hand to the first Call:
+// data only, like an Invocation, which holds it.
 func TestArchContractHoldsOnlyItsValidator(t *testing.T) {
 	found, _ := retainedCode(reflect.TypeFor[tool.Contract]())
 	require.Len(t, found, 1, "%v", found)
-	require.Equal(t, reflect.TypeFor[func([]byte) error](), found[0].typ, found[0].path)
+	validator := found[0].typ
+	require.Equal(t, reflect.Func, validator.Kind(), found[0].path)
+	require.Equal(t, 1, validator.NumIn())
+	require.Equal(t, reflect.TypeFor[[]byte](), validator.In(0))
+	require.Equal(t, 2, validator.NumOut())
+	require.Equal(t, reflect.TypeFor[error](), validator.Out(1))
+	handed, _ := retainedCode(validator.Out(0))
+	require.Empty(t, handed, "what the validator hands to Call is data only")
 }
 
 func TestArchWalkerFindsCode(t *testing.T) {

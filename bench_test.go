@@ -3,6 +3,9 @@ package tool_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
 	"testing"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -178,5 +181,128 @@ func BenchmarkRegistryResolve(b *testing.B) {
 			b.Fatal("missing")
 		}
 		i++
+	}
+}
+
+// memoryPayloads are argument texts of about size bytes: many small
+// objects, and one long string that is mostly escapes.
+func memoryPayloads(size int) []struct {
+	name string
+	args string
+} {
+	var objects strings.Builder
+	objects.WriteString(`{"items":[`)
+	for i := 0; objects.Len() < size-64; i++ {
+		if i > 0 {
+			objects.WriteByte(',')
+		}
+		fmt.Fprintf(&objects, `{"a":%d,"b":"x%d"}`, i, i%10)
+	}
+	objects.WriteString(`]}`)
+	escapes := `{"text":"` + strings.Repeat(`\u00e9\n\"`, (size-16)/10) + `"}`
+	return []struct {
+		name string
+		args string
+	}{{"objects", objects.String()}, {"escapes", escapes}}
+}
+
+// BenchmarkPrepareMemory prepares argument texts of 256 KiB and 1 MiB and
+// reports the bytes allocated per byte of input (alloc/input-byte). Every
+// byte a Prepare allocates counts, so this bounds the peak heap of one
+// Prepare from above; equal figures at both sizes show that nothing grows
+// faster than the input.
+func BenchmarkPrepareMemory(b *testing.B) {
+	schema := []byte(`{"type":"object","properties":{
+		"items":{"type":"array","items":{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string","maxLength":8}},"required":["a","b"],"additionalProperties":false}},
+		"text":{"type":"string"}}}`)
+	binding, err := tool.Bind(echoTool{definition: tool.Definition{Name: "bulk", InputSchema: schema}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	contract := binding.Contract()
+	for _, size := range []int{256 << 10, tool.MaxInputBytes} {
+		for _, p := range memoryPayloads(size) {
+			b.Run(fmt.Sprintf("%s/%dKiB", p.name, size>>10), func(b *testing.B) {
+				req := tool.Request{Name: "bulk", Arguments: p.args}
+				if _, err := contract.Prepare(req, tool.Admission{}); err != nil {
+					b.Fatal(err)
+				}
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				n := 0
+				for b.Loop() {
+					if _, err := contract.Prepare(req, tool.Admission{}); err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(n)/float64(len(p.args)), "alloc/input-byte")
+			})
+		}
+	}
+}
+
+// registrySchemas generates n input schemas of the kind typed tools derive:
+// objects of 5 to 30 properties of assorted types, some of them nested
+// objects or arrays of objects, every property required and no others
+// allowed.
+func registrySchemas(n int) [][]byte {
+	r := rand.New(rand.NewPCG(15, 1000))
+	var object func(fields, depth int) string
+	object = func(fields, depth int) string {
+		var props, required []string
+		for i := range fields {
+			name := fmt.Sprintf("field_%02d", i)
+			var prop string
+			switch k := r.IntN(8); {
+			case k == 0 && depth < 2:
+				prop = object(2+r.IntN(5), depth+1)
+			case k == 1 && depth < 2:
+				prop = `{"type":"array","items":` + object(2+r.IntN(4), depth+1) + `}`
+			case k == 2:
+				prop = `{"type":"integer","minimum":0,"maximum":1000}`
+			case k == 3:
+				prop = `{"type":"string","enum":["a","b","c"]}`
+			case k == 4:
+				prop = `{"type":"boolean"}`
+			case k == 5:
+				prop = `{"type":"array","items":{"type":"string"}}`
+			case k == 6:
+				prop = `{"type":"number"}`
+			default:
+				prop = `{"type":"string","maxLength":200}`
+			}
+			props = append(props, fmt.Sprintf("%q:%s", name, prop))
+			required = append(required, fmt.Sprintf("%q", name))
+		}
+		return `{"type":"object","properties":{` + strings.Join(props, ",") + `},"required":[` + strings.Join(required, ",") + `],"additionalProperties":false}`
+	}
+	out := make([][]byte, n)
+	for i := range out {
+		out[i] = []byte(object(5+r.IntN(26), 0))
+	}
+	return out
+}
+
+// BenchmarkRegistryBind1000 binds 1,000 tools with generated input schemas
+// of 5 to 30 fields, some nested, and registers them in one Registry: the
+// start-up cost of a large tool catalogue. One iteration is the whole
+// catalogue.
+func BenchmarkRegistryBind1000(b *testing.B) {
+	schemas := registrySchemas(1000)
+	b.ReportAllocs()
+	for b.Loop() {
+		bindings := make([]tool.Binding, len(schemas))
+		for i, schema := range schemas {
+			bound, err := tool.Bind(echoTool{definition: tool.Definition{Name: fmt.Sprintf("tool_%04d", i), InputSchema: schema}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			bindings[i] = bound
+		}
+		if _, err := tool.NewRegistry(bindings...); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

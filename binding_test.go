@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,13 +14,6 @@ import (
 
 	"github.com/agentcontract/tool"
 )
-
-func corePrepare(t testing.TB, b tool.Binding, arguments string) tool.Invocation {
-	t.Helper()
-	inv, err := b.Contract().Prepare(tool.Request{Name: b.Contract().Name(), Arguments: arguments}, tool.Admission{})
-	require.NoError(t, err)
-	return inv
-}
 
 func TestBindRefusesNil(t *testing.T) {
 	var nilMiddleware tool.CallMiddleware
@@ -97,7 +91,7 @@ func TestBindRefusesInvalidDefinitions(t *testing.T) {
 
 func TestBindReadsDefinitionOnceAndFreezesIt(t *testing.T) {
 	executable := newCoreTool(coreDefinition("weather"))
-	b := coreBind(t, executable)
+	b := mustBind(t, executable)
 	require.Equal(t, 1, executable.reads())
 	frozen := b.Contract().Definition()
 
@@ -111,7 +105,7 @@ func TestBindReadsDefinitionOnceAndFreezesIt(t *testing.T) {
 
 	require.Equal(t, frozen, b.Contract().Definition())
 	require.Equal(t, "weather", b.Contract().Name())
-	inv := corePrepare(t, b, `{"city":"Paris"}`)
+	inv := mustPrepare(t, b, `{"city":"Paris"}`)
 	_, err := b.Call(context.Background(), inv)
 	require.NoError(t, err)
 	require.Equal(t, 1, executable.reads(), "Prepare and Call read no definition")
@@ -122,7 +116,7 @@ func TestBindDefinitionIsCanonicalAndDetached(t *testing.T) {
 	def := coreDefinition("weather")
 	def.OutputSchema = json.RawMessage(` { "type" : "object" , "maximum" : 1.0E+2 } `)
 	def.Effect = tool.EffectIdempotent
-	b := coreBind(t, newCoreTool(def))
+	b := mustBind(t, newCoreTool(def))
 	got := b.Contract().Definition()
 	require.Equal(t, `{"type":"object","properties":{"city":{"type":"string","minLength":1},"days":{"type":"integer","minimum":1,"maximum":9007199254740993}},"additionalProperties":false}`, string(got.InputSchema))
 	require.Equal(t, `{"type":"object","maximum":1.0E+2}`, string(got.OutputSchema))
@@ -135,7 +129,7 @@ func TestBindDefinitionIsCanonicalAndDetached(t *testing.T) {
 	require.Equal(t, byte('{'), again.InputSchema[0])
 	require.Equal(t, byte('{'), again.OutputSchema[0])
 
-	inv := corePrepare(t, b, `{}`)
+	inv := mustPrepare(t, b, `{}`)
 	invDef := inv.Definition()
 	invDef.InputSchema[0] = 'X'
 	require.Equal(t, byte('{'), inv.Definition().InputSchema[0])
@@ -157,9 +151,9 @@ func TestBindCopiesMiddlewares(t *testing.T) {
 		}
 	}
 	middlewares := []tool.CallMiddleware{mark("a")}
-	b := coreBind(t, newCoreTool(coreDefinition("weather")), middlewares...)
+	b := mustBind(t, newCoreTool(coreDefinition("weather")), middlewares...)
 	middlewares[0] = mark("replaced")
-	_, err := b.Call(context.Background(), corePrepare(t, b, `{}`))
+	_, err := b.Call(context.Background(), mustPrepare(t, b, `{}`))
 	require.NoError(t, err)
 	require.Equal(t, []string{"a"}, trail)
 }
@@ -174,9 +168,9 @@ func TestBindInputValidator(t *testing.T) {
 				return func([]byte) error { return nil }
 			},
 		}
-		b := coreBind(t, executable)
+		b := mustBind(t, executable)
 		for range 3 {
-			corePrepare(t, b, `{}`)
+			mustPrepare(t, b, `{}`)
 		}
 		require.Equal(t, int32(1), reads.Load())
 	})
@@ -191,10 +185,13 @@ func TestBindInputValidator(t *testing.T) {
 		require.Zero(t, b)
 		require.ErrorIs(t, err, tool.ErrInvalidTool)
 		require.NotErrorIs(t, err, tool.ErrInvalidInvocation, "nothing was invoked")
+		var ive *tool.InputValidationError
+		require.ErrorAs(t, err, &ive, "the panic is reported as a defect of the validator")
 		var p *tool.InputValidationPanicError
-		require.ErrorAs(t, err, &p)
+		require.False(t, errors.As(err, &p), "the panic is retained only behind InputValidationError.Cause")
+		require.ErrorAs(t, ive.Cause(), &p)
 		require.Equal(t, "no table", p.Value)
-		require.Equal(t, `tool: invalid tool: tool "weather": tool: input validator panicked: no table`, err.Error())
+		require.Equal(t, `tool: invalid tool: the InputValidator of tool "weather" panicked`, err.Error(), "the panic value stays out of the message")
 	})
 	t.Run("panic with an error", func(t *testing.T) {
 		cause := errors.New("no table")
@@ -204,22 +201,25 @@ func TestBindInputValidator(t *testing.T) {
 		}
 		_, err := tool.Bind(executable)
 		require.ErrorIs(t, err, tool.ErrInvalidTool)
-		require.ErrorIs(t, err, cause)
+		require.NotErrorIs(t, err, cause, "the panic's error is reachable only through Cause")
+		var ive *tool.InputValidationError
+		require.ErrorAs(t, err, &ive)
+		require.ErrorIs(t, ive.Cause(), cause, "Cause exposes it deliberately")
 	})
 }
 
 func TestCallRefusesForeignInvocations(t *testing.T) {
 	executable := newCoreTool(coreDefinition("weather"))
-	b := coreBind(t, executable)
-	twin := coreBind(t, newCoreTool(coreDefinition("weather")))
-	twinSameTool := coreBind(t, executable)
+	b := mustBind(t, executable)
+	twin := mustBind(t, newCoreTool(coreDefinition("weather")))
+	twinSameTool := mustBind(t, executable)
 	tests := []struct {
 		name string
 		inv  tool.Invocation
 	}{
 		{"zero invocation", tool.Invocation{}},
-		{"prepared by a binding of an identical tool", corePrepare(t, twin, `{"city":"Paris"}`)},
-		{"prepared by another binding of the same tool", corePrepare(t, twinSameTool, `{"city":"Paris"}`)},
+		{"prepared by a binding of an identical tool", mustPrepare(t, twin, `{"city":"Paris"}`)},
+		{"prepared by another binding of the same tool", mustPrepare(t, twinSameTool, `{"city":"Paris"}`)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,7 +231,7 @@ func TestCallRefusesForeignInvocations(t *testing.T) {
 	}
 	t.Run("zero binding", func(t *testing.T) {
 		var zero tool.Binding
-		_, err := zero.Call(context.Background(), corePrepare(t, b, `{}`))
+		_, err := zero.Call(context.Background(), mustPrepare(t, b, `{}`))
 		require.ErrorIs(t, err, tool.ErrInvalidInvocation)
 		require.Zero(t, zero.Contract())
 	})
@@ -240,11 +240,11 @@ func TestCallRefusesForeignInvocations(t *testing.T) {
 func TestCallCancelledContextRunsNothing(t *testing.T) {
 	executable := newCoreTool(coreDefinition("weather"))
 	var factories atomic.Int32
-	b := coreBind(t, executable, func(next tool.Caller) tool.Caller {
+	b := mustBind(t, executable, func(next tool.Caller) tool.Caller {
 		factories.Add(1)
 		return next
 	})
-	inv := corePrepare(t, b, `{}`)
+	inv := mustPrepare(t, b, `{}`)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := b.Call(ctx, inv)
@@ -282,11 +282,11 @@ func TestCallMiddlewareOrder(t *testing.T) {
 		mu.Unlock()
 		return tool.Result{Output: tool.NewTextOutput("sunny")}, nil
 	}
-	b := coreBind(t, executable,
+	b := mustBind(t, executable,
 		recordingMiddleware("outer", &mu, &trail),
 		recordingMiddleware("inner", &mu, &trail))
 	for range 2 {
-		_, err := b.Call(context.Background(), corePrepare(t, b, `{}`))
+		_, err := b.Call(context.Background(), mustPrepare(t, b, `{}`))
 		require.NoError(t, err)
 	}
 	once := []string{"new outer", "enter outer", "new inner", "enter inner", "tool", "leave inner", "leave outer"}
@@ -335,13 +335,13 @@ func TestCallForwardingRules(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			executable := newCoreTool(coreDefinition("weather"))
 			var other tool.Invocation
-			b := coreBind(t, executable, func(next tool.Caller) tool.Caller {
+			b := mustBind(t, executable, func(next tool.Caller) tool.Caller {
 				return tool.CallerFunc(func(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
 					return tt.forward(ctx, next, inv, other)
 				})
 			})
-			other = corePrepare(t, b, `{"city":"Paris"}`)
-			_, err := b.Call(context.Background(), corePrepare(t, b, `{"city":"Paris"}`))
+			other = mustPrepare(t, b, `{"city":"Paris"}`)
+			_, err := b.Call(context.Background(), mustPrepare(t, b, `{"city":"Paris"}`))
 			if tt.ok {
 				require.NoError(t, err)
 			} else {
@@ -350,6 +350,119 @@ func TestCallForwardingRules(t *testing.T) {
 			require.Equal(t, tt.ran, executable.ran())
 		})
 	}
+}
+
+// TestCallTellsInvocationsOfEqualArgumentsApart prepares the same text
+// twice, blank text included (both admitted as {}): each Prepare makes its
+// own invocation, and a middleware cannot forward one for the other.
+func TestCallTellsInvocationsOfEqualArgumentsApart(t *testing.T) {
+	for _, arguments := range []string{"", " ", "{}", `{"city":"Oslo"}`} {
+		executable := newCoreTool(coreDefinition("weather"))
+		var other tool.Invocation
+		b := mustBind(t, executable, func(next tool.Caller) tool.Caller {
+			return tool.CallerFunc(func(ctx context.Context, _ tool.Invocation) (tool.Result, error) {
+				return next.Call(ctx, other)
+			})
+		})
+		other = mustPrepare(t, b, arguments)
+		_, err := b.Call(context.Background(), mustPrepare(t, b, arguments))
+		require.ErrorIs(t, err, tool.ErrInvalidInvocation, "arguments %q", arguments)
+		require.Zero(t, executable.ran())
+		_, err = b.Call(context.Background(), other)
+		require.NoError(t, err, "an invocation is itself")
+	}
+}
+
+// TestCallForwardingIsSynchronous keeps the next of a middleware, and
+// forwards through it after Binding.Call returned: from the test itself
+// (a next stashed for later) or from a goroutine the middleware started.
+// Whatever the middleware returned, the forward is refused and the tool
+// never runs.
+func TestCallForwardingIsSynchronous(t *testing.T) {
+	tests := []struct {
+		name string
+		// forward decides what the middleware returns; the middleware
+		// keeps next whatever it returns.
+		forward func(ctx context.Context, next tool.Caller, inv tool.Invocation) (tool.Result, error)
+		// wantRan is how often the tool runs during Binding.Call.
+		wantRan int
+	}{
+		{"refuse, keeping next", func(context.Context, tool.Caller, tool.Invocation) (tool.Result, error) {
+			return tool.Result{}, errors.New("refused")
+		}, 0},
+		{"refuse with an output, keeping next", func(context.Context, tool.Caller, tool.Invocation) (tool.Result, error) {
+			return tool.Result{Output: tool.NewTextOutput("not now")}, nil
+		}, 0},
+		{"forward once, keeping next", func(ctx context.Context, next tool.Caller, inv tool.Invocation) (tool.Result, error) {
+			return next.Call(ctx, inv)
+		}, 1},
+	}
+	for _, tt := range tests {
+		for _, later := range []string{"stashed next", "goroutine"} {
+			t.Run(tt.name+", "+later, func(t *testing.T) {
+				executable := newCoreTool(coreDefinition("weather"))
+				var kept tool.Caller
+				var keptInv tool.Invocation
+				release := make(chan struct{})
+				forwarded := make(chan error, 1)
+				b := mustBind(t, executable, func(next tool.Caller) tool.Caller {
+					return tool.CallerFunc(func(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
+						kept, keptInv = next, inv
+						if later == "goroutine" {
+							go func() {
+								<-release
+								_, err := next.Call(context.Background(), inv)
+								forwarded <- err
+							}()
+						}
+						return tt.forward(ctx, next, inv)
+					})
+				})
+				_, _ = b.Call(context.Background(), mustPrepare(t, b, `{"city":"Paris"}`))
+				require.Equal(t, tt.wantRan, executable.ran())
+
+				var err error
+				if later == "goroutine" {
+					close(release)
+					err = <-forwarded
+				} else {
+					_, err = kept.Call(context.Background(), keptInv)
+				}
+				require.ErrorIs(t, err, tool.ErrInvalidInvocation)
+				require.Contains(t, err.Error(), "after the call returned")
+				require.Equal(t, tt.wantRan, executable.ran(), "a forward after Binding.Call returned runs nothing")
+			})
+		}
+	}
+}
+
+// TestCallWaitsForAForwardUnderWay lets a middleware forward from a
+// goroutine and return before the tool finished: Binding.Call waits for the
+// forward, so no tool code of the call runs after Call returned.
+func TestCallWaitsForAForwardUnderWay(t *testing.T) {
+	executable := newCoreTool(coreDefinition("weather"))
+	started := make(chan struct{})
+	release := make(chan struct{})
+	var finished atomic.Bool
+	executable.run = func(context.Context, tool.Invocation) (tool.Result, error) {
+		close(started)
+		<-release
+		finished.Store(true)
+		return tool.Result{}, nil
+	}
+	b := mustBind(t, executable, func(next tool.Caller) tool.Caller {
+		return tool.CallerFunc(func(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
+			go func() { _, _ = next.Call(ctx, inv) }()
+			<-started
+			close(release) // the tool may finish now, but need not have yet
+			return tool.Result{Output: tool.NewTextOutput("did not wait")}, nil
+		})
+	})
+	result, err := b.Call(context.Background(), mustPrepare(t, b, `{}`))
+	require.NoError(t, err)
+	text, _ := result.Output.Text()
+	require.Equal(t, "did not wait", text, "the middleware's own result is the call's result")
+	require.True(t, finished.Load(), "the tool had finished when Call returned")
 }
 
 func TestCallMiddlewareReturningNil(t *testing.T) {
@@ -364,8 +477,8 @@ func TestCallMiddlewareReturningNil(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			executable := newCoreTool(coreDefinition("weather"))
-			b := coreBind(t, executable, tt.middleware)
-			_, err := b.Call(context.Background(), corePrepare(t, b, `{}`))
+			b := mustBind(t, executable, tt.middleware)
+			_, err := b.Call(context.Background(), mustPrepare(t, b, `{}`))
 			require.ErrorIs(t, err, tool.ErrInvalidTool)
 			require.Zero(t, executable.ran())
 		})
@@ -399,14 +512,14 @@ func TestCallChecksResults(t *testing.T) {
 			executable := newCoreTool(def)
 			executable.run = func(context.Context, tool.Invocation) (tool.Result, error) { return tt.result, nil }
 			var seen error
-			b := coreBind(t, executable, func(next tool.Caller) tool.Caller {
+			b := mustBind(t, executable, func(next tool.Caller) tool.Caller {
 				return tool.CallerFunc(func(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
 					res, err := next.Call(ctx, inv)
 					seen = err
 					return res, err
 				})
 			})
-			res, err := b.Call(context.Background(), corePrepare(t, b, `{}`))
+			res, err := b.Call(context.Background(), mustPrepare(t, b, `{}`))
 			require.ErrorIs(t, err, tool.ErrInvalidResult)
 			require.Zero(t, res, "a bad result is never passed on")
 			require.ErrorIs(t, seen, tool.ErrInvalidResult, "middlewares see the checked outcome")
@@ -423,8 +536,8 @@ func TestCallResultStandsAfterCancellation(t *testing.T) {
 		cancel()
 		return tool.Result{Output: tool.NewTextOutput("done anyway")}, nil
 	}
-	b := coreBind(t, executable)
-	res, err := b.Call(ctx, corePrepare(t, b, `{}`))
+	b := mustBind(t, executable)
+	res, err := b.Call(ctx, mustPrepare(t, b, `{}`))
 	require.NoError(t, err)
 	text, ok := res.Output.Text()
 	require.True(t, ok)
@@ -440,8 +553,8 @@ func TestCallOutputIsACopy(t *testing.T) {
 	executable.run = func(context.Context, tool.Invocation) (tool.Result, error) {
 		return tool.Result{Output: kept}, nil
 	}
-	b := coreBind(t, executable)
-	res, err := b.Call(context.Background(), corePrepare(t, b, `{}`))
+	b := mustBind(t, executable)
+	res, err := b.Call(context.Background(), mustPrepare(t, b, `{}`))
 	require.NoError(t, err)
 
 	// The tool keeps writing into what it returned.
@@ -455,7 +568,7 @@ func TestCallOutputIsACopy(t *testing.T) {
 
 func TestCallToolSeesTheAdmittedInvocation(t *testing.T) {
 	executable := newCoreTool(coreDefinition("weather"))
-	b := coreBind(t, executable)
+	b := mustBind(t, executable)
 	inv, err := b.Contract().Prepare(tool.Request{Name: "weather", Arguments: `{"city":"Oslo"}`}, tool.Admission{IdempotencyKey: "call-7"})
 	require.NoError(t, err)
 	res, err := b.Call(context.Background(), inv)
@@ -486,8 +599,8 @@ func TestCallToolErrors(t *testing.T) {
 			def.Effect = tt.effect
 			executable := newCoreTool(def)
 			executable.run = func(context.Context, tool.Invocation) (tool.Result, error) { return tool.Result{}, boom }
-			b := coreBind(t, executable)
-			_, err := b.Call(context.Background(), corePrepare(t, b, `{}`))
+			b := mustBind(t, executable)
+			_, err := b.Call(context.Background(), mustPrepare(t, b, `{}`))
 			f, isFailure := tool.ClassifyFailure(err)
 			require.Equal(t, tt.failure, isFailure)
 			if tt.failure {
@@ -503,7 +616,7 @@ func TestCallToolErrors(t *testing.T) {
 
 func TestCallConcurrent(t *testing.T) {
 	executable := newCoreTool(coreDefinition("weather"))
-	b := coreBind(t, executable, func(next tool.Caller) tool.Caller { return next })
+	b := mustBind(t, executable, func(next tool.Caller) tool.Caller { return next })
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for range 16 {
@@ -521,4 +634,24 @@ func TestCallConcurrent(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Equal(t, 16, executable.ran())
+}
+
+// An InputRejection from a safe tool's own Call is the model's to correct:
+// it passes through instead of becoming a generic Failure.
+func TestCallSafeToolInputRejection(t *testing.T) {
+	rejection, err := tool.NewInputRejection(tool.InputRejectionConfig{Message: "city must be a capital"})
+	require.NoError(t, err)
+	for _, returned := range []error{rejection, fmt.Errorf("decoding: %w", rejection)} {
+		def := coreDefinition("weather")
+		def.Effect = tool.EffectSafe
+		executable := newCoreTool(def)
+		executable.run = func(context.Context, tool.Invocation) (tool.Result, error) { return tool.Result{}, returned }
+		b := mustBind(t, executable)
+		_, err := b.Call(context.Background(), mustPrepare(t, b, `{}`))
+		got, ok := tool.ClassifyInputRejection(err)
+		require.True(t, ok, "%v", err)
+		require.Equal(t, "city must be a capital", got.Message())
+		_, isFailure := tool.ClassifyFailure(err)
+		require.False(t, isFailure)
+	}
 }

@@ -1,7 +1,6 @@
 package tool_test
 
 import (
-	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -64,7 +63,7 @@ func TestJSONTestSuite(t *testing.T) {
 	require.NoError(t, err)
 
 	var ran int
-	probe, err := tool.Bind(tool.Tool(recordingTool{name: "probe", schema: `{"type":"object"}`}))
+	probe, err := tool.Bind(echoTool{definition: tool.Definition{Name: "probe", InputSchema: []byte(`{"type":"object"}`)}})
 	require.NoError(t, err)
 	classified := 0
 	for _, e := range entries {
@@ -118,21 +117,6 @@ func TestJSONTestSuite(t *testing.T) {
 	if classified != ran {
 		t.Fail()
 	}
-}
-
-// recordingTool is a hand-written Tool with a fixed schema; it echoes its
-// arguments as details.
-type recordingTool struct {
-	name, schema string
-}
-
-func (r recordingTool) Definition() tool.Definition {
-	return tool.Definition{Name: r.name, InputSchema: []byte(r.schema)}
-}
-
-func (r recordingTool) Call(_ context.Context, inv tool.Invocation) (tool.Result, error) {
-	out, err := tool.NewJSONOutput(inv.Arguments())
-	return tool.Result{Output: out}, err
 }
 
 // schemaSuiteDifferences lists the required draft 2020-12 tests whose

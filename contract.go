@@ -1,39 +1,35 @@
 package tool
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
 // Contract is the trust boundary between a model's proposal and a tool: the
 // frozen definition, its compiled input schema and the tool's input
-// validator. It turns a Request into an Invocation (Prepare) and checks
+// validator. It turns a [Request] into an [Invocation] (Prepare) and checks
 // results (ValidateResult), and holds nothing that can run the tool.
 //
-// A Contract comes from Binding.Contract. The zero Contract is invalid: its
+// A Contract comes from [Binding.Contract]. The zero Contract is invalid: its
 // Prepare and ValidateResult return errors. A Contract is immutable and safe
 // for concurrent use, independently of the tool.
 type Contract struct {
-	core      *contractCore
-	validator func([]byte) error // nil when the schema is the whole contract
+	core  *contractCore
+	admit admission // the input validator; nil when the schema is the whole contract
 }
 
-// contractCore is the immutable part of a contract an Invocation may share:
+// contractCore is the immutable part of a contract an [Invocation] may share:
 // data only.
 type contractCore struct {
 	frozen frozenDefinition
 	digest [sha256.Size]byte // of the canonical definition: the contract's identity
 }
 
-var invocationIDs atomic.Uint64
-
 // Definition returns a copy of the frozen definition, with the schemas in
 // canonical form (compact, member order and number text as given): the
-// bytes the schemas were compiled from. The zero Contract returns the zero
+// bytes the schemas were compiled from. The zero [Contract] returns the zero
 // Definition.
 func (c Contract) Definition() Definition {
 	if c.core == nil {
@@ -42,7 +38,7 @@ func (c Contract) Definition() Definition {
 	return c.core.frozen.definition()
 }
 
-// Name returns the tool's name, or "" for the zero Contract.
+// Name returns the tool's name, or "" for the zero [Contract].
 func (c Contract) Name() string {
 	if c.core == nil {
 		return ""
@@ -50,32 +46,45 @@ func (c Contract) Name() string {
 	return c.core.frozen.def.Name
 }
 
-// Prepare admits call into an Invocation or says why not. It runs no tool
-// and no policy. In order, it refuses:
+// Effect returns the frozen definition's Effect without copying the rest
+// of the definition, or "" for the zero Contract.
+func (c Contract) Effect() Effect {
+	if c.core == nil {
+		return ""
+	}
+	return c.core.frozen.def.Effect
+}
+
+// Prepare admits call into an [Invocation] or says why not. It runs no
+// tool and no policy. In order, it refuses:
 //
-//   - the zero Contract, a Request that fails Validate, a name other
-//     than the contract's, and an IdempotencyKey that is not valid UTF-8,
-//     holds a Unicode noncharacter or is longer than MaxInputBytes written
-//     as a JSON string (a call stamp could not carry it): plain errors;
+//   - the zero [Contract], an empty tool name (wrapping [ErrInvalidRequest]
+//     as well), a name other than the contract's, and an [IdempotencyKey]
+//     that is not valid UTF-8, holds a Unicode noncharacter or is longer
+//     than [MaxInputBytes] written as a JSON string (a call stamp could not
+//     carry it): plain errors, about the envelope the runtime routed;
 //   - a continuation that does not belong to this call (see "Suspending a
 //     call" in the package documentation): a plain error;
-//   - argument text that is not one RFC 7493 JSON object within the bounds
-//     documented in the package documentation, that breaks the input
-//     schema, or that the tool's input validator rejects: an
-//     *InputRejection whose Message can be sent back to the model;
+//   - argument text that is longer than MaxInputBytes, is not one RFC 7493
+//     JSON object within the bounds of "What Prepare admits" in the package
+//     documentation, breaks the input schema, or that the tool's input
+//     validator rejects: an [*InputRejection] whose Message can be sent back
+//     to the model. The argument text is the model's to correct, its length
+//     included, so an over-long text is a rejection and does not match
+//     ErrInvalidRequest, although [Request.Validate] refuses it too;
 //   - input the validator could not judge because of a defect of its own:
-//     an *InputValidationError.
+//     an [*InputValidationError].
 //
 // Argument text that is blank (JSON whitespace only) is admitted as {}.
-// Every error wraps ErrInvalidInvocation. Neither call nor admission is
-// retained; the Invocation holds copies.
+// Every error wraps [ErrInvalidInvocation]. Neither call nor admission is
+// retained; the [Invocation] holds copies.
 func (c Contract) Prepare(call Request, admission Admission) (Invocation, error) {
 	if c.core == nil {
 		return Invocation{}, fmt.Errorf("%w: the zero Contract admits nothing", ErrInvalidInvocation)
 	}
 	name := c.core.frozen.def.Name
 	if call.Name == "" {
-		return Invocation{}, fmt.Errorf("%w: %w: empty tool name", ErrInvalidInvocation, ErrInvalidRequest)
+		return Invocation{}, errorf("%w: %w: empty tool name", ErrInvalidInvocation, ErrInvalidRequest)
 	}
 	if call.Name != name {
 		return Invocation{}, fmt.Errorf("%w: request names tool %q, this contract is %q", ErrInvalidInvocation, call.Name, name)
@@ -86,6 +95,8 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 	if len(call.Arguments) > MaxInputBytes {
 		return Invocation{}, rejectf("arguments of %q are %d bytes, more than the limit of %d", name, len(call.Arguments), MaxInputBytes)
 	}
+	// args is this call's own copy, never empty: its address is the
+	// Invocation's identity (see Invocation.same).
 	var args []byte
 	if strictjson.IsBlank([]byte(call.Arguments)) {
 		args = []byte("{}")
@@ -112,43 +123,22 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 		rej.message = fmt.Sprintf("arguments of %q do not match its input schema %s", name, rej.message)
 		return Invocation{}, rej
 	}
-	if c.validator != nil {
-		// The validator gets its own copy: whatever it does, the admitted
-		// bytes stay the ones the schema checked.
-		if err := runValidator(c.validator, bytes.Clone(args)); err != nil {
+	if c.admit != nil {
+		value, err := runValidator(c.admit, args)
+		if err != nil {
 			return Invocation{}, err
 		}
+		inv.decoded = value
 	}
-	inv.id = invocationIDs.Add(1)
 	return inv, nil
 }
 
-// admitContinuation checks that the continuation was issued for this very
-// call: this contract, these argument bytes and this idempotency key.
-func (c Contract) admitContinuation(admission Admission, args []byte) error {
-	stamp := admission.Continuation.stamp
-	name := c.core.frozen.def.Name
-	switch {
-	case !stamp.set:
-		return fmt.Errorf("%w: the continuation carries no call stamp (its input request was not returned through a Binding)", ErrInvalidInvocation)
-	case stamp.tool != name:
-		return fmt.Errorf("%w: the continuation was issued by tool %q, not %q", ErrInvalidInvocation, stamp.tool, name)
-	case stamp.contract != c.core.digest:
-		return fmt.Errorf("%w: the continuation was issued by another contract of a tool named %q", ErrInvalidInvocation, name)
-	case stamp.arguments != sha256.Sum256(args):
-		return fmt.Errorf("%w: the continuation was issued for other arguments of %q", ErrInvalidInvocation, name)
-	case stamp.key != admission.IdempotencyKey:
-		return fmt.Errorf("%w: the continuation was issued for idempotency key %q, not %q", ErrInvalidInvocation, string(stamp.key), string(admission.IdempotencyKey))
-	}
-	return nil
-}
-
-// ValidateResult checks result against the contract the Binding enforces on
+// ValidateResult checks result against the contract the [Binding] enforces on
 // every call, so that a runtime can apply it again when it recovers a
-// result from storage. A result is either a completed Output, valid and,
+// result from storage. A result is either a completed [Output], valid and,
 // when the definition declares an output schema, with Details that satisfy
-// it; or a valid InputRequest with an empty Output. Never both. Errors wrap
-// ErrInvalidResult.
+// it; or a valid [InputRequest] with an empty Output. Never both. Errors wrap
+// [ErrInvalidResult].
 func (c Contract) ValidateResult(result Result) error {
 	if c.core == nil {
 		return fmt.Errorf("%w: the zero Contract accepts no result", ErrInvalidResult)
@@ -165,7 +155,7 @@ func (c Contract) ValidateResult(result Result) error {
 	}
 	details, values, err := result.Output.validate()
 	if err != nil {
-		return fmt.Errorf("%w: tool %q: %w", ErrInvalidResult, name, err)
+		return errorf("%w: tool %q: %w", ErrInvalidResult, name, err)
 	}
 	if out := c.core.frozen.output; out.Valid() {
 		if len(result.Output.Details) == 0 {

@@ -82,13 +82,6 @@ func coreDefinition(name string) tool.Definition {
 	}
 }
 
-func coreBind(t testing.TB, executable tool.Tool, middlewares ...tool.CallMiddleware) tool.Binding {
-	t.Helper()
-	b, err := tool.Bind(executable, middlewares...)
-	require.NoError(t, err)
-	return b
-}
-
 func TestPrepareRefuses(t *testing.T) {
 	const name = "weather"
 	tests := []struct {
@@ -96,11 +89,12 @@ func TestPrepareRefuses(t *testing.T) {
 		request   tool.Request
 		admission tool.Admission
 		content   bool   // an *InputRejection a model can act on
+		envelope  bool   // matches ErrInvalidRequest as well
 		message   string // the public message, when pinned
 	}{
 		// Identity problems: plain errors, nothing for the model.
 		{name: "wrong tool name", request: tool.Request{Name: "other", Arguments: `{}`}},
-		{name: "empty tool name", request: tool.Request{Name: "", Arguments: `{}`}},
+		{name: "empty tool name", request: tool.Request{Name: "", Arguments: `{}`}, envelope: true},
 		{name: "name differing in case", request: tool.Request{Name: "Weather", Arguments: `{}`}},
 		{name: "continuation without a stamp", request: tool.Request{Name: name, Arguments: `{}`}, admission: tool.Admission{Continuation: &tool.Continuation{}}},
 		// Content problems: one case per class.
@@ -132,12 +126,13 @@ func TestPrepareRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			executable := newCoreTool(coreDefinition(name))
-			b := coreBind(t, executable)
+			b := mustBind(t, executable)
 			inv, err := b.Contract().Prepare(tt.request, tt.admission)
 			require.ErrorIs(t, err, tool.ErrInvalidInvocation)
 			require.Zero(t, inv)
 			rej, ok := tool.ClassifyInputRejection(err)
 			require.Equal(t, tt.content, ok, "content problems are InputRejections, identity problems are not: %v", err)
+			require.Equal(t, tt.envelope, errors.Is(err, tool.ErrInvalidRequest), "only an empty name is refused as a bad Request; over-long argument text is the model's to fix")
 			if tt.message != "" {
 				require.Equal(t, tt.message, rej.Message())
 				require.Equal(t, "tool: invalid invocation: "+tt.message, err.Error())
@@ -179,7 +174,7 @@ func TestPrepareAdmits(t *testing.T) {
 	def := coreDefinition("weather")
 	def.InputSchema = json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer","maximum":9007199254740993}}}`)
 	executable := newCoreTool(def)
-	b := coreBind(t, executable)
+	b := mustBind(t, executable)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			inv, err := b.Contract().Prepare(tool.Request{Name: "weather", Arguments: tt.arguments}, tool.Admission{IdempotencyKey: "k-1"})
@@ -201,7 +196,7 @@ func TestPrepareAdmits(t *testing.T) {
 func TestPrepareBlankMeetsTheSchema(t *testing.T) {
 	def := coreDefinition("weather")
 	def.InputSchema = json.RawMessage(`{"type":"object","required":["city"]}`)
-	b := coreBind(t, newCoreTool(def))
+	b := mustBind(t, newCoreTool(def))
 	_, err := b.Contract().Prepare(tool.Request{Name: "weather", Arguments: "  "}, tool.Admission{})
 	rej, ok := tool.ClassifyInputRejection(err)
 	require.True(t, ok)
@@ -239,7 +234,7 @@ func TestPrepareInputValidator(t *testing.T) {
 					}
 				},
 			}
-			b := coreBind(t, executable)
+			b := mustBind(t, executable)
 			_, err := b.Contract().Prepare(tool.Request{Name: "weather", Arguments: `{"city":"Atlantis"}`}, tool.Admission{})
 			require.Equal(t, `{"city":"Atlantis"}`, string(seen), "the validator sees the argument text")
 			require.Zero(t, executable.ran())
@@ -270,7 +265,7 @@ func TestPrepareSchemaBeforeValidator(t *testing.T) {
 		coreTool:  newCoreTool(coreDefinition("weather")),
 		validator: func() func([]byte) error { return func([]byte) error { ran = true; return nil } },
 	}
-	b := coreBind(t, executable)
+	b := mustBind(t, executable)
 	_, err := b.Contract().Prepare(tool.Request{Name: "weather", Arguments: `{"city":7}`}, tool.Admission{})
 	require.ErrorIs(t, err, tool.ErrInvalidInvocation)
 	require.False(t, ran, "the validator runs only on input the schema admitted")
@@ -281,13 +276,13 @@ func TestPrepareNilValidator(t *testing.T) {
 		coreTool:  newCoreTool(coreDefinition("weather")),
 		validator: func() func([]byte) error { return nil },
 	}
-	b := coreBind(t, executable)
+	b := mustBind(t, executable)
 	_, err := b.Contract().Prepare(tool.Request{Name: "weather", Arguments: `{"city":"Paris"}`}, tool.Admission{})
 	require.NoError(t, err, "a nil validator leaves the schema as the whole contract")
 }
 
 func TestInvocationAccessorsAreCopies(t *testing.T) {
-	b := coreBind(t, newCoreTool(coreDefinition("weather")))
+	b := mustBind(t, newCoreTool(coreDefinition("weather")))
 	inv, err := b.Contract().Prepare(tool.Request{Name: "weather", Arguments: `{"city":"Paris"}`}, tool.Admission{})
 	require.NoError(t, err)
 
@@ -325,7 +320,7 @@ func TestValidateResult(t *testing.T) {
 		{"zero result", coreDefinition("plain"), tool.Result{}, ""},
 		{"text output", coreDefinition("plain"), tool.Result{Output: tool.NewTextOutput("hi")}, ""},
 		{"input request alone", coreDefinition("plain"), tool.Result{InputRequest: &prompt}, ""},
-		{"invalid block", coreDefinition("plain"), tool.Result{Output: tool.Output{Content: []tool.Block{tool.NewTextBlock("")}}}, `tool: invalid result: tool "plain": content[0]: tool: invalid output: text block with empty text`},
+		{"invalid block", coreDefinition("plain"), tool.Result{Output: tool.Output{Content: []tool.Block{tool.NewTextBlock("")}}}, `tool: invalid result: tool "plain": content[0]: invalid output: text block with empty text`},
 		{"invalid details", coreDefinition("plain"), tool.Result{Output: tool.Output{Details: json.RawMessage(`{`)}}, ""},
 		{"output and input request", coreDefinition("plain"), tool.Result{Output: tool.NewTextOutput("hi"), InputRequest: &prompt}, `tool: invalid result: tool "plain" returned both an output and an input request`},
 		{"zero input request", coreDefinition("plain"), tool.Result{InputRequest: &tool.InputRequest{}}, `tool: invalid result: tool "plain" returned an invalid input request`},
@@ -336,7 +331,7 @@ func TestValidateResult(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := coreBind(t, newCoreTool(tt.def)).Contract()
+			c := mustBind(t, newCoreTool(tt.def)).Contract()
 			err := c.ValidateResult(tt.result)
 			if tt.msg == "" && tt.name != "invalid details" {
 				require.NoError(t, err)
@@ -365,7 +360,18 @@ func TestPrepareValidatorCannotChangeAdmittedArguments(t *testing.T) {
 			}
 		},
 	}
-	b := coreBind(t, executable)
-	inv := corePrepare(t, b, `{"city":"Oslo"}`)
+	b := mustBind(t, executable)
+	inv := mustPrepare(t, b, `{"city":"Oslo"}`)
 	require.Equal(t, `{"city":"Oslo"}`, string(inv.Arguments()))
+}
+
+func TestContractEffect(t *testing.T) {
+	for _, effect := range []tool.Effect{"", tool.EffectSafe, tool.EffectIdempotent} {
+		def := coreDefinition("effect")
+		def.Effect = effect
+		c := mustBind(t, newCoreTool(def)).Contract()
+		require.Equal(t, effect, c.Effect())
+		require.Equal(t, c.Definition().Effect, c.Effect())
+	}
+	require.Equal(t, tool.Effect(""), tool.Contract{}.Effect())
 }

@@ -13,11 +13,11 @@ import (
 )
 
 // Definition is the model-visible description of a tool: the name a model
-// calls it by, what it does, the JSON Schema of its arguments and, when it
+// calls it by, what it does, the JSON [Schema] of its arguments and, when it
 // returns structured details, of its output.
 //
 // A Definition is a plain value: the schemas are raw JSON the caller owns,
-// and nothing is checked until Validate, Bind or MarshalJSON. Clone makes a
+// and nothing is checked until Validate, [Bind] or MarshalJSON. Clone makes a
 // copy that shares no memory. The zero Definition is invalid.
 type Definition struct {
 	// Name matches ^[A-Za-z0-9_-]{1,64}$.
@@ -42,10 +42,10 @@ func (d Definition) Clone() Definition {
 
 // Validate reports whether d can be bound: the name matches
 // ^[A-Za-z0-9_-]{1,64}$, the description is valid UTF-8 of at most
-// MaxInputBytes, InputSchema is a JSON object whose "type" member is the
-// string "object" and compiles with ParseSchema, OutputSchema compiles when
-// present, and Effect is known. Errors wrap ErrInvalidDefinition (and
-// ErrInvalidSchema for a schema that does not compile).
+// [MaxInputBytes], InputSchema is a JSON object whose "type" member is the
+// string "object" and compiles with [ParseSchema], OutputSchema compiles when
+// present, and [Effect] is known. Errors wrap [ErrInvalidDefinition] (and
+// [ErrInvalidSchema] for a schema that does not compile).
 func (d Definition) Validate() error {
 	_, err := d.compile()
 	return err
@@ -62,30 +62,21 @@ type frozenDefinition struct {
 // owns canonical copies of the schemas.
 //
 // A schema whose canonical bytes equal one of known is not compiled again:
-// the known Schema is used as it is. Bind passes the schemas a typed tool
+// the known [Schema] is used as it is. [Bind] passes the schemas a typed tool
 // compiled when it was built.
 func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
-	if err := validateName(d.Name); err != nil {
+	if err := d.validateHead(); err != nil {
 		return frozenDefinition{}, err
-	}
-	if err := d.Effect.validate(); err != nil {
-		return frozenDefinition{}, err
-	}
-	if len(d.Description) > MaxInputBytes {
-		return frozenDefinition{}, fmt.Errorf("%w: description of tool %q is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, len(d.Description), MaxInputBytes)
-	}
-	if !utf8.ValidString(d.Description) {
-		return frozenDefinition{}, fmt.Errorf("%w: description of tool %q is not valid UTF-8", ErrInvalidDefinition, d.Name)
 	}
 	if len(d.InputSchema) == 0 {
 		return frozenDefinition{}, fmt.Errorf("%w: tool %q has no input schema", ErrInvalidDefinition, d.Name)
 	}
 	if len(d.InputSchema) > MaxInputBytes {
-		return frozenDefinition{}, fmt.Errorf("%w: input schema of tool %q: %w: document is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, ErrInvalidSchema, len(d.InputSchema), MaxInputBytes)
+		return frozenDefinition{}, errorf("%w: input schema of tool %q: %w: document is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, ErrInvalidSchema, len(d.InputSchema), MaxInputBytes)
 	}
 	tree, err := strictjson.Parse(d.InputSchema)
 	if err != nil {
-		return frozenDefinition{}, fmt.Errorf("%w: input schema of tool %q: %w: not one I-JSON document: %v", ErrInvalidDefinition, d.Name, ErrInvalidSchema, err)
+		return frozenDefinition{}, errorf("%w: input schema of tool %q: %w: not one I-JSON document: %v", ErrInvalidDefinition, d.Name, ErrInvalidSchema, err)
 	}
 	obj, ok := tree.(map[string]any)
 	if !ok || obj["type"] != "object" {
@@ -93,13 +84,13 @@ func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
 	}
 	input, err := compileKnown(tree, strictjson.Compact(nil, d.InputSchema), known)
 	if err != nil {
-		return frozenDefinition{}, fmt.Errorf("%w: input schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
+		return frozenDefinition{}, errorf("%w: input schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
 	}
 	f := frozenDefinition{input: input}
 	if len(d.OutputSchema) > 0 {
 		f.output, err = parseKnown(d.OutputSchema, known)
 		if err != nil {
-			return frozenDefinition{}, fmt.Errorf("%w: output schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
+			return frozenDefinition{}, errorf("%w: output schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
 		}
 	}
 	f.def = Definition{
@@ -115,7 +106,25 @@ func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
 	return f, nil
 }
 
-// compileKnown returns the known Schema with these canonical bytes, or
+// validateHead checks what a definition says besides its schemas: the
+// name, the effect and the description.
+func (d Definition) validateHead() error {
+	if err := validateName(d.Name); err != nil {
+		return err
+	}
+	if err := d.Effect.validate(); err != nil {
+		return err
+	}
+	if len(d.Description) > MaxInputBytes {
+		return fmt.Errorf("%w: description of tool %q is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, len(d.Description), MaxInputBytes)
+	}
+	if !utf8.ValidString(d.Description) {
+		return fmt.Errorf("%w: description of tool %q is not valid UTF-8", ErrInvalidDefinition, d.Name)
+	}
+	return nil
+}
+
+// compileKnown returns the known [Schema] with these canonical bytes, or
 // compiles tree.
 func compileKnown(tree any, canonical []byte, known []Schema) (Schema, error) {
 	for _, k := range known {
@@ -126,7 +135,7 @@ func compileKnown(tree any, canonical []byte, known []Schema) (Schema, error) {
 	return compileSchema(tree, canonical)
 }
 
-// parseKnown is ParseSchema that reuses a known Schema with the same
+// parseKnown is [ParseSchema] that reuses a known [Schema] with the same
 // canonical bytes.
 func parseKnown(raw []byte, known []Schema) (Schema, error) {
 	if len(known) == 0 || len(raw) > MaxInputBytes {
@@ -155,7 +164,7 @@ func validateName(name string) error {
 	return nil
 }
 
-// definitionWire is the JSON form of a Definition, with the schemas kept as
+// definitionWire is the JSON form of a [Definition], with the schemas kept as
 // raw values.
 type definitionWire struct {
 	Name         string         `json:"name"`
@@ -175,11 +184,11 @@ type definitionModel struct {
 }
 
 // JSONSchemaModel returns a value whose Go type describes the JSON form of a
-// Definition, for SchemaFor and typed tools that take or return one.
+// [Definition], for [SchemaFor] and typed tools that take or return one.
 func (Definition) JSONSchemaModel() any { return definitionModel{} }
 
 // MarshalJSON validates d and encodes it with its schemas in compact form.
-// The encoding is deterministic. Errors wrap ErrInvalidDefinition.
+// The encoding is deterministic. Errors wrap [ErrInvalidDefinition].
 func (d Definition) MarshalJSON() ([]byte, error) {
 	f, err := d.compile()
 	if err != nil {
@@ -204,13 +213,13 @@ func (d Definition) marshal() ([]byte, error) {
 
 // UnmarshalJSON decodes one RFC 7493 object strictly: unknown or duplicate
 // members, names in the wrong case and a definition that fails Validate are
-// errors wrapping ErrInvalidDefinition. It reads documents of up to a
-// little over 8×MaxInputBytes, enough for every Definition MarshalJSON
+// errors wrapping [ErrInvalidDefinition]. It reads documents of up to a
+// little over 8×[MaxInputBytes], enough for every [Definition] MarshalJSON
 // writes. On error d is left unchanged; on success d owns its bytes.
 func (d *Definition) UnmarshalJSON(data []byte) error {
 	var w definitionWire
 	if err := strictUnmarshal(data, maxEncodedDefinition, &w); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidDefinition, err)
+		return errorf("%w: %v", ErrInvalidDefinition, err)
 	}
 	decoded := Definition{
 		Name:         w.Name,
@@ -230,19 +239,7 @@ func (d *Definition) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// maxEncodedDefinition bounds the wire form of a Definition: two schemas
-// of at most MaxInputBytes each and a description of at most MaxInputBytes
+// maxEncodedDefinition bounds the wire form of a [Definition]: two schemas
+// of at most [MaxInputBytes] each and a description of at most MaxInputBytes
 // that escaping can grow up to six times, and the rest of the object.
 const maxEncodedDefinition = 8*MaxInputBytes + 1<<10
-
-// strictUnmarshal checks data as one I-JSON document of at most limit bytes
-// and decodes it into v, refusing unknown members.
-func strictUnmarshal(data []byte, limit int, v any) error {
-	if len(data) > limit {
-		return fmt.Errorf("document is %d bytes, more than the limit of %d", len(data), limit)
-	}
-	if _, err := strictjson.Parse(data); err != nil {
-		return fmt.Errorf("not one I-JSON document: %v", err)
-	}
-	return jsonv2.Unmarshal(data, v, jsonv2.RejectUnknownMembers(true))
-}

@@ -21,7 +21,7 @@ const (
 )
 
 // Replayable reports whether a call with this effect may be run again: true
-// for EffectSafe and EffectIdempotent.
+// for [EffectSafe] and [EffectIdempotent].
 func (e Effect) Replayable() bool {
 	return e == EffectSafe || e == EffectIdempotent
 }

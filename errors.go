@@ -1,9 +1,14 @@
 package tool
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+)
 
-// MaxInputBytes is the largest JSON text this package accepts anywhere: the
-// argument text of a Request, the answer to an InputRequest, a prompt, a
+// [MaxInputBytes] is the largest JSON text this package accepts anywhere: the
+// argument text of a [Request], the answer to an [InputRequest], a prompt, a
 // continuation state and a schema document. Larger input is refused before it
 // is parsed. A document that holds several of these, such as the wire form
 // of an InputRequest, may be correspondingly larger.
@@ -14,9 +19,9 @@ const MaxInputBytes = 1 << 20
 // callers test with errors.Is. Messages of wrapped errors add what was wrong
 // with which value after the sentinel's text.
 //
-// Three kinds of value are deliberately not wrapped: a *Failure (a definite
-// outcome), an *AuthorizationError, and the error of a tool or of a done
-// context, which pass through Binding.Call as they are.
+// Three kinds of value are deliberately not wrapped: a [*Failure] (a definite
+// outcome), an [*AuthorizationError], and the error of a tool or of a done
+// context, which pass through [Binding.Call] as they are.
 var (
 	// ErrInvalidTool reports a tool that cannot be bound or built: a nil
 	// tool or middleware, an invalid definition, an unsupported Go type.
@@ -51,3 +56,62 @@ var (
 	// ErrInvalidSchema reports a JSON Schema that cannot be used.
 	ErrInvalidSchema = errors.New("tool: invalid schema")
 )
+
+// sentinels lists every sentinel, for errorf.
+var sentinels = []error{
+	ErrInvalidTool, ErrInvalidInvocation, ErrDuplicateTool, ErrInvalidRegistry,
+	ErrInvalidCallError, ErrInvalidDefinition, ErrInvalidFailure,
+	ErrInvalidInputRejection, ErrInvalidInputRequest, ErrInvalidOutput,
+	ErrInvalidProgress, ErrInvalidRequest, ErrInvalidResult, ErrInvalidSchema,
+}
+
+// prefix starts every message of this package, once.
+const prefix = "tool: "
+
+// errorf is fmt.Errorf for a message that wraps more than one error of this
+// package. The first operand, a sentinel, keeps its "tool: " prefix; in the
+// text of every later error operand the sentinels' texts lose theirs, so
+// that the message reads "tool: invalid tool: invalid definition: ..."
+// rather than repeating the prefix. errors.Is and errors.As still find
+// every operand and everything it wraps.
+func errorf(format string, args ...any) error {
+	shown := make([]any, len(args))
+	for i, a := range args {
+		if err, ok := a.(error); ok && i > 0 {
+			a = inner{err}
+		}
+		shown[i] = a
+	}
+	return fmt.Errorf(format, shown...)
+}
+
+// inner shows an error inside another message of this package: its text
+// without the prefix of any sentinel it quotes.
+type inner struct{ err error }
+
+func (e inner) Error() string {
+	msg := e.err.Error()
+	if !strings.Contains(msg, prefix) {
+		return msg
+	}
+	for _, s := range sentinels {
+		msg = strings.ReplaceAll(msg, s.Error(), strings.TrimPrefix(s.Error(), prefix))
+	}
+	return msg
+}
+
+func (e inner) Unwrap() error { return e.err }
+
+// isTypedNil reports whether v is an interface holding a nil pointer, map,
+// slice, func or channel. A nil interface is not a typed nil.
+func isTypedNil(v any) bool {
+	if v == nil {
+		return false
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}

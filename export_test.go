@@ -2,6 +2,7 @@ package tool
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/agentcontract/tool/internal/strictjson"
 )
@@ -25,4 +26,14 @@ func (m memoryLoader) Load(url string) (any, error) {
 		return nil, fmt.Errorf("no remote %q", url)
 	}
 	return strictjson.Parse(doc)
+}
+
+// SchemaForType is SchemaFor of a type built at run time, for tags that Go
+// source cannot spell without a vet warning.
+func SchemaForType(t reflect.Type) (Schema, error) {
+	doc, err := reflectSchema(t, false)
+	if err != nil {
+		return Schema{}, err
+	}
+	return ParseSchema(doc)
 }

@@ -18,7 +18,7 @@ const (
 	FailureKindRejected FailureKind = "rejected"
 )
 
-// FailureConfig describes an unsuccessful outcome; see NewFailure.
+// FailureConfig describes an unsuccessful outcome; see [NewFailure].
 type FailureConfig struct {
 	// Kind is FailureKindFailed or FailureKindRejected.
 	Kind FailureKind
@@ -31,28 +31,32 @@ type FailureConfig struct {
 // Failure is the definite, complete unsuccessful outcome of the current
 // call, returned as an error.
 //
-// Its Output is public and meant for the model; its Cause is private and
+// Its [Output] is public and meant for the model; its Cause is private and
 // meant for logs. Failure has no Unwrap, so errors.Is and errors.As never
 // reach the cause: a diagnostic cannot change the outcome, stand in for
 // another call's output, or pass for a control signal. Wrapping a Failure
-// with a single %w keeps it findable with ClassifyFailure. A Failure is
-// immutable; all methods are safe on a nil receiver. See "Errors and
-// outcomes" in the package documentation for how it differs from an error,
-// a CallError and an InputRejection.
+// with a single %w keeps it findable with [ClassifyFailure]. Make one with
+// [NewFailure]: the zero Failure, like a nil *Failure, has no kind, fails
+// Validate and is not found by ClassifyFailure. A Failure is immutable and
+// safe for concurrent use; all methods are safe on a nil receiver. See
+// "Errors and outcomes" in the package documentation for how it differs
+// from an error, a [CallError] and an [InputRejection].
 type Failure struct {
 	kind   FailureKind
 	output Output
 	cause  error
 }
 
-// NewFailure validates config and returns a Failure holding a copy of its
-// Output. Errors wrap ErrInvalidFailure: an unknown kind, an invalid Output,
+// NewFailure validates config and returns a [Failure] holding a copy of its
+// [Output]. Errors wrap [ErrInvalidFailure]: an unknown kind, an invalid Output
+// (one over [MaxOutputBytes] included: it is refused before it is copied),
 // a failed kind without a cause, or a typed-nil cause.
 func NewFailure(config FailureConfig) (*Failure, error) {
-	f := &Failure{kind: config.Kind, output: config.Output.Clone(), cause: config.Cause}
+	f := &Failure{kind: config.Kind, output: config.Output, cause: config.Cause}
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
+	f.output = config.Output.Clone()
 	return f, nil
 }
 
@@ -81,19 +85,23 @@ func (f *Failure) Cause() error {
 	return f.cause
 }
 
-// Error describes the outcome with its public text, never the cause.
+// Error describes the outcome with its public text, never the cause; a
+// text longer than maxErrorText bytes is cut short.
 func (f *Failure) Error() string {
 	if f == nil {
 		return "tool: failure"
 	}
 	if text, ok := f.output.Text(); ok && text != "" {
-		return fmt.Sprintf("tool: %s: %s", f.kind, text)
+		return fmt.Sprintf("tool: %s: %s", f.kind, clip(text, maxErrorText))
 	}
 	return fmt.Sprintf("tool: %s", f.kind)
 }
 
-// Validate reports whether f is a usable Failure; errors wrap
-// ErrInvalidFailure.
+// maxErrorText bounds the public text an error message repeats.
+const maxErrorText = 4096
+
+// Validate reports whether f is a usable [Failure]; errors wrap
+// [ErrInvalidFailure].
 func (f *Failure) Validate() error {
 	if f == nil {
 		return fmt.Errorf("%w: nil failure", ErrInvalidFailure)
@@ -111,14 +119,14 @@ func (f *Failure) Validate() error {
 		return fmt.Errorf("%w: cause is a typed nil", ErrInvalidFailure)
 	}
 	if err := f.output.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidFailure, err)
+		return errorf("%w: %w", ErrInvalidFailure, err)
 	}
 	return nil
 }
 
-// ClassifyFailure finds the Failure of the current call in err, following
+// ClassifyFailure finds the [Failure] of the current call in err, following
 // only single-error wrapping (an Unwrap() error method, which includes
-// CallError). An error that joins several (an Unwrap() []error method) is
+// [CallError]). An error that joins several (an Unwrap() []error method) is
 // ambiguous and yields nothing, even when one branch holds a Failure: the
 // owner of the join must decide the outcome. Nil and invalid Failures are
 // not found.
@@ -139,7 +147,7 @@ func safeFailure(name string, cause error) *Failure {
 	}
 }
 
-// CallErrorConfig attaches evidence to an error; see NewCallError.
+// CallErrorConfig attaches evidence to an error; see [NewCallError].
 type CallErrorConfig struct {
 	// Cause is the error; required.
 	Cause error
@@ -152,21 +160,26 @@ type CallErrorConfig struct {
 // before it, for diagnostics and evaluation. It declares no outcome and no
 // retry policy: the evidence is not a result and must not be sent to a
 // model as one. Unwrap returns the cause, so CallError is transparent to
-// errors.Is, errors.As and ClassifyFailure. A CallError is immutable; all
-// methods are safe on a nil receiver. See "Errors and outcomes" in the
-// package documentation for how it differs from a Failure.
+// errors.Is, errors.As and [ClassifyFailure]. Make one with [NewCallError]:
+// the zero CallError, like a nil *CallError, has no cause, fails Validate,
+// unwraps to nil and reports the text of [ErrInvalidCallError]. A CallError
+// is immutable and safe for concurrent use; all methods are safe on a nil
+// receiver. See "Errors and outcomes" in the package documentation for how
+// it differs from a [Failure].
 type CallError struct {
 	cause    error
 	evidence Output
 }
 
-// NewCallError returns a CallError. Errors wrap ErrInvalidCallError: a nil
-// or typed-nil cause, or invalid evidence.
+// NewCallError returns a [CallError] holding a copy of the evidence. Errors
+// wrap [ErrInvalidCallError]: a nil or typed-nil cause, or invalid evidence
+// (one over [MaxOutputBytes] included: it is refused before it is copied).
 func NewCallError(config CallErrorConfig) (*CallError, error) {
-	e := &CallError{cause: config.Cause, evidence: config.Evidence.Clone()}
+	e := &CallError{cause: config.Cause, evidence: config.Evidence}
 	if err := e.Validate(); err != nil {
 		return nil, err
 	}
+	e.evidence = config.Evidence.Clone()
 	return e, nil
 }
 
@@ -194,8 +207,8 @@ func (e *CallError) Error() string {
 	return e.cause.Error()
 }
 
-// Validate reports whether e is a usable CallError; errors wrap
-// ErrInvalidCallError.
+// Validate reports whether e is a usable [CallError]; errors wrap
+// [ErrInvalidCallError].
 func (e *CallError) Validate() error {
 	switch {
 	case e == nil:
@@ -206,7 +219,7 @@ func (e *CallError) Validate() error {
 		return fmt.Errorf("%w: cause is a typed nil", ErrInvalidCallError)
 	}
 	if err := e.evidence.Validate(); err != nil {
-		return fmt.Errorf("%w: evidence: %w", ErrInvalidCallError, err)
+		return errorf("%w: evidence: %w", ErrInvalidCallError, err)
 	}
 	return nil
 }

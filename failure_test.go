@@ -16,7 +16,7 @@ import (
 func TestNewFailureValidation(t *testing.T) {
 	cause := errors.New("disk full")
 	var typedNil *policySecretError
-	cases := []struct {
+	tests := []struct {
 		name    string
 		config  tool.FailureConfig
 		wantErr string // "" when the config is valid
@@ -68,32 +68,32 @@ func TestNewFailureValidation(t *testing.T) {
 		{
 			name:    "an empty text block",
 			config:  tool.FailureConfig{Kind: tool.FailureKindRejected, Output: tool.Output{Content: []tool.Block{tool.NewTextBlock("")}}},
-			wantErr: "tool: invalid failure: content[0]: tool: invalid output: text block with empty text",
+			wantErr: "tool: invalid failure: content[0]: invalid output: text block with empty text",
 		},
 		{
 			name:    "details that are not JSON",
 			config:  tool.FailureConfig{Kind: tool.FailureKindFailed, Cause: cause, Output: tool.Output{Details: json.RawMessage(`{"a":`)}},
-			wantErr: "tool: invalid failure: tool: invalid output: details are not one I-JSON document: ",
+			wantErr: "tool: invalid failure: invalid output: details are not one I-JSON document: ",
 			prefix:  true,
 		},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			failure, err := tool.NewFailure(tc.config)
-			if tc.wantErr == "" {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			failure, err := tool.NewFailure(tt.config)
+			if tt.wantErr == "" {
 				require.NoError(t, err)
 				require.NoError(t, failure.Validate())
-				require.Equal(t, tc.config.Kind, failure.Kind())
-				require.Equal(t, tc.config.Cause, failure.Cause())
+				require.Equal(t, tt.config.Kind, failure.Kind())
+				require.Equal(t, tt.config.Cause, failure.Cause())
 				return
 			}
 			require.ErrorIs(t, err, tool.ErrInvalidFailure)
 			require.Nil(t, failure)
-			if tc.prefix {
-				require.Truef(t, strings.HasPrefix(err.Error(), tc.wantErr), "message %q", err)
+			if tt.prefix {
+				require.Truef(t, strings.HasPrefix(err.Error(), tt.wantErr), "message %q", err)
 				return
 			}
-			require.EqualError(t, err, tc.wantErr)
+			require.EqualError(t, err, tt.wantErr)
 		})
 	}
 }
@@ -153,7 +153,7 @@ func TestFailureError(t *testing.T) {
 	cause := errors.New("cause text that must not show")
 	details, err := tool.NewJSONOutput(json.RawMessage(`{"code":7}`))
 	require.NoError(t, err)
-	cases := []struct {
+	tests := []struct {
 		name   string
 		config tool.FailureConfig
 		want   string
@@ -163,11 +163,11 @@ func TestFailureError(t *testing.T) {
 		{"details stand in for text", tool.FailureConfig{Kind: tool.FailureKindFailed, Cause: cause, Output: details}, `tool: failed: {"code":7}`},
 		{"media has no text", tool.FailureConfig{Kind: tool.FailureKindFailed, Cause: cause, Output: tool.Output{Content: []tool.Block{tool.NewMediaURIBlock("image/png", "https://example.com/a.png")}}}, "tool: failed"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			failure, err := tool.NewFailure(tc.config)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			failure, err := tool.NewFailure(tt.config)
 			require.NoError(t, err)
-			require.Equal(t, tc.want, failure.Error())
+			require.Equal(t, tt.want, failure.Error())
 			require.NotContains(t, failure.Error(), cause.Error())
 		})
 	}
@@ -182,7 +182,7 @@ func TestClassifyFailure(t *testing.T) {
 	require.NoError(t, err)
 	plainCallError, err := tool.NewCallError(tool.CallErrorConfig{Cause: errors.New("plain")})
 	require.NoError(t, err)
-	cases := []struct {
+	tests := []struct {
 		name  string
 		err   error
 		found bool
@@ -207,22 +207,22 @@ func TestClassifyFailure(t *testing.T) {
 		{"typed-nil Failure", (*tool.Failure)(nil), false, "a nil Failure is not an outcome"},
 		{"authorization error", &tool.AuthorizationError{}, false, "an undecided authorization is not an outcome"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got, found := tool.ClassifyFailure(tc.err)
-			require.Equal(t, tc.found, found, tc.why)
-			if !tc.found {
-				require.Nil(t, got, tc.why)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, found := tool.ClassifyFailure(tt.err)
+			require.Equal(t, tt.found, found, tt.why)
+			if !tt.found {
+				require.Nil(t, got, tt.why)
 				return
 			}
-			require.Same(t, failure, got, tc.why)
+			require.Same(t, failure, got, tt.why)
 		})
 	}
 }
 
 func TestNewCallErrorValidation(t *testing.T) {
 	var typedNil *policySecretError
-	cases := []struct {
+	tests := []struct {
 		name    string
 		config  tool.CallErrorConfig
 		wantErr string
@@ -231,18 +231,18 @@ func TestNewCallErrorValidation(t *testing.T) {
 		{"a cause and evidence", tool.CallErrorConfig{Cause: errors.New("timeout"), Evidence: tool.NewTextOutput("2 of 3 rows written")}, ""},
 		{"no cause", tool.CallErrorConfig{Evidence: tool.NewTextOutput("2 of 3 rows written")}, "tool: invalid call error: a cause is required"},
 		{"a typed-nil cause", tool.CallErrorConfig{Cause: typedNil}, "tool: invalid call error: cause is a typed nil"},
-		{"invalid evidence", tool.CallErrorConfig{Cause: errors.New("timeout"), Evidence: tool.Output{Content: []tool.Block{{Kind: "video"}}}}, `tool: invalid call error: evidence: content[0]: tool: invalid output: unknown block kind "video"`},
+		{"invalid evidence", tool.CallErrorConfig{Cause: errors.New("timeout"), Evidence: tool.Output{Content: []tool.Block{{Kind: "video"}}}}, `tool: invalid call error: evidence: content[0]: invalid output: unknown block kind "video"`},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			callErr, err := tool.NewCallError(tc.config)
-			if tc.wantErr == "" {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			callErr, err := tool.NewCallError(tt.config)
+			if tt.wantErr == "" {
 				require.NoError(t, err)
 				require.NoError(t, callErr.Validate())
 				return
 			}
 			require.ErrorIs(t, err, tool.ErrInvalidCallError)
-			require.EqualError(t, err, tc.wantErr)
+			require.EqualError(t, err, tt.wantErr)
 			require.Nil(t, callErr)
 		})
 	}
@@ -372,7 +372,7 @@ func TestSafeEffectErrors(t *testing.T) {
 			require.True(t, err == want, "got %v, want the tool's own error %v", err, want)
 		}
 	}
-	cases := []struct {
+	tests := []struct {
 		name       string
 		effect     tool.Effect
 		returned   error
@@ -394,21 +394,21 @@ func TestSafeEffectErrors(t *testing.T) {
 		{"unspecified: a plain error passes through", "", plain, false, untouched(plain)},
 		{"unspecified: a CallError passes through", "", withEvidence, false, untouched(withEvidence)},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			probe := newPolicyProbe(tc.effect, func(context.Context, tool.Invocation) (tool.Result, error) {
-				if tc.cancelling {
+			probe := newPolicyProbe(tt.effect, func(context.Context, tool.Invocation) (tool.Result, error) {
+				if tt.cancelling {
 					cancel()
 				}
-				return tool.Result{}, tc.returned
+				return tool.Result{}, tt.returned
 			})
 			binding, err := tool.Bind(probe)
 			require.NoError(t, err)
-			_, err = binding.Call(ctx, policyPrepare(t, binding, `{}`))
-			tc.check(t, err)
-			if tc.cancelling {
+			_, err = binding.Call(ctx, mustPrepare(t, binding, `{}`))
+			tt.check(t, err)
+			if tt.cancelling {
 				_, found := tool.ClassifyFailure(err)
 				require.False(t, found)
 			}
@@ -432,7 +432,7 @@ func TestSafeEffectFailureSeenByMiddleware(t *testing.T) {
 	})
 	binding, err := tool.Bind(probe, observe)
 	require.NoError(t, err)
-	_, err = binding.Call(context.Background(), policyPrepare(t, binding, `{}`))
+	_, err = binding.Call(context.Background(), mustPrepare(t, binding, `{}`))
 	_, found := tool.ClassifyFailure(seen)
 	require.True(t, found)
 	require.True(t, seen == err)

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -102,6 +105,14 @@ func TestNewFuncRefusals(t *testing.T) {
 			return err
 		}, tool.ErrInvalidDefinition},
 		{"unknown effect", func() error { _, err := tool.NewFunc(tool.FuncConfig{Name: "f", Effect: "maybe"}, ok); return err }, nil},
+		{"description of invalid UTF-8", func() error {
+			_, err := tool.NewFunc(tool.FuncConfig{Name: "f", Description: "caf\xe9"}, ok)
+			return err
+		}, tool.ErrInvalidDefinition},
+		{"description over MaxInputBytes", func() error {
+			_, err := tool.NewFunc(tool.FuncConfig{Name: "f", Description: strings.Repeat("d", tool.MaxInputBytes+1)}, ok)
+			return err
+		}, tool.ErrInvalidDefinition},
 		{"input not a struct", func() error {
 			_, err := tool.NewFunc(tool.FuncConfig{Name: "f"}, func(context.Context, []funcArgs) (string, error) { return "", nil })
 			return err
@@ -115,12 +126,12 @@ func TestNewFuncRefusals(t *testing.T) {
 			return err
 		}, tool.ErrInvalidSchema},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.err()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.err()
 			require.ErrorIs(t, err, tool.ErrInvalidTool)
-			if tc.alsoIs != nil {
-				require.ErrorIs(t, err, tc.alsoIs)
+			if tt.alsoIs != nil {
+				require.ErrorIs(t, err, tt.alsoIs)
 			}
 			require.True(t, strings.HasPrefix(err.Error(), "tool: "), err.Error())
 		})
@@ -279,4 +290,181 @@ func TestFuncOutputIsDetached(t *testing.T) {
 	require.NoError(t, err)
 	result.Output.Details[2] = 'X'
 	require.Equal(t, `{"n":1}`, string(shared), "the caller's copy shares nothing with the function's value")
+}
+
+// TestFuncBrokenResultIsNeverAFailure pins one rule for results that break
+// the output contract: whatever the Effect, and whether the Func could not
+// encode the value or the Binding found the encoded Output invalid, the
+// call ends in an error wrapping ErrInvalidResult, never in a Failure. Only
+// the function's own error is converted by the safe rule.
+func TestFuncBrokenResultIsNeverAFailure(t *testing.T) {
+	tests := []struct {
+		name string
+		fn   func(context.Context, funcArgs) (tool.Output, error)
+		also error
+	}{
+		{"a value JSON cannot encode", nil, tool.ErrInvalidOutput},
+		{"an invalid media block", func(context.Context, funcArgs) (tool.Output, error) {
+			return tool.Output{Content: []tool.Block{{Kind: tool.BlockMedia, MediaType: "not a type", Data: []byte{1}}}}, nil
+		}, tool.ErrInvalidOutput},
+	}
+	for _, effect := range []tool.Effect{"", tool.EffectSafe, tool.EffectIdempotent} {
+		for _, tt := range tests {
+			t.Run(tt.name+", effect "+string(effect), func(t *testing.T) {
+				var f tool.Tool
+				var err error
+				if tt.fn == nil {
+					f, err = tool.NewFunc(tool.FuncConfig{Name: "broken", Effect: effect}, func(context.Context, funcArgs) (map[string]float64, error) {
+						return map[string]float64{"x": math.NaN()}, nil
+					})
+				} else {
+					f, err = tool.NewFunc(tool.FuncConfig{Name: "broken", Effect: effect}, tt.fn)
+				}
+				require.NoError(t, err)
+				b := mustBind(t, f)
+				result, err := b.Call(context.Background(), mustPrepare(t, b, `{"a":1}`))
+				require.ErrorIs(t, err, tool.ErrInvalidResult)
+				require.ErrorIs(t, err, tt.also)
+				_, isFailure := tool.ClassifyFailure(err)
+				require.False(t, isFailure, "a broken result is not the tool's error")
+				require.Equal(t, tool.Result{}, result)
+			})
+		}
+	}
+
+	t.Run("the function's own error of a safe Func is a Failure", func(t *testing.T) {
+		cause := errors.New("backend down")
+		f, err := tool.NewFunc(tool.FuncConfig{Name: "broken", Effect: tool.EffectSafe}, func(context.Context, funcArgs) (map[string]float64, error) {
+			return nil, cause
+		})
+		require.NoError(t, err)
+		b := mustBind(t, f)
+		_, err = b.Call(context.Background(), mustPrepare(t, b, `{"a":1}`))
+		failure, isFailure := tool.ClassifyFailure(err)
+		require.True(t, isFailure)
+		require.Same(t, cause, failure.Cause())
+	})
+}
+
+// funcDecodes counts decodes of funcCounted values, for
+// TestFuncDecodesOncePerCall only.
+var funcDecodes atomic.Int64
+
+// funcCounted is a string that counts how often it is decoded.
+type funcCounted string
+
+func (c *funcCounted) UnmarshalJSON(data []byte) error {
+	funcDecodes.Add(1)
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return err
+	}
+	*c = funcCounted(s)
+	return nil
+}
+
+// TestFuncDecodesOncePerCall: the input a Func's validator decoded at
+// Prepare is handed to the first Call of that invocation; every later
+// Call, of the same invocation or a copy of it, decodes afresh.
+func TestFuncDecodesOncePerCall(t *testing.T) {
+	type in struct {
+		Name funcCounted `json:"name" jsonschema:"type=string"`
+	}
+	b := bindFunc(t, "counted", func(_ context.Context, v in) (string, error) { return string(v.Name), nil })
+	funcDecodes.Store(0)
+	inv := mustPrepare(t, b, `{"name":"x"}`)
+	require.Equal(t, int64(1), funcDecodes.Load(), "Prepare decodes once")
+	for i, want := range []int64{1, 2, 3} {
+		call := inv
+		result, err := b.Call(context.Background(), call)
+		require.NoError(t, err)
+		text, _ := result.Output.Text()
+		require.Equal(t, "x", text)
+		require.Equal(t, want, funcDecodes.Load(), "call %d", i+1)
+	}
+}
+
+// TestFuncCallsNeverShareInput lets the function modify everything it was
+// given and calls one invocation again and again, one after another and
+// concurrently (run under -race): every call sees the admitted input, never
+// what another call did to its own.
+func TestFuncCallsNeverShareInput(t *testing.T) {
+	type inner struct {
+		N int `json:"n"`
+	}
+	type in struct {
+		Tags  []string          `json:"tags"`
+		Meta  map[string]string `json:"meta"`
+		Inner *inner            `json:"inner"`
+	}
+	b := bindFunc(t, "mutator", func(_ context.Context, v in) (string, error) {
+		seen := fmt.Sprintf("%s %s %d %d", v.Tags[0], v.Meta["k"], v.Inner.N, len(v.Tags))
+		v.Tags[0] = "changed"
+		v.Tags = append(v.Tags, "more")
+		v.Meta["k"] = "changed"
+		v.Inner.N++
+		return seen, nil
+	})
+	inv := mustPrepare(t, b, `{"tags":["a","b"],"meta":{"k":"v"},"inner":{"n":1}}`)
+	const want = "a v 1 2"
+	call := func() string {
+		result, err := b.Call(context.Background(), inv)
+		if err != nil {
+			return err.Error()
+		}
+		text, _ := result.Output.Text()
+		return text
+	}
+	for range 3 {
+		require.Equal(t, want, call())
+	}
+
+	again := mustPrepare(t, b, `{"tags":["a","b"],"meta":{"k":"v"},"inner":{"n":1}}`)
+	inv = again // a fresh invocation, so that the first calls race for the value decoded at Prepare
+	var wg sync.WaitGroup
+	seen := make([]string, 16)
+	for g := range seen {
+		wg.Go(func() {
+			for range 10 {
+				if got := call(); got != want {
+					seen[g] = got
+					return
+				}
+			}
+			seen[g] = want
+		})
+	}
+	wg.Wait()
+	for _, got := range seen {
+		require.Equal(t, want, got)
+	}
+}
+
+// funcOverridden embeds a Func but replaces its input validator: Bind must
+// use the replacement, not the Func's own decode.
+type funcOverridden struct {
+	tool.Func[funcArgs, string]
+	validations *atomic.Int64
+}
+
+func (o funcOverridden) InputValidator() func([]byte) error {
+	return func([]byte) error {
+		o.validations.Add(1)
+		return nil
+	}
+}
+
+func TestFuncEmbeddedWithItsOwnValidator(t *testing.T) {
+	f, err := tool.NewFunc(tool.FuncConfig{Name: "wrapped"}, func(_ context.Context, v funcArgs) (string, error) {
+		return fmt.Sprint(v.A), nil
+	})
+	require.NoError(t, err)
+	var validations atomic.Int64
+	b := mustBind(t, funcOverridden{Func: f, validations: &validations})
+	inv := mustPrepare(t, b, `{"a":7}`)
+	require.Equal(t, int64(1), validations.Load(), "the replacement validator ran")
+	result, err := b.Call(context.Background(), inv)
+	require.NoError(t, err)
+	text, _ := result.Output.Text()
+	require.Equal(t, "7", text, "the embedded Func decodes for itself")
 }

@@ -2,7 +2,6 @@ package tool_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -61,23 +60,10 @@ const fuzzSearchSchema = `{
   "additionalProperties": false
 }`
 
-// fuzzEchoTool is a hand-written Tool that returns its arguments as
-// details.
-type fuzzEchoTool struct {
-	definition tool.Definition
-}
-
-func (e fuzzEchoTool) Definition() tool.Definition { return e.definition.Clone() }
-
-func (e fuzzEchoTool) Call(_ context.Context, inv tool.Invocation) (tool.Result, error) {
-	out, err := tool.NewJSONOutput(inv.Arguments())
-	return tool.Result{Output: out}, err
-}
-
 // fuzzSearchBinding binds the search tool.
 func fuzzSearchBinding(tb testing.TB) tool.Binding {
 	tb.Helper()
-	b, err := tool.Bind(fuzzEchoTool{definition: tool.Definition{
+	b, err := tool.Bind(echoTool{definition: tool.Definition{
 		Name:        "search",
 		Description: "search the catalogue",
 		InputSchema: []byte(fuzzSearchSchema),
@@ -110,7 +96,7 @@ func fuzzBreaksLine(r rune) bool {
 // pointers, escaped, so that it stays one line. FuzzPrepare found the
 // first case.
 func TestRejectionMessageIsOneLine(t *testing.T) {
-	binding, err := tool.Bind(fuzzEchoTool{definition: tool.Definition{
+	binding, err := tool.Bind(echoTool{definition: tool.Definition{
 		Name:        "probe",
 		InputSchema: []byte(`{"type":"object","additionalProperties":{"type":"integer"}}`),
 	}})
@@ -359,7 +345,7 @@ func FuzzRequest(f *testing.F) {
 		f.Add(seed.name, seed.arguments)
 	}
 	search := fuzzSearchBinding(f)
-	lookup, err := tool.Bind(fuzzEchoTool{definition: tool.Definition{
+	lookup, err := tool.Bind(echoTool{definition: tool.Definition{
 		Name:        "lookup",
 		InputSchema: []byte(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`),
 	}})

@@ -3,6 +3,7 @@ module github.com/agentcontract/tool
 go 1.26
 
 require (
+	github.com/dlclark/regexp2 v1.12.0
 	github.com/go-json-experiment/json v1.27.2
 	github.com/invopop/jsonschema v0.14.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3

@@ -30,7 +30,7 @@ type Authorizer interface {
 	Authorize(ctx context.Context, authorization Authorization) (bool, error)
 }
 
-// AuthorizerFunc adapts a function to Authorizer.
+// AuthorizerFunc adapts a function to [Authorizer].
 type AuthorizerFunc func(context.Context, Authorization) (bool, error)
 
 // Authorize calls f(ctx, authorization).
@@ -38,14 +38,14 @@ func (f AuthorizerFunc) Authorize(ctx context.Context, authorization Authorizati
 	return f(ctx, authorization)
 }
 
-// GuardConfig configures a Guard.
+// GuardConfig configures a [Guard].
 type GuardConfig struct {
 	// Authorizer decides every call. Required.
 	Authorizer Authorizer
 }
 
-// Guard is a CallMiddleware that asks an Authorizer before every call.
-// Because it sits on Binding.Call, the same policy applies to direct calls,
+// Guard is a [CallMiddleware] that asks an [Authorizer] before every call.
+// Because it sits on [Binding.Call], the same policy applies to direct calls,
 // registries and whole runtimes. The zero Guard is invalid: its Call
 // refuses every invocation. A Guard is immutable and safe for concurrent
 // use when its Authorizer is.
@@ -53,8 +53,8 @@ type Guard struct {
 	authorizer Authorizer
 }
 
-// NewGuard returns a Guard. A nil or typed-nil Authorizer is an error
-// wrapping ErrInvalidTool: a guard that permits everything must not come
+// NewGuard returns a [Guard]. A nil or typed-nil [Authorizer] is an error
+// wrapping [ErrInvalidTool]: a guard that permits everything must not come
 // about by omission.
 func NewGuard(config GuardConfig) (Guard, error) {
 	if config.Authorizer == nil || isTypedNil(config.Authorizer) {
@@ -63,15 +63,18 @@ func NewGuard(config GuardConfig) (Guard, error) {
 	return Guard{authorizer: config.Authorizer}, nil
 }
 
-// Call is the Guard's CallMiddleware: pass g.Call to Bind.
+// Call is the [Guard]'s [CallMiddleware]: pass g.Call to [Bind].
 //
 // For every call it first returns ctx.Err() if ctx is done, then asks the
-// Authorizer. A refusal is a *Failure of kind FailureKindRejected with a
+// [Authorizer]. A refusal is a [*Failure] of kind [FailureKindRejected] with a
 // generic public message naming the tool. An Authorizer error is an
-// *AuthorizationError; when ctx is done by then, ctx.Err() is joined to it
+// [*AuthorizationError]; when ctx is done by then, ctx.Err() is joined to it
 // so that errors.Is sees the cancellation, and only that. The tool never
-// runs after a refusal or an error. A panic in the Authorizer is not
-// recovered here; put Recover outside the Guard for that.
+// runs after a refusal or an error. When ctx ends while the Authorizer
+// decides and it then permits, the tool does not run either: the call
+// reaches the tool boundary, which returns ctx.Err() (see [Binding.Call]).
+// A panic in the Authorizer is not recovered here; put [Recover] outside
+// the [Guard] for that.
 func (g Guard) Call(next Caller) Caller {
 	return CallerFunc(func(ctx context.Context, invocation Invocation) (Result, error) {
 		name := ""
@@ -102,23 +105,23 @@ func (g Guard) Call(next Caller) Caller {
 	})
 }
 
-// errZeroGuard is the Cause of every AuthorizationError of the zero Guard.
+// errZeroGuard is the Cause of every [AuthorizationError] of the zero [Guard].
 var errZeroGuard = fmt.Errorf("%w: the zero Guard has no Authorizer", ErrInvalidTool)
 
 // detach copies the invocation's arguments, so that a policy holding its
-// Authorization shares no memory with the call.
+// [Authorization] shares no memory with the call.
 func detach(invocation Invocation) Invocation {
 	invocation.arguments = bytes.Clone(invocation.arguments)
 	return invocation
 }
 
 // AuthorizationError means a policy could not decide whether a call may
-// run; the tool did not run. It is not the tool's outcome: ClassifyFailure
+// run; the tool did not run. It is not the tool's outcome: [ClassifyFailure]
 // does not find one in it.
 //
 // Error names the tool but not the cause, and the cause does not take part
 // in errors.Is or errors.As: read it deliberately with Cause. Only the
-// cancellation of the call's own ctx stays visible, because Guard joins
+// cancellation of the call's own ctx stays visible, because [Guard] joins
 // ctx.Err() beside it. All methods are safe on a nil receiver. See "Errors
 // and outcomes" in the package documentation.
 type AuthorizationError struct {
@@ -134,7 +137,7 @@ func (e *AuthorizationError) Error() string {
 	return fmt.Sprintf("tool: authorization of %q failed", e.tool)
 }
 
-// Cause returns the Authorizer's error.
+// Cause returns the [Authorizer]'s error.
 func (e *AuthorizationError) Cause() error {
 	if e == nil {
 		return nil

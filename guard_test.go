@@ -44,14 +44,6 @@ func (p *policyProbe) Call(ctx context.Context, invocation tool.Invocation) (too
 	return tool.Result{Output: tool.NewTextOutput(string(invocation.Arguments()))}, nil
 }
 
-// policyPrepare admits arguments for binding's tool.
-func policyPrepare(t *testing.T, binding tool.Binding, arguments string) tool.Invocation {
-	t.Helper()
-	invocation, err := binding.Contract().Prepare(tool.Request{Name: binding.Contract().Name(), Arguments: arguments}, tool.Admission{})
-	require.NoError(t, err)
-	return invocation
-}
-
 // policySecretError is an authorizer's private diagnostic; tests check that
 // it never leaks through errors.Is, errors.As or an error message.
 type policySecretError struct{ detail string }
@@ -126,7 +118,7 @@ func requireAuthorizationError(t *testing.T, err error, cause error) {
 
 func TestGuardAuthorizerBehaviours(t *testing.T) {
 	secret := &policySecretError{detail: "policy store unreachable"}
-	cases := []struct {
+	tests := []struct {
 		name string
 		// ctx returns the call's context and a function that ends it with
 		// the case's context error.
@@ -236,6 +228,31 @@ func TestGuardAuthorizerBehaviours(t *testing.T) {
 			},
 		},
 		{
+			name: "a permit after the call's ctx is cancelled runs nothing and returns the cancellation",
+			ctx: func() (context.Context, func()) {
+				return context.WithCancel(context.Background())
+			},
+			authorize: func(end func()) (bool, error) { end(); return true, nil },
+			wantAsked: true,
+			check: func(t *testing.T, result tool.Result, err error) {
+				require.Equal(t, context.Canceled, err, "the boundary checks ctx before it runs the tool")
+				require.Equal(t, tool.Result{}, result)
+			},
+		},
+		{
+			name: "a permit after the call's deadline passed runs nothing and returns the deadline",
+			ctx: func() (context.Context, func()) {
+				ctx := newEndableContext()
+				return ctx, func() { ctx.end(context.DeadlineExceeded) }
+			},
+			authorize: func(end func()) (bool, error) { end(); return true, nil },
+			after:     []tool.CallMiddleware{tool.Recover},
+			wantAsked: true,
+			check: func(t *testing.T, _ tool.Result, err error) {
+				require.Equal(t, context.DeadlineExceeded, err, "also behind further middlewares")
+			},
+		},
+		{
 			name:      "a ctx done before the guard is returned and the authorizer is not asked",
 			authorize: func(func()) (bool, error) { return true, nil },
 			before:    []tool.CallMiddleware{cancelBeforeNext},
@@ -273,36 +290,36 @@ func TestGuardAuthorizerBehaviours(t *testing.T) {
 			},
 		},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			ctx, end := context.Background(), func() {}
-			if tc.ctx != nil {
-				ctx, end = tc.ctx()
+			if tt.ctx != nil {
+				ctx, end = tt.ctx()
 				defer end()
 			}
 			var asked atomic.Bool
 			guard, err := tool.NewGuard(tool.GuardConfig{
 				Authorizer: tool.AuthorizerFunc(func(context.Context, tool.Authorization) (bool, error) {
 					asked.Store(true)
-					return tc.authorize(end)
+					return tt.authorize(end)
 				}),
 			})
 			require.NoError(t, err)
 			probe := newPolicyProbe("", nil)
-			middlewares := append(append(append([]tool.CallMiddleware{}, tc.before...), guard.Call), tc.after...)
+			middlewares := append(append(append([]tool.CallMiddleware{}, tt.before...), guard.Call), tt.after...)
 			binding, err := tool.Bind(probe, middlewares...)
 			require.NoError(t, err)
-			invocation := policyPrepare(t, binding, `{"q":1}`)
+			invocation := mustPrepare(t, binding, `{"q":1}`)
 
-			if tc.wantPanic != nil {
-				require.PanicsWithValue(t, tc.wantPanic, func() { _, _ = binding.Call(ctx, invocation) })
+			if tt.wantPanic != nil {
+				require.PanicsWithValue(t, tt.wantPanic, func() { _, _ = binding.Call(ctx, invocation) })
 			} else {
 				result, err := binding.Call(ctx, invocation)
-				tc.check(t, result, err)
+				tt.check(t, result, err)
 			}
-			require.Equal(t, tc.wantAsked, asked.Load(), "authorizer asked")
+			require.Equal(t, tt.wantAsked, asked.Load(), "authorizer asked")
 			wantRuns := int64(0)
-			if tc.wantRan {
+			if tt.wantRan {
 				wantRuns = 1
 			}
 			require.Equal(t, wantRuns, probe.runs.Load(), "tool runs")
@@ -387,7 +404,7 @@ func TestGuardStopsTheToolInEveryOrder(t *testing.T) {
 						binding, ok = registry.Resolve("probe")
 						require.True(t, ok)
 					}
-					_, err = binding.Call(context.Background(), policyPrepare(t, binding, `{}`))
+					_, err = binding.Call(context.Background(), mustPrepare(t, binding, `{}`))
 					a.check(t, err)
 					wantRuns := int64(0)
 					if a.wantRan {
@@ -404,7 +421,7 @@ func TestGuardStopsTheToolInEveryOrder(t *testing.T) {
 func TestNewGuardRefusesMissingAuthorizers(t *testing.T) {
 	var nilFunc tool.AuthorizerFunc
 	var nilPointer *policyAuthorizer
-	cases := []struct {
+	tests := []struct {
 		name       string
 		authorizer tool.Authorizer
 	}{
@@ -412,9 +429,9 @@ func TestNewGuardRefusesMissingAuthorizers(t *testing.T) {
 		{"nil AuthorizerFunc", nilFunc},
 		{"nil pointer", nilPointer},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			guard, err := tool.NewGuard(tool.GuardConfig{Authorizer: tc.authorizer})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			guard, err := tool.NewGuard(tool.GuardConfig{Authorizer: tt.authorizer})
 			require.ErrorIs(t, err, tool.ErrInvalidTool)
 			require.EqualError(t, err, "tool: invalid tool: a Guard needs an Authorizer")
 			require.Equal(t, tool.Guard{}, guard)
@@ -431,7 +448,7 @@ func TestZeroGuardRefuses(t *testing.T) {
 	probe := newPolicyProbe("", nil)
 	binding, err := tool.Bind(probe, tool.Guard{}.Call)
 	require.NoError(t, err)
-	_, err = binding.Call(context.Background(), policyPrepare(t, binding, `{}`))
+	_, err = binding.Call(context.Background(), mustPrepare(t, binding, `{}`))
 	require.Error(t, err)
 	var authErr *tool.AuthorizationError
 	require.ErrorAs(t, err, &authErr, "no decision could be made")
@@ -471,7 +488,7 @@ func TestAuthorizationIsDetached(t *testing.T) {
 	})
 	binding, err := tool.Bind(probe, guard.Call)
 	require.NoError(t, err)
-	_, err = binding.Call(context.Background(), policyPrepare(t, binding, arguments))
+	_, err = binding.Call(context.Background(), mustPrepare(t, binding, arguments))
 	require.NoError(t, err)
 
 	require.Equal(t, arguments, string(seenArguments))

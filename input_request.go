@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -15,7 +14,7 @@ import (
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
-// InputRequestConfig describes what a tool asks for; see NewInputRequest.
+// InputRequestConfig describes what a tool asks for; see [NewInputRequest].
 type InputRequestConfig struct {
 	// Prompt is what to show whoever answers: one JSON document, such as a
 	// string or an object with the details of a payment. Required.
@@ -29,10 +28,10 @@ type InputRequestConfig struct {
 
 // InputRequest suspends a call until a person or another system answers
 // it: a prompt, the schema of an acceptable answer and the tool's own
-// checkpoint state. A tool returns one in Result.InputRequest, before any
+// checkpoint state. A tool returns one in [Result.InputRequest], before any
 // effect it cannot repeat or with enough state to resume safely.
 //
-// Binding.Call stamps a returned InputRequest with the call it belongs to;
+// [Binding.Call] stamps a returned InputRequest with the call it belongs to;
 // MarshalJSON and UnmarshalJSON carry the stamp, so a runtime can persist
 // the request and resume the call in another process. The wire form is
 // described in "Suspending a call" in the package documentation.
@@ -46,22 +45,11 @@ type InputRequest struct {
 	stamp  callStamp
 }
 
-// callStamp identifies the call an InputRequest was returned by: the tool's
-// name, the digest of its canonical definition (its contract), the digest of
-// the admitted argument bytes, and the idempotency key.
-type callStamp struct {
-	set       bool
-	tool      string
-	contract  [sha256.Size]byte
-	arguments [sha256.Size]byte
-	key       IdempotencyKey
-}
-
 // NewInputRequest validates and copies config. The prompt must be one
 // RFC 7493 JSON document, the response schema Valid, and the state, when
-// given, one RFC 7493 document; each at most MaxInputBytes, as given and
-// once encoded. Errors wrap ErrInvalidInputRequest. The result carries no
-// stamp until it is returned through Binding.Call.
+// given, one RFC 7493 document; each at most [MaxInputBytes], as given and
+// once encoded. Errors wrap [ErrInvalidInputRequest]. The result carries no
+// stamp until it is returned through [Binding.Call].
 //
 // The prompt and state are kept in the form MarshalJSON writes: compact,
 // with member order and number text as given, and strings escaped as
@@ -90,15 +78,9 @@ func NewInputRequest(config InputRequestConfig) (InputRequest, error) {
 	return InputRequest{prompt: prompt, schema: config.ResponseSchema, state: state}, nil
 }
 
-// wireOptions format JSON as encoding/json writes it: compact, with <, >,
-// &, U+2028 and U+2029 escaped in strings. Output in this form passes
-// through encoding/json.Marshal unchanged, so the size of an encoded
-// request is known before it is written.
-var wireOptions = jsonv2.JoinOptions(jsontext.EscapeForHTML(true), jsontext.EscapeForJS(true))
-
-// maxEncodedInputRequest bounds the encoded form of an InputRequest: the
+// maxEncodedInputRequest bounds the encoded form of an [InputRequest]: the
 // prompt, response schema, state and idempotency key, each at most
-// MaxInputBytes once encoded, and room for the rest of the stamp.
+// [MaxInputBytes] once encoded, and room for the rest of the stamp.
 const maxEncodedInputRequest = 4*MaxInputBytes + 1<<10
 
 // encodeDocument checks doc and returns a copy in wire form, or nil when
@@ -126,42 +108,6 @@ func encodeDocument(what string, doc []byte, required bool) ([]byte, error) {
 	return encoded, nil
 }
 
-// checkIdempotencyKey refuses a key that a call stamp could not carry
-// through storage: one that is not valid UTF-8, holds a Unicode
-// noncharacter, or is longer than MaxInputBytes written as a JSON string.
-// Prepare applies it to every call, before anything runs, so that no
-// suspended call is left with a checkpoint that cannot be restored.
-func checkIdempotencyKey(key IdempotencyKey) error {
-	if key == "" {
-		return nil
-	}
-	if !utf8.ValidString(string(key)) {
-		return fmt.Errorf("%w: the idempotency key is not valid UTF-8", ErrInvalidInvocation)
-	}
-	for _, r := range string(key) {
-		if strictjson.IsNoncharacter(r) {
-			return fmt.Errorf("%w: the idempotency key holds the Unicode noncharacter U+%04X", ErrInvalidInvocation, r)
-		}
-	}
-	if len(key) <= (MaxInputBytes-2)/6 {
-		return nil // even escaped as \u00XX throughout, it fits
-	}
-	quoted, err := jsontext.AppendQuote(nil, string(key))
-	if err == nil {
-		quoted, err = jsontext.AppendFormat(nil, quoted, wireOptions)
-	}
-	if err != nil {
-		return fmt.Errorf("%w: the idempotency key cannot be written as JSON: %v", ErrInvalidInvocation, err)
-	}
-	if len(quoted) > MaxInputBytes {
-		return fmt.Errorf("%w: the idempotency key is %d bytes written as JSON, more than the limit of %d", ErrInvalidInvocation, len(quoted), MaxInputBytes)
-	}
-	if _, err := strictjson.Parse(quoted); err != nil {
-		return fmt.Errorf("%w: the idempotency key is not I-JSON text: %v", ErrInvalidInvocation, err)
-	}
-	return nil
-}
-
 // Prompt returns a copy of the prompt.
 func (r InputRequest) Prompt() json.RawMessage { return bytes.Clone(r.prompt) }
 
@@ -172,28 +118,8 @@ func (r InputRequest) ResponseSchema() Schema { return r.schema }
 func (r InputRequest) State() json.RawMessage { return bytes.Clone(r.state) }
 
 // Valid reports whether r has a prompt and a response schema. The zero
-// InputRequest is not valid.
+// [InputRequest] is not valid.
 func (r InputRequest) Valid() bool { return len(r.prompt) > 0 && r.schema.Valid() }
-
-// Continuation checks response, which must be one RFC 7493 document of at
-// most MaxInputBytes satisfying the response schema, and returns the
-// Continuation that resumes the call: the state, a copy of the answer and
-// r's call stamp. Pass it to Contract.Prepare in Admission.Continuation for
-// the same call. Errors wrap ErrInvalidInputRequest; an answer that breaks
-// the schema is described in the error's text.
-func (r InputRequest) Continuation(response json.RawMessage) (Continuation, error) {
-	if !r.Valid() {
-		return Continuation{}, fmt.Errorf("%w: the zero InputRequest takes no answer", ErrInvalidInputRequest)
-	}
-	if err := r.schema.Validate(response); err != nil {
-		msg := err.Error()
-		if rej, ok := err.(*InputRejection); ok {
-			msg = rej.Message()
-		}
-		return Continuation{}, fmt.Errorf("%w: the answer does not match the response schema: %s", ErrInvalidInputRequest, msg)
-	}
-	return Continuation{state: bytes.Clone(r.state), response: bytes.Clone(response), stamp: r.stamp}, nil
-}
 
 func (r InputRequest) clone() InputRequest {
 	r.prompt = bytes.Clone(r.prompt)
@@ -231,7 +157,7 @@ type callModel struct {
 }
 
 // JSONSchemaModel returns a value whose Go type describes the wire form of
-// an InputRequest, for SchemaFor and typed tools.
+// an [InputRequest], for [SchemaFor] and typed tools.
 func (InputRequest) JSONSchemaModel() any { return inputRequestModel{} }
 
 // MarshalJSON encodes the checkpoint form described in "Suspending a call"
@@ -239,7 +165,7 @@ func (InputRequest) JSONSchemaModel() any { return inputRequestModel{} }
 // stamp. The output is compact and escaped as encoding/json escapes, so
 // encoding/json.Marshal writes exactly these bytes. Encoding a request
 // decoded from this output gives the same bytes again. The zero
-// InputRequest is an error wrapping ErrInvalidInputRequest.
+// [InputRequest] is an error wrapping [ErrInvalidInputRequest].
 func (r InputRequest) MarshalJSON() ([]byte, error) {
 	if !r.Valid() {
 		return nil, fmt.Errorf("%w: the zero InputRequest has no wire form", ErrInvalidInputRequest)
@@ -270,8 +196,8 @@ func (r InputRequest) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes the checkpoint form strictly. Input longer than
 // MarshalJSON ever writes, anything but one RFC 7493 object, unknown or
 // duplicate members, a missing prompt or schema, a schema that does not
-// compile, a prompt or state NewInputRequest would refuse, and a malformed
-// stamp are errors wrapping ErrInvalidInputRequest. Whitespace, string
+// compile, a prompt or state [NewInputRequest] would refuse, and a malformed
+// stamp are errors wrapping [ErrInvalidInputRequest]. Whitespace, string
 // escapes and member order are free: the decoded request holds the bytes
 // NewInputRequest would. On error r is left unchanged.
 func (r *InputRequest) UnmarshalJSON(data []byte) error {
@@ -290,7 +216,7 @@ func (r *InputRequest) UnmarshalJSON(data []byte) error {
 	}
 	schema, err := ParseSchema(w.ResponseSchema)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidInputRequest, err)
+		return errorf("%w: %w", ErrInvalidInputRequest, err)
 	}
 	decoded, err := NewInputRequest(InputRequestConfig{Prompt: json.RawMessage(w.Prompt), ResponseSchema: schema, ContinuationState: json.RawMessage(w.State)})
 	if err != nil {

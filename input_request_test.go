@@ -15,7 +15,7 @@ import (
 func TestNewInputRequest(t *testing.T) {
 	boolean := mustSchema(`{"type":"boolean"}`)
 	big := json.RawMessage(`"` + strings.Repeat("a", tool.MaxInputBytes-2) + `"`)
-	cases := []struct {
+	tests := []struct {
 		name    string
 		config  tool.InputRequestConfig
 		wantErr string // "" when the request is valid
@@ -118,16 +118,16 @@ func TestNewInputRequest(t *testing.T) {
 			wantErr: "tool: invalid input request: the state is 1048577 bytes, more than the limit of 1048576",
 		},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r, err := tool.NewInputRequest(tc.config)
-			if tc.wantErr == "" {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := tool.NewInputRequest(tt.config)
+			if tt.wantErr == "" {
 				require.NoError(t, err)
 				require.True(t, r.Valid())
 				return
 			}
 			require.ErrorIs(t, err, tool.ErrInvalidInputRequest)
-			require.True(t, strings.HasPrefix(err.Error(), tc.wantErr), "error %q does not start with %q", err, tc.wantErr)
+			require.True(t, strings.HasPrefix(err.Error(), tt.wantErr), "error %q does not start with %q", err, tt.wantErr)
 			require.False(t, r.Valid(), "a refused request is the zero InputRequest")
 		})
 	}
@@ -216,7 +216,7 @@ func TestInputRequestContinuation(t *testing.T) {
 	})
 	require.NoError(t, err)
 
-	cases := []struct {
+	tests := []struct {
 		name    string
 		answer  string
 		wantErr string // "" when the answer is accepted
@@ -259,17 +259,17 @@ func TestInputRequestContinuation(t *testing.T) {
 			wantErr: "tool: invalid input request: the answer does not match the response schema: value is 1048588 bytes, more than the limit of 1048576",
 		},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := r.Continuation(json.RawMessage(tc.answer))
-			if tc.wantErr == "" {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := r.Continuation(json.RawMessage(tt.answer))
+			if tt.wantErr == "" {
 				require.NoError(t, err)
-				require.Equal(t, tc.answer, string(c.Response()), "the answer is kept as given")
+				require.Equal(t, tt.answer, string(c.Response()), "the answer is kept as given")
 				require.Equal(t, `{"matches":["a","b","c"]}`, string(c.State()))
 				return
 			}
 			require.ErrorIs(t, err, tool.ErrInvalidInputRequest)
-			require.True(t, strings.HasPrefix(err.Error(), tc.wantErr), "error %q does not start with %q", err, tc.wantErr)
+			require.True(t, strings.HasPrefix(err.Error(), tt.wantErr), "error %q does not start with %q", err, tt.wantErr)
 			_, isRejection := tool.ClassifyInputRejection(err)
 			require.False(t, isRejection, "a bad answer is not a model's input rejection")
 			require.Nil(t, c.Response())
@@ -304,7 +304,7 @@ func TestInputRequestJSONRoundTrip(t *testing.T) {
 		}
 		return suspend(t, a, transferCall, key)
 	}
-	cases := []struct {
+	tests := []struct {
 		name    string
 		request tool.InputRequest
 		want    string // a regular expression for the encoding
@@ -316,13 +316,13 @@ func TestInputRequestJSONRoundTrip(t *testing.T) {
 		{name: "stamped, state, no key", request: stamped(`{"step":1}`, ""), want: `^{"prompt":{.*},"response_schema":{"type":"boolean"},"state":{"step":1},"call":{"tool":"transfer","contract_sha256":"[0-9a-f]{64}","arguments_sha256":"[0-9a-f]{64}"}}$`},
 		{name: "stamped, state, key", request: stamped(`{"step":1}`, "k1"), want: `^{"prompt":{.*},"response_schema":{"type":"boolean"},"state":{"step":1},"call":{"tool":"transfer","contract_sha256":"[0-9a-f]{64}","arguments_sha256":"[0-9a-f]{64}","idempotency_key":"k1"}}$`},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			first, err := tc.request.MarshalJSON()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			first, err := tt.request.MarshalJSON()
 			require.NoError(t, err)
-			require.Regexp(t, tc.want, string(first))
+			require.Regexp(t, tt.want, string(first))
 
-			viaEncodingJSON, err := json.Marshal(tc.request)
+			viaEncodingJSON, err := json.Marshal(tt.request)
 			require.NoError(t, err)
 			require.Equal(t, string(first), string(viaEncodingJSON), "encoding/json adds nothing to the encoding")
 
@@ -331,9 +331,9 @@ func TestInputRequestJSONRoundTrip(t *testing.T) {
 			second, err := decoded.MarshalJSON()
 			require.NoError(t, err)
 			require.Equal(t, string(first), string(second))
-			require.Equal(t, string(tc.request.Prompt()), string(decoded.Prompt()))
-			require.Equal(t, string(tc.request.State()), string(decoded.State()))
-			require.JSONEq(t, string(tc.request.ResponseSchema().JSON()), string(decoded.ResponseSchema().JSON()))
+			require.Equal(t, string(tt.request.Prompt()), string(decoded.Prompt()))
+			require.Equal(t, string(tt.request.State()), string(decoded.State()))
+			require.JSONEq(t, string(tt.request.ResponseSchema().JSON()), string(decoded.ResponseSchema().JSON()))
 		})
 	}
 }
@@ -367,7 +367,7 @@ func TestInputRequestUnmarshalStrict(t *testing.T) {
 	var probe tool.InputRequest
 	require.NoError(t, probe.UnmarshalJSON([]byte(valid)), "the base document is valid")
 
-	cases := []struct {
+	tests := []struct {
 		name string
 		doc  string
 		want string // expected prefix of the error
@@ -386,10 +386,10 @@ func TestInputRequestUnmarshalStrict(t *testing.T) {
 		{"empty", ``, `tool: invalid input request: `},
 		{"missing prompt", `{"response_schema":true}`, `tool: invalid input request: the prompt is required`},
 		{"missing response_schema", `{"prompt":"p"}`, `tool: invalid input request: the response schema is required`},
-		{"schema that does not compile", `{"prompt":"p","response_schema":{"type":12}}`, `tool: invalid input request: tool: invalid schema: `},
-		{"schema that is not a schema", `{"prompt":"p","response_schema":"boolean"}`, `tool: invalid input request: tool: invalid schema: `},
-		{"schema with an external $ref", `{"prompt":"p","response_schema":{"$ref":"https://example.com/s.json"}}`, `tool: invalid input request: tool: invalid schema: reference to "https://example.com/s.json" outside the document is not allowed`},
-		{"schema with a file $ref", `{"prompt":"p","response_schema":{"$ref":"file:///etc/passwd"}}`, `tool: invalid input request: tool: invalid schema: reference to "file:///etc/passwd" outside the document is not allowed`},
+		{"schema that does not compile", `{"prompt":"p","response_schema":{"type":12}}`, `tool: invalid input request: invalid schema: `},
+		{"schema that is not a schema", `{"prompt":"p","response_schema":"boolean"}`, `tool: invalid input request: invalid schema: `},
+		{"schema with an external $ref", `{"prompt":"p","response_schema":{"$ref":"https://example.com/s.json"}}`, `tool: invalid input request: invalid schema: reference to "https://example.com/s.json" outside the document is not allowed`},
+		{"schema with a file $ref", `{"prompt":"p","response_schema":{"$ref":"file:///etc/passwd"}}`, `tool: invalid input request: invalid schema: reference to "file:///etc/passwd" outside the document is not allowed`},
 		{"call is not an object", `{"prompt":"p","response_schema":true,"call":1}`, `tool: invalid input request: `},
 		{"uppercase hex", strings.Replace(valid, a64, strings.ToUpper(a64), 1), `tool: invalid input request: call stamp digests must be 64 lowercase hexadecimal digits`},
 		{"short digest", strings.Replace(valid, a64, a64[1:], 1), `tool: invalid input request: call stamp digests must be 64 lowercase hexadecimal digits`},
@@ -403,12 +403,12 @@ func TestInputRequestUnmarshalStrict(t *testing.T) {
 		{"noncharacter in the key", strings.Replace(valid, `"k1"`, `"\uffff"`, 1), `tool: invalid input request: not one I-JSON document: `},
 		{"oversize", `{"prompt":"` + strings.Repeat("a", 4*tool.MaxInputBytes+1024) + `","response_schema":true}`, `tool: invalid input request: the encoded request is`},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			r := probe
-			err := r.UnmarshalJSON([]byte(tc.doc))
+			err := r.UnmarshalJSON([]byte(tt.doc))
 			require.ErrorIs(t, err, tool.ErrInvalidInputRequest)
-			require.True(t, strings.HasPrefix(err.Error(), tc.want), "error %q does not start with %q", err, tc.want)
+			require.True(t, strings.HasPrefix(err.Error(), tt.want), "error %q does not start with %q", err, tt.want)
 			// On error the request is left unchanged.
 			before, err := probe.MarshalJSON()
 			require.NoError(t, err)
@@ -423,19 +423,19 @@ func TestInputRequestUnmarshalStrict(t *testing.T) {
 // accepts that encoding never writes; each decodes to the request the
 // canonical spelling gives.
 func TestInputRequestUnmarshalTolerates(t *testing.T) {
-	cases := []struct{ name, doc, canonical string }{
+	tests := []struct{ name, doc, canonical string }{
 		{"whitespace", " {\n \"prompt\" : [ 1 , 2 ] ,\t\"response_schema\" : true } ", `{"prompt":[1,2],"response_schema":true}`},
 		{"escapes", `{"prompt":"\u0041\/<","response_schema":{"description":"\u00e9"}}`, `{"prompt":"A/\u003c","response_schema":{"description":"é"}}`},
 		{"null call", `{"prompt":1,"response_schema":true,"call":null}`, `{"prompt":1,"response_schema":true}`},
 		{"member order", `{"response_schema":true,"prompt":1}`, `{"prompt":1,"response_schema":true}`},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			var r tool.InputRequest
-			require.NoError(t, r.UnmarshalJSON([]byte(tc.doc)))
+			require.NoError(t, r.UnmarshalJSON([]byte(tt.doc)))
 			got, err := r.MarshalJSON()
 			require.NoError(t, err)
-			require.Equal(t, tc.canonical, string(got))
+			require.Equal(t, tt.canonical, string(got))
 		})
 	}
 }

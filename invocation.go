@@ -2,24 +2,25 @@ package tool
 
 import (
 	"bytes"
-	"encoding/json"
 )
 
-// Invocation is a call admitted by one Contract: JSON object arguments that
-// passed its schema and input validator, and the runtime's Admission.
+// Invocation is a call admitted by one [Contract]: JSON object arguments that
+// passed its schema and input validator, and the runtime's [Admission].
 //
-// Only Contract.Prepare makes a non-zero Invocation, and only the Binding
-// whose Contract prepared it will run it. The zero Invocation is refused by
+// Only [Contract.Prepare] makes a non-zero Invocation, and only the [Binding]
+// whose [Contract] prepared it will run it. The zero Invocation is refused by
 // every Binding. An Invocation is immutable and safe for concurrent use:
 // every accessor returns a copy. It holds data only, no function, interface
 // or channel, so it can be stored, logged or handed to a scheduler without
-// handing over the power to run anything.
+// handing over the power to run anything. For a [Func] that data includes
+// the input decoded at Prepare, which the first Call of the invocation
+// takes (see [Func.Call]).
 type Invocation struct {
 	core         *contractCore
-	id           uint64 // unique per Prepare: the identity middleware must preserve
-	arguments    []byte
+	arguments    []byte // never empty once admitted; its memory is the identity
 	key          IdempotencyKey
 	continuation *Continuation
+	decoded      *decoded // a Func's input decoded at Prepare, for the first Call
 }
 
 // Arguments returns a copy of the admitted JSON object, exactly as
@@ -29,7 +30,7 @@ func (i Invocation) Arguments() []byte {
 }
 
 // Definition returns a copy of the frozen definition that admitted the
-// call; the zero Definition for the zero Invocation.
+// call; the zero Definition for the zero [Invocation].
 func (i Invocation) Definition() Definition {
 	if i.core == nil {
 		return Definition{}
@@ -51,21 +52,12 @@ func (i Invocation) Continuation() (Continuation, bool) {
 	return *i.continuation, true
 }
 
-// Continuation is the validated answer to an InputRequest, with the state
-// the tool saved when it asked and the stamp of the call that asked. It is
-// made only by InputRequest.Continuation, is immutable and safe for
-// concurrent use; its accessors return copies. The zero Continuation has no
-// stamp, so Prepare refuses it.
-type Continuation struct {
-	state    []byte
-	response []byte
-	stamp    callStamp
+// same reports whether i and other come from the same call of Prepare. Each
+// call of Prepare admits its own copy of the argument text, never empty
+// and never shared with another [Invocation], so the address of that copy
+// identifies the call: equal argument bytes from two calls are two
+// invocations. Comparing it writes nothing shared, unlike a counter.
+func (i Invocation) same(other Invocation) bool {
+	return i.core == other.core && len(i.arguments) > 0 && len(i.arguments) == len(other.arguments) &&
+		&i.arguments[0] == &other.arguments[0]
 }
-
-// State returns a copy of the state the tool saved in its InputRequest, or
-// nil when it saved none.
-func (c Continuation) State() json.RawMessage { return bytes.Clone(c.state) }
-
-// Response returns a copy of the answer, which matched the request's
-// response schema.
-func (c Continuation) Response() json.RawMessage { return bytes.Clone(c.response) }

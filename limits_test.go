@@ -1,9 +1,11 @@
 package tool_test
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -32,15 +34,9 @@ func limitsObject(n int) string {
 // input schema.
 func limitsBinding(t *testing.T, schema string) tool.Binding {
 	t.Helper()
-	b, err := tool.Bind(fuzzEchoTool{definition: tool.Definition{Name: "probe", InputSchema: []byte(schema)}})
+	b, err := tool.Bind(echoTool{definition: tool.Definition{Name: "probe", InputSchema: []byte(schema)}})
 	require.NoError(t, err)
 	return b
-}
-
-// limitsPrepare prepares arguments for the probe tool of b.
-func limitsPrepare(b tool.Binding, arguments string) error {
-	_, err := b.Contract().Prepare(tool.Request{Name: "probe", Arguments: arguments}, tool.Admission{})
-	return err
 }
 
 func TestLimitInputBytes(t *testing.T) {
@@ -55,7 +51,7 @@ func TestLimitInputBytes(t *testing.T) {
 		sentinel error
 		check    func(doc string) error
 	}{
-		{"Prepare arguments", tool.ErrInvalidInvocation, func(doc string) error { return limitsPrepare(probe, doc) }},
+		{"Prepare arguments", tool.ErrInvalidInvocation, func(doc string) error { return prepareErr(probe, doc) }},
 		{"Request.Validate", tool.ErrInvalidRequest, func(doc string) error { return tool.Request{Name: "probe", Arguments: doc}.Validate() }},
 		{"Schema.Validate value", tool.ErrInvalidInvocation, func(doc string) error { return schema.Validate([]byte(doc)) }},
 		{"ParseSchema document", tool.ErrInvalidSchema, func(doc string) error { _, err := tool.ParseSchema([]byte(doc)); return err }},
@@ -76,7 +72,7 @@ func TestLimitInputBytes(t *testing.T) {
 	}
 
 	// A refusal for size is a public rejection, so the model learns why.
-	rej, ok := tool.ClassifyInputRejection(limitsPrepare(probe, beyond))
+	rej, ok := tool.ClassifyInputRejection(prepareErr(probe, beyond))
 	require.True(t, ok)
 	require.Equal(t, fmt.Sprintf(`arguments of "probe" are %d bytes, more than the limit of %d`, tool.MaxInputBytes+1, tool.MaxInputBytes), rej.Message())
 }
@@ -102,8 +98,8 @@ func TestLimitNestingDepth(t *testing.T) {
 		{"objects", limitsNestedObjects},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			require.NoError(t, limitsPrepare(probe, c.build(1000)), "1000 levels, the arguments object being level 1, are admitted")
-			err := limitsPrepare(probe, c.build(1001))
+			require.NoError(t, prepareErr(probe, c.build(1000)), "1000 levels, the arguments object being level 1, are admitted")
+			err := prepareErr(probe, c.build(1001))
 			require.ErrorIs(t, err, tool.ErrInvalidInvocation)
 			rej, ok := tool.ClassifyInputRejection(err)
 			require.True(t, ok)
@@ -113,8 +109,8 @@ func TestLimitNestingDepth(t *testing.T) {
 
 	// A recursive schema follows the value all the way down.
 	recursive := limitsBinding(t, `{"type":"object","properties":{"a":{"$ref":"#"}},"additionalProperties":false}`)
-	require.NoError(t, limitsPrepare(recursive, limitsNestedObjects(1000)))
-	err := limitsPrepare(recursive, strings.Replace(limitsNestedObjects(1000), `{}`, `{"b":1}`, 1))
+	require.NoError(t, prepareErr(recursive, limitsNestedObjects(1000)))
+	err := prepareErr(recursive, strings.Replace(limitsNestedObjects(1000), `{}`, `{"b":1}`, 1))
 	rej, ok := tool.ClassifyInputRejection(err)
 	require.True(t, ok, "%v", err)
 	require.Contains(t, rej.Message(), "/a/a/a/")
@@ -141,7 +137,7 @@ func TestLimitDeepInputRefusedEverywhere(t *testing.T) {
 		sentinel error
 		check    func(doc string) error
 	}{
-		{"Prepare", tool.ErrInvalidInvocation, func(doc string) error { return limitsPrepare(probe, doc) }},
+		{"Prepare", tool.ErrInvalidInvocation, func(doc string) error { return prepareErr(probe, doc) }},
 		{"Schema.Validate", tool.ErrInvalidInvocation, func(doc string) error { return schema.Validate([]byte(doc)) }},
 		{"ParseSchema", tool.ErrInvalidSchema, func(doc string) error { _, err := tool.ParseSchema([]byte(doc)); return err }},
 		{"Continuation", tool.ErrInvalidInputRequest, func(doc string) error { _, err := request.Continuation(json.RawMessage(doc)); return err }},
@@ -182,8 +178,8 @@ func TestLimitNumberLength(t *testing.T) {
 			at, over := c.number(100), c.number(101)
 			require.Len(t, at, 100)
 			require.Len(t, over, 101)
-			require.NoError(t, limitsPrepare(probe, `{"n":`+at+`}`), "a number token of 100 characters is admitted")
-			err := limitsPrepare(probe, `{"n":`+over+`}`)
+			require.NoError(t, prepareErr(probe, `{"n":`+at+`}`), "a number token of 100 characters is admitted")
+			err := prepareErr(probe, `{"n":`+over+`}`)
 			rej, ok := tool.ClassifyInputRejection(err)
 			require.True(t, ok, "%v", err)
 			require.Contains(t, rej.Message(), "number is longer than 100 characters")
@@ -220,7 +216,7 @@ func TestLimitExponentRange(t *testing.T) {
 		t.Run(c.number, func(t *testing.T) {
 			args := `{"n":` + c.number + `}`
 			start := time.Now()
-			err := limitsPrepare(plain, args)
+			err := prepareErr(plain, args)
 			if c.admitted {
 				require.NoError(t, err, c.why)
 			} else {
@@ -231,7 +227,7 @@ func TestLimitExponentRange(t *testing.T) {
 			// Against a schema that does exact arithmetic on the number, the
 			// outcome is the same and comes as quickly: the parser refuses
 			// before the validator sees the value.
-			err = limitsPrepare(bounded, args)
+			err = prepareErr(bounded, args)
 			if c.admitted {
 				require.NoError(t, err, c.why)
 			} else {
@@ -242,8 +238,8 @@ func TestLimitExponentRange(t *testing.T) {
 	}
 
 	// A zero written with a huge exponent is zero to the validator too.
-	require.ErrorIs(t, limitsPrepare(positive, `{"n":0e-999999999}`), tool.ErrInvalidInvocation)
-	require.NoError(t, limitsPrepare(positive, `{"n":5e-324}`))
+	require.ErrorIs(t, prepareErr(positive, `{"n":0e-999999999}`), tool.ErrInvalidInvocation)
+	require.NoError(t, prepareErr(positive, `{"n":5e-324}`))
 	// The admitted bytes are kept exactly as proposed.
 	inv, err := plain.Contract().Prepare(tool.Request{Name: "probe", Arguments: `{"n":0e-999999999}`}, tool.Admission{})
 	require.NoError(t, err)
@@ -367,11 +363,19 @@ func TestLimitDeepViolationMessage(t *testing.T) {
 	for _, depth := range []int{22, 998} {
 		args := `{"v":` + strings.Repeat("[", depth) + `"x"` + strings.Repeat("]", depth) + `}`
 		start := time.Now()
-		err := limitsPrepare(probe, args)
+		err := prepareErr(probe, args)
 		t.Logf("%d levels refused in %v", depth, time.Since(start))
 		rej, ok := tool.ClassifyInputRejection(err)
 		require.True(t, ok, "%v", err)
-		require.Equal(t, `arguments of "probe" do not match its input schema at /v`+strings.Repeat("/0", depth)+`: 'anyOf' failed`, rej.Message())
+		location := "/v" + strings.Repeat("/0", depth)
+		if depth < 500 {
+			require.Equal(t, `arguments of "probe" do not match its input schema at `+location+`: 'anyOf' failed`, rej.Message())
+			continue
+		}
+		// A location of two kilobytes is elided in the middle: its start
+		// and its end stay.
+		require.Regexp(t, `^arguments of "probe" do not match its input schema at /v(/0)+…(0/)+0: 'anyOf' failed$`, rej.Message())
+		require.Less(t, len(rej.Message()), 1200)
 	}
 }
 
@@ -453,7 +457,7 @@ func TestAdversarialValidationTime(t *testing.T) {
 			}
 			schema, err := tool.ParseSchema([]byte(`{"` + keyword + `":[` + strings.Join(alternatives, ",") + `]}`))
 			require.NoError(t, err, "1 + 999 visits is within the bound")
-			n := min((size-2)/2, tool.MaxValidationWork/tool.MaxSchemaVisits-1)
+			n := min((size-2)/2, tool.MaxValidationWork/tool.MaxSchemaVisits/6-1)
 			valid := "[" + strings.TrimSuffix(strings.Repeat("0,", n), ",") + "]"
 			invalid := "[" + strings.TrimSuffix(strings.Repeat("0,", n-2), ",") + `,"x"]`
 			require.LessOrEqual(t, len(valid), tool.MaxInputBytes)
@@ -470,7 +474,7 @@ func TestAdversarialValidationTime(t *testing.T) {
 			larger := "[" + strings.TrimSuffix(strings.Repeat("0,", 2*n), ",") + "]"
 			limitsTime(t, fmt.Sprintf("%s of 999 over %d integers, over the work bound", keyword, 2*n), func() error {
 				err := schema.Validate([]byte(larger))
-				require.ErrorContains(t, err, "more than the limit of 1048576")
+				require.ErrorContains(t, err, fmt.Sprintf("more than the limit of %d (MaxValidationWork)", tool.MaxValidationWork))
 				return err
 			})
 		}
@@ -567,4 +571,272 @@ func TestAdversarialValidationTime(t *testing.T) {
 			return err
 		})
 	})
+}
+
+// The attacks of a hostile model or client on the cost of one check, each
+// at full size. Every one must stay within the budget the package
+// documentation states: it allocates at most attackAllocations bytes, and
+// it takes less than a wall-clock ceiling that only a blow-up can cross
+// (they once took from half a second to ten minutes, and gigabytes).
+// Figures for each family are in benchmarks/README.md.
+
+// attackAllocations is the most one attacked check may allocate: the
+// budget's 64 MiB of peak heap, counted as every byte allocated.
+const attackAllocations = 64 << 20
+
+// attackCeiling is the wall-clock ceiling of one attacked check.
+func attackCeiling() time.Duration {
+	if raceEnabled {
+		return 20 * time.Second
+	}
+	return 2 * time.Second
+}
+
+// attack runs f once, requires it to stay within the allocation bound and
+// the ceiling, and returns its error.
+func attack(t *testing.T, what string, f func() error) error {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	err := f()
+	elapsed := time.Since(start)
+	runtime.ReadMemStats(&after)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%s: %v in %v, %.1f MiB allocated", what, err, elapsed, float64(allocated)/(1<<20))
+	require.LessOrEqual(t, allocated, uint64(attackAllocations), "%s allocated too much", what)
+	require.Less(t, elapsed, attackCeiling(), "%s took too long", what)
+	return err
+}
+
+// fill returns prefix, as many copies of item as fit in MaxInputBytes
+// with separators, and suffix.
+func fill(prefix, item, separator, suffix string) string {
+	n := (tool.MaxInputBytes - len(prefix) - len(suffix) + len(separator)) / (len(item) + len(separator))
+	return prefix + strings.Repeat(item+separator, n-1) + item + suffix
+}
+
+// requireRejected requires err to be an InputRejection whose public message
+// contains want and is at most a few KiB.
+func requireRejected(t *testing.T, err error, want string) {
+	t.Helper()
+	rej, ok := tool.ClassifyInputRejection(err)
+	require.True(t, ok, "%v", err)
+	require.Contains(t, rej.Message(), want)
+	require.LessOrEqual(t, len(rej.Message()), 4<<10)
+}
+
+const workLimit = "steps of work (MaxValidationWork)"
+
+func TestAttackSubnormalNumbers(t *testing.T) {
+	args := fill(`{"n":[`, "3e-324", ",", "]}")
+	probe := limitsBinding(t, `{"type":"object"}`)
+	require.NoError(t, attack(t, "Prepare of 1 MiB of 3e-324", func() error { return prepareErr(probe, args) }))
+	// The echo tool returns its arguments as details, which Binding.Call
+	// checks again.
+	inv, err := probe.Contract().Prepare(tool.Request{Name: "probe", Arguments: args}, tool.Admission{})
+	require.NoError(t, err)
+	require.NoError(t, attack(t, "Binding.Call returning 1 MiB of 3e-324 as details", func() error { _, err := probe.Call(t.Context(), inv); return err }))
+	details := json.RawMessage(fill(`[`, "3e-324", ",", "]"))
+	out, err := tool.NewJSONOutput(details)
+	require.NoError(t, err)
+	require.NoError(t, attack(t, "Output.MarshalJSON of 1 MiB of 3e-324", func() error { _, err := out.MarshalJSON(); return err }))
+	bounded := limitsBinding(t, `{"type":"object","properties":{"n":{"items":{"minimum":0,"maximum":1e-300,"multipleOf":5e-324}}}}`)
+	subnormals := fill(`{"n":[`, "5e-324", ",", "]}")
+	require.NoError(t, attack(t, "Prepare of 1 MiB of 5e-324 against exact bounds", func() error { return prepareErr(bounded, subnormals) }))
+	requireRejected(t, attack(t, "Prepare of 1 MiB of 3e-324 against exact bounds, every item invalid", func() error { return prepareErr(bounded, args) }),
+		"at /n/4: multipleOf: got 3e-324, want 5e-324 (and 149790 more problems)")
+}
+
+func TestAttackPatterns(t *testing.T) {
+	long := `{"s":"` + strings.Repeat("a", tool.MaxInputBytes-len(`{"s":""}`)) + `"}`
+
+	probe := limitsBinding(t, `{"type":"object","properties":{"s":{"type":"string","pattern":"[a-z]{0,1000}[0-9]"}}}`)
+	requireRejected(t, attack(t, "an 85-byte pattern against a 1 MiB string", func() error { return prepareErr(probe, long) }), "input schema at the root: checking the value against the schema takes more than the limit of")
+
+	probe = limitsBinding(t, `{"type":"object","properties":{"s":{"type":"string","maxLength":64,"pattern":"[a-z]{0,1000}[0-9]"}}}`)
+	requireRejected(t, attack(t, "maxLength 64 and a pattern against a 1 MiB string", func() error { return prepareErr(probe, long) }), "at /s: maxLength: got 1,048,568, want 64")
+
+	var patterns []string
+	for i := range 400 {
+		patterns = append(patterns, fmt.Sprintf(`"a{0,100}%d":true`, i))
+	}
+	probe = limitsBinding(t, `{"type":"object","patternProperties":{`+strings.Join(patterns, ",")+`}}`)
+	var members []string
+	for i := range 2500 {
+		members = append(members, fmt.Sprintf(`"%s%05d":0`, strings.Repeat("a", 395), i))
+	}
+	args := "{" + strings.Join(members, ",") + "}"
+	require.LessOrEqual(t, len(args), tool.MaxInputBytes)
+	requireRejected(t, attack(t, "400 patternProperties against 2,500 names of 400 characters", func() error { return prepareErr(probe, args) }), workLimit)
+
+	probe = limitsBinding(t, `{"type":"object","properties":{"r":{"items":{"format":"regex"}}}}`)
+	args = fill(`{"r":[`, `"(?:a{0,1000}b){0,1}"`, ",", "]}")
+	require.NoError(t, attack(t, "format regex over 1 MiB of (?:a{0,1000}b){0,1}", func() error { return prepareErr(probe, args) }))
+
+	// A backtracking pattern is charged and stopped like any other.
+	probe = limitsBinding(t, `{"type":"object","properties":{"s":{"items":{"pattern":"^(a+)+(?=b)"}}}}`)
+	args = fill(`{"s":[`, `"`+strings.Repeat("a", 30)+`!"`, ",", "]}")
+	requireRejected(t, attack(t, "catastrophic backtracking over 1 MiB of short strings", func() error { return prepareErr(probe, args) }), workLimit)
+}
+
+func TestAttackEnums(t *testing.T) {
+	values := make([]string, 100_000)
+	for i := range values {
+		values[i] = fmt.Sprintf(`"v%d"`, i)
+	}
+	probe := limitsBinding(t, `{"type":"object","properties":{"e":{"items":{"enum":[`+strings.Join(values, ",")+`]}}}}`)
+	items := make([]string, 5000)
+	for i := range items {
+		items[i] = values[len(values)-1-i]
+	}
+	require.NoError(t, attack(t, "5,000 items against an enum of 100,000 strings", func() error {
+		return prepareErr(probe, `{"e":[`+strings.Join(items, ",")+`]}`)
+	}))
+	// The message quotes a few of the values, not all of them.
+	requireRejected(t, attack(t, "a 9-byte value outside an enum of 100,000 strings", func() error {
+		return prepareErr(probe, `{"e":["x"]}`)
+	}), `at /e/0: value must be one of 'v0', 'v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7' (and 99992 more values)`)
+
+	long := strings.Repeat("x", tool.MaxInputBytes-len(`{"c":""}`))
+	probe = limitsBinding(t, `{"type":"object","properties":{"c":{"const":"y"},"f":{"format":"email"}}}`)
+	requireRejected(t, attack(t, "const against a 1 MiB string", func() error { return prepareErr(probe, `{"c":"`+long+`"}`) }), "at /c: value must be 'y'")
+	requireRejected(t, attack(t, "format against a 1 MiB string", func() error { return prepareErr(probe, `{"f":"`+long+`"}`) }), "at /f: 'xxxxxxxx")
+}
+
+func TestAttackErrorPaths(t *testing.T) {
+	probe := limitsBinding(t, `{"type":"object","properties":{"v":{"$ref":"#/$defs/a"}},"$defs":{"a":{"type":"array","items":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"integer"}]}}}}`)
+	args := `{"v":` + strings.Repeat("[", 998) + strings.TrimSuffix(strings.Repeat("1.5,", 50_000), ",") + strings.Repeat("]", 998) + "}"
+	err := attack(t, "998 nested arrays holding 50,000 invalid numbers", func() error { return prepareErr(probe, args) })
+	requireRejected(t, err, "at /v/0/0/0/0")
+
+	var defs []string
+	for i := range 995 {
+		defs = append(defs, fmt.Sprintf(`"d%d":{"$ref":"#/$defs/d%d"}`, i, i+1))
+	}
+	defs = append(defs, `"d995":{"type":"string"}`)
+	probe = limitsBinding(t, `{"type":"object","additionalProperties":{"$ref":"#/$defs/d0"},"$defs":{`+strings.Join(defs, ",")+`}}`)
+	valid, invalid := make([]string, 1049), make([]string, 1049)
+	for i := range valid {
+		valid[i] = fmt.Sprintf(`"m%d":"x"`, i)
+		invalid[i] = fmt.Sprintf(`"m%d":1`, i)
+	}
+	require.NoError(t, attack(t, "996 chained references over 1,049 valid members", func() error { return prepareErr(probe, "{"+strings.Join(valid, ",")+"}") }))
+	requireRejected(t, attack(t, "996 chained references over 1,049 invalid members", func() error {
+		return prepareErr(probe, "{"+strings.Join(invalid, ",")+"}")
+	}), "at /m0: got number, want string; at /m1: got number, want string; at /m10: got number, want string; at /m100: got number, want string; at /m1000: got number, want string (and 1044 more problems)")
+}
+
+func TestAttackLongStrings(t *testing.T) {
+	long := `{"s":"` + strings.Repeat("é", (tool.MaxInputBytes-len(`{"s":""}`))/2) + `"}`
+	subschemas := strings.TrimSuffix(strings.Repeat(`{"maxLength":1000000},`, 990), ",")
+	probe := limitsBinding(t, `{"type":"object","properties":{"s":{"allOf":[`+subschemas+`]}}}`)
+	require.NoError(t, attack(t, "990 maxLength subschemas over a 1 MiB string", func() error { return prepareErr(probe, long) }))
+}
+
+func TestAttackNumericArrays(t *testing.T) {
+	cases := []struct {
+		what, schema, item string
+	}{
+		{"minimum against 1 MiB of 1e308", `{"minimum":1e308}`, "1e308"},
+		{"exclusiveMaximum against 1 MiB of 1.7976931348623157e308", `{"exclusiveMaximum":1.7976931348623158e308}`, "1.7976931348623157e308"},
+		{"multipleOf 1e-300 against 1 MiB of 1e300", `{"multipleOf":1e-300}`, "1e300"},
+		{"contains against 1 MiB of 1e308", `true,"contains":{"maximum":1e307}`, "1e308"},
+	}
+	for _, c := range cases {
+		items := c.schema
+		if strings.HasPrefix(c.schema, "true") {
+			items = c.schema + `,"minContains":0`
+		}
+		probe := limitsBinding(t, `{"type":"object","properties":{"a":{"items":`+items+`}}}`)
+		require.NoError(t, attack(t, c.what, func() error { return prepareErr(probe, fill(`{"a":[`, c.item, ",", "]}")) }))
+	}
+	probe := limitsBinding(t, `{"type":"object","properties":{"a":{"uniqueItems":true}}}`)
+	var distinct []string
+	for i, length := 1, len(`{"a":[]}`); ; i++ {
+		item := fmt.Sprintf("%de300", i)
+		if length += len(item) + 1; length > tool.MaxInputBytes {
+			break
+		}
+		distinct = append(distinct, item)
+	}
+	require.NoError(t, attack(t, "uniqueItems over 1 MiB of distinct Ne300", func() error {
+		return prepareErr(probe, `{"a":[`+strings.Join(distinct, ",")+`]}`)
+	}))
+}
+
+func TestAttackSchemas(t *testing.T) {
+	doc := `{"properties":{"p":{"pattern":"\\pL{1000}"}}}`
+	_, err := tool.ParseSchema([]byte(doc))
+	require.ErrorContains(t, err, "at /properties/p/pattern: ")
+	require.ErrorContains(t, err, "more than the limit of 10000")
+
+	var members []string
+	for i := range 4000 {
+		members = append(members, fmt.Sprintf(`"p%d":{"pattern":"\\pL{1000}"}`, i))
+	}
+	doc = `{"properties":{` + strings.Join(members, ",") + `}}`
+	err = attack(t, "ParseSchema of 4,000 patterns \\pL{1000}", func() error { _, err := tool.ParseSchema([]byte(doc)); return err })
+	require.ErrorContains(t, err, "the patterns of the schema would take")
+
+	members = members[:0]
+	for i := range 4000 {
+		members = append(members, fmt.Sprintf(`"p%d":{"pattern":"\\pL{700}"}`, i))
+	}
+	doc = `{"properties":{` + strings.Join(members, ",") + `}}`
+	require.LessOrEqual(t, len(doc), tool.MaxInputBytes)
+	err = attack(t, "ParseSchema of 4,000 patterns \\pL{700}", func() error { _, err := tool.ParseSchema([]byte(doc)); return err })
+	require.ErrorIs(t, err, tool.ErrInvalidSchema)
+	require.ErrorContains(t, err, "the patterns of the schema would take")
+	require.NotContains(t, err.Error(), "\n")
+
+	// Patterns cheap to parse but large to compile are refused before
+	// any is compiled.
+	members = members[:0]
+	for i := range 2000 {
+		members = append(members, fmt.Sprintf(`"p%d":{"pattern":"[a-z]{0,1000}%d"}`, i, i))
+	}
+	doc = `{"properties":{` + strings.Join(members, ",") + `}}`
+	err = attack(t, "ParseSchema of 2,000 patterns [a-z]{0,1000}N", func() error { _, err := tool.ParseSchema([]byte(doc)); return err })
+	require.ErrorIs(t, err, tool.ErrInvalidSchema)
+	require.ErrorContains(t, err, "(MaxSchemaPrograms)")
+}
+
+func TestAttackBigOutputs(t *testing.T) {
+	megabyte := strings.Repeat("x", 1<<20)
+	blocks := make([]tool.Block, 200)
+	for i := range blocks {
+		blocks[i] = tool.NewTextBlock(megabyte)
+	}
+	out := tool.Output{Content: blocks}
+	err := attack(t, "Output.MarshalJSON of 200 blocks of 1 MiB", func() error { _, err := out.MarshalJSON(); return err })
+	require.ErrorIs(t, err, tool.ErrInvalidOutput)
+	require.ErrorContains(t, err, "(MaxOutputBytes)")
+
+	b, err := tool.Bind(fixedTool{definition: tool.Definition{Name: "big", InputSchema: []byte(`{"type":"object"}`)}, output: out})
+	require.NoError(t, err)
+	inv, err := b.Contract().Prepare(tool.Request{Name: "big", Arguments: "{}"}, tool.Admission{})
+	require.NoError(t, err)
+	err = attack(t, "Binding.Call of a tool returning 200 blocks of 1 MiB", func() error { _, err := b.Call(t.Context(), inv); return err })
+	require.ErrorIs(t, err, tool.ErrInvalidResult)
+
+	huge := tool.NewTextOutput(strings.Repeat("y", 100<<20))
+	err = attack(t, "NewFailure with 100 MB of public text", func() error {
+		_, err := tool.NewFailure(tool.FailureConfig{Kind: tool.FailureKindRejected, Output: huge})
+		return err
+	})
+	require.ErrorIs(t, err, tool.ErrInvalidFailure)
+}
+
+// fixedTool returns the same output on every call, without copying it.
+type fixedTool struct {
+	definition tool.Definition
+	output     tool.Output
+}
+
+func (f fixedTool) Definition() tool.Definition { return f.definition.Clone() }
+
+func (f fixedTool) Call(context.Context, tool.Invocation) (tool.Result, error) {
+	return tool.Result{Output: f.output}, nil
 }

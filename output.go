@@ -194,8 +194,29 @@ func (o Output) Clone() Output {
 	return c
 }
 
-// Validate checks every block and, when present, that Details is one
-// RFC 7493 document of at most MaxInputBytes. Errors wrap ErrInvalidOutput.
+// MaxOutputBytes bounds an Output: the bytes of its texts, media types,
+// media data, URIs and details together. Validate checks it before
+// anything else, and every copy and encoding this package makes of an
+// Output comes after Validate, so a tool that returns gigabytes costs a
+// sum of lengths, not a copy of them.
+const MaxOutputBytes = 8 * MaxInputBytes
+
+// size returns the bytes the bound of MaxOutputBytes counts, or
+// MaxOutputBytes+1 once it is exceeded.
+func (o Output) size() int {
+	total := len(o.Details)
+	for _, b := range o.Content {
+		total += len(b.Kind) + len(b.Text) + len(b.MediaType) + len(b.Data) + len(b.URI)
+		if total > MaxOutputBytes {
+			return MaxOutputBytes + 1
+		}
+	}
+	return min(total, MaxOutputBytes+1)
+}
+
+// Validate checks the size of o against MaxOutputBytes, every block and,
+// when present, that Details is one RFC 7493 document of at most
+// MaxInputBytes. Errors wrap ErrInvalidOutput.
 func (o Output) Validate() error {
 	_, _, err := o.validate()
 	return err
@@ -204,6 +225,9 @@ func (o Output) Validate() error {
 // validate is Validate that also returns the value tree of the details,
 // nil when there are none.
 func (o Output) validate() (details any, values int, err error) {
+	if size := o.size(); size > MaxOutputBytes {
+		return nil, 0, fmt.Errorf("%w: the content and details hold more than the limit of %d bytes (MaxOutputBytes)", ErrInvalidOutput, MaxOutputBytes)
+	}
 	for i, b := range o.Content {
 		if err := b.Validate(); err != nil {
 			return nil, 0, fmt.Errorf("content[%d]: %w", i, err)
@@ -245,8 +269,10 @@ func (Block) JSONSchemaModel() any { return blockModel{} }
 
 // MarshalJSON validates o and encodes it; empty members are omitted.
 // Details are written compact, with member order, string escapes and
-// number text exactly as held. An Output whose encoding would exceed
-// 16×MaxInputBytes, more than UnmarshalJSON reads, is refused. Errors wrap
+// number text exactly as held. An Output over MaxOutputBytes is refused
+// before anything is encoded, and one whose encoding would exceed
+// 16×MaxInputBytes, more than UnmarshalJSON reads (text of control
+// characters is escaped to six times its size), after. Errors wrap
 // ErrInvalidOutput.
 func (o Output) MarshalJSON() ([]byte, error) {
 	if err := o.Validate(); err != nil {

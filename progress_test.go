@@ -15,7 +15,7 @@ import (
 
 func TestProgressValidate(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
-	cases := []struct {
+	tests := []struct {
 		name     string
 		progress tool.Progress
 		wantErr  string // "" when valid
@@ -38,25 +38,25 @@ func TestProgressValidate(t *testing.T) {
 		{name: "completed beyond total", progress: tool.Progress{Completed: 11, Total: 10}, wantErr: "tool: invalid progress: completed 11 exceeds total 10"},
 		{name: "invalid UTF-8 message", progress: tool.Progress{Completed: 1, Message: "bad \xff"}, wantErr: "tool: invalid progress: message is not valid UTF-8"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.progress.Validate()
-			if tc.wantErr == "" {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.progress.Validate()
+			if tt.wantErr == "" {
 				require.NoError(t, err)
 				return
 			}
 			require.ErrorIs(t, err, tool.ErrInvalidProgress)
-			require.EqualError(t, err, tc.wantErr)
+			require.EqualError(t, err, tt.wantErr)
 
 			// ReportProgress validates too, with or without a reporter,
 			// and an invalid progress never reaches the reporter.
-			require.ErrorIs(t, tool.ReportProgress(context.Background(), tc.progress), tool.ErrInvalidProgress)
+			require.ErrorIs(t, tool.ReportProgress(context.Background(), tt.progress), tool.ErrInvalidProgress)
 			reached := false
 			ctx := tool.WithProgressReporter(context.Background(), tool.ProgressReporterFunc(func(context.Context, tool.Progress) error {
 				reached = true
 				return nil
 			}))
-			require.ErrorIs(t, tool.ReportProgress(ctx, tc.progress), tool.ErrInvalidProgress)
+			require.ErrorIs(t, tool.ReportProgress(ctx, tt.progress), tool.ErrInvalidProgress)
 			require.False(t, reached)
 		})
 	}

@@ -6,16 +6,16 @@ import (
 	"runtime/debug"
 )
 
-// Recover is an opt-in CallMiddleware that turns a panic further down the
-// chain, or in the tool, into a *Failure of kind FailureKindFailed. The
-// Failure's public Output is a generic line naming the tool, never the
-// panic value or a stack; its Cause is a *PanicError holding both. Give it
-// to Bind first, so that it is outermost and covers every other
-// middleware: a panic in a middleware outside it, such as a Guard's
-// Authorizer when the Guard comes first, is not recovered.
+// Recover is an opt-in [CallMiddleware] that turns a panic further down the
+// chain, or in the tool, into a [*Failure] of kind [FailureKindFailed]. The
+// [Failure]'s public [Output] is a generic line naming the tool, never the
+// panic value or a stack; its Cause is a [*PanicError] holding both. Give it
+// to [Bind] first, so that it is outermost and covers every other
+// middleware: a panic in a middleware outside it, such as a [Guard]'s
+// [Authorizer] when the Guard comes first, is not recovered.
 //
 // Every panic is recovered, http.ErrAbortHandler and panic(nil) included,
-// and so is a panic in the CallMiddleware functions inside it: Binding.Call
+// and so is a panic in the [CallMiddleware] functions inside it: [Binding.Call]
 // calls each middleware function only when the call reaches it. A panic in
 // a goroutine the tool starts is out of reach: Go cannot recover it from
 // another goroutine. Without Recover a panic propagates out of Binding.Call
@@ -37,11 +37,11 @@ func Recover(next Caller) Caller {
 	})
 }
 
-// PanicError is the Cause of a Failure made by Recover: the recovered value
+// PanicError is the Cause of a [Failure] made by [Recover]: the recovered value
 // and the stack of the goroutine that panicked. It is private diagnostic
 // data: neither its message nor its stack is ever part of the Failure's
-// public Output. Unwrap exposes Value when it is an error, so errors.Is and
-// errors.As work on Failure.Cause. Its methods are safe on a nil receiver.
+// public [Output]. Unwrap exposes Value when it is an error, so errors.Is and
+// errors.As work on [Failure.Cause]. Its methods are safe on a nil receiver.
 type PanicError struct {
 	// Value is the value passed to panic.
 	Value any

@@ -44,7 +44,7 @@ func requireRecovered(t *testing.T, err error, secretText string) *tool.PanicErr
 
 func TestRecoverToolPanic(t *testing.T) {
 	sentinel := errors.New("index out of range in cache shard 3")
-	cases := []struct {
+	tests := []struct {
 		name   string
 		value  any
 		secret string
@@ -86,16 +86,16 @@ func TestRecoverToolPanic(t *testing.T) {
 			},
 		},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			probe := newPolicyProbe(tool.EffectSafe, panicsWith(tc.value))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			probe := newPolicyProbe(tool.EffectSafe, panicsWith(tt.value))
 			binding, err := tool.Bind(probe, tool.Recover)
 			require.NoError(t, err)
-			result, err := binding.Call(context.Background(), policyPrepare(t, binding, `{}`))
+			result, err := binding.Call(context.Background(), mustPrepare(t, binding, `{}`))
 			require.Equal(t, tool.Result{}, result)
-			panicErr := requireRecovered(t, err, tc.secret)
-			tc.check(t, panicErr)
-			if target, ok := tc.value.(error); ok {
+			panicErr := requireRecovered(t, err, tt.secret)
+			tt.check(t, panicErr)
+			if target, ok := tt.value.(error); ok {
 				require.NotErrorIs(t, err, target, "the panic value is the Failure's private cause")
 			}
 		})
@@ -111,14 +111,14 @@ func TestRecoverCoversLaterMiddlewares(t *testing.T) {
 	probe := newPolicyProbe("", nil)
 	binding, err := tool.Bind(probe, tool.Recover, exploding)
 	require.NoError(t, err)
-	_, err = binding.Call(context.Background(), policyPrepare(t, binding, `{}`))
+	_, err = binding.Call(context.Background(), mustPrepare(t, binding, `{}`))
 	panicErr := requireRecovered(t, err, "middleware secret")
 	require.Equal(t, "middleware secret", panicErr.Value)
 	require.Zero(t, probe.runs.Load())
 }
 
 func TestWithoutRecoverPanicsPropagate(t *testing.T) {
-	cases := []struct {
+	tests := []struct {
 		name        string
 		middlewares func(exploding tool.CallMiddleware) []tool.CallMiddleware
 		toolPanics  bool
@@ -127,20 +127,20 @@ func TestWithoutRecoverPanicsPropagate(t *testing.T) {
 		{"a middleware without Recover", func(e tool.CallMiddleware) []tool.CallMiddleware { return []tool.CallMiddleware{e} }, false},
 		{"a middleware outside Recover", func(e tool.CallMiddleware) []tool.CallMiddleware { return []tool.CallMiddleware{e, tool.Recover} }, false},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			exploding := func(next tool.Caller) tool.Caller {
 				return tool.CallerFunc(func(context.Context, tool.Invocation) (tool.Result, error) {
 					panic("unrecovered")
 				})
 			}
 			var fn func(context.Context, tool.Invocation) (tool.Result, error)
-			if tc.toolPanics {
+			if tt.toolPanics {
 				fn = panicsWith("unrecovered")
 			}
-			binding, err := tool.Bind(newPolicyProbe("", fn), tc.middlewares(exploding)...)
+			binding, err := tool.Bind(newPolicyProbe("", fn), tt.middlewares(exploding)...)
 			require.NoError(t, err)
-			invocation := policyPrepare(t, binding, `{}`)
+			invocation := mustPrepare(t, binding, `{}`)
 			require.PanicsWithValue(t, "unrecovered", func() { _, _ = binding.Call(context.Background(), invocation) })
 		})
 	}
@@ -150,7 +150,7 @@ func TestRecoverPassesOutcomesThrough(t *testing.T) {
 	declared, err := tool.NewFailure(tool.FailureConfig{Kind: tool.FailureKindRejected})
 	require.NoError(t, err)
 	plain := errors.New("plain")
-	cases := []struct {
+	tests := []struct {
 		name string
 		fn   func(context.Context, tool.Invocation) (tool.Result, error)
 		want error
@@ -160,14 +160,14 @@ func TestRecoverPassesOutcomesThrough(t *testing.T) {
 		{"a plain error", func(context.Context, tool.Invocation) (tool.Result, error) { return tool.Result{}, plain }, plain, ""},
 		{"a Failure", func(context.Context, tool.Invocation) (tool.Result, error) { return tool.Result{}, declared }, declared, ""},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			binding, err := tool.Bind(newPolicyProbe("", tc.fn), tool.Recover)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			binding, err := tool.Bind(newPolicyProbe("", tt.fn), tool.Recover)
 			require.NoError(t, err)
-			result, err := binding.Call(context.Background(), policyPrepare(t, binding, `{"a":1}`))
-			require.True(t, err == tc.want, "got %v, want %v", err, tc.want)
+			result, err := binding.Call(context.Background(), mustPrepare(t, binding, `{"a":1}`))
+			require.True(t, err == tt.want, "got %v, want %v", err, tt.want)
 			text, _ := result.Output.Text()
-			require.Equal(t, tc.text, text)
+			require.Equal(t, tt.text, text)
 		})
 	}
 }
@@ -182,7 +182,7 @@ func TestRecoverCoversChainConstruction(t *testing.T) {
 	probe := newPolicyProbe("", nil)
 	binding, err := tool.Bind(probe, tool.Recover, panicsWhileBuilding)
 	require.NoError(t, err)
-	_, err = binding.Call(context.Background(), policyPrepare(t, binding, `{}`))
+	_, err = binding.Call(context.Background(), mustPrepare(t, binding, `{}`))
 	failure, ok := tool.ClassifyFailure(err)
 	require.True(t, ok, "%v", err)
 	require.Equal(t, tool.FailureKindFailed, failure.Kind())
@@ -193,7 +193,7 @@ func TestRecoverCoversChainConstruction(t *testing.T) {
 
 	outside, err := tool.Bind(probe, panicsWhileBuilding, tool.Recover)
 	require.NoError(t, err)
-	invocation := policyPrepare(t, outside, `{}`)
+	invocation := mustPrepare(t, outside, `{}`)
 	require.PanicsWithValue(t, "building", func() { _, _ = outside.Call(context.Background(), invocation) })
 	require.Zero(t, probe.runs.Load())
 }

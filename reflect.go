@@ -102,21 +102,50 @@ func wireFormOf(t reflect.Type) wireForm {
 // except the root, which is inlined; recursive types are supported. A
 // []byte is a base64 string, time.Time a date-time string, and
 // json.RawMessage and interface types are unconstrained. A pointer field
-// also admits null. Integer fields are bounded by the range of their Go
-// type and float32 fields by float32's. Tags of the form
-// `jsonschema:"description=…,enum=…,minimum=…"` add keywords.
+// also admits null. An unsigned integer has the minimum 0, and an
+// integer of 8 or 16 bits its type's range; wider types carry no bound of
+// their own, since it would tell a model nothing and cost it tokens on
+// every turn: the typed decode of Signature refuses a number out of the
+// type's range, at the member's location. Decode what the schema admitted
+// into the type the same way when the schema is used on its own.
+//
+// A `jsonschema` struct tag adds keywords to a field's schema:
+// `jsonschema:"description=…,enum=a,enum=b,minimum=1"`, and the flags
+// required and nullable. A bound stated in a tag is kept. The tag is cut
+// at every comma, so a comma inside a value is escaped with a backslash
+// before it; in Go source, between the tag's quotes, that backslash is
+// itself written twice:
+//
+//	City string `json:"city" jsonschema:"description=City name\\, e.g. Lisbon,pattern=^[a-z]{1\\,40}$"`
+//
+// A tag that would be read otherwise than written is an error naming the
+// field: a piece that is neither a known key=value nor a flag (what an
+// unescaped comma leaves), a bound that is not a number, malformed tag
+// quoting (a single backslash), and a key the type's own schema would
+// drop (see below). A `jsonschema_extras` tag follows the same escape.
 //
 // A type with a value-receiver method JSONSchemaModel() any is described by
 // the schema of the Go type of the value that method returns; Output,
 // Block, Definition and InputRequest use this to describe their wire forms.
-// Otherwise a type that reads or writes its own JSON (a MarshalJSON or
-// UnmarshalJSON method) admits any JSON value, and one that reads or writes
-// itself as text (MarshalText or UnmarshalText) any string, since its
-// structure says nothing about its wire form; its own methods still decide
-// what is admitted. To describe such a type, give it a JSONSchemaModel
-// method; one returning a value of a local type defined from it (type plain
-// T) describes T's fields without its methods. An array of bytes is a
-// base64 string, as the JSON codec writes it.
+// A type with the reflector's own hook, a JSONSchema() method, is
+// described by the schema it returns. A field of such a type takes from
+// its tag the keys any schema takes (title, description and the type keys
+// below) unless the tag states its type.
+//
+// A type that reads or writes itself as text (MarshalText or
+// UnmarshalText, and no JSON methods) is a string, and its tags apply as
+// to a string. A type that reads or writes its own JSON (a MarshalJSON or
+// UnmarshalJSON method, such as *big.Int) without a JSONSchemaModel or
+// JSONSchema method has a form its structure does not tell: a field of
+// such a type must state it with a type key in its tag (type=,
+// oneof_type=, anyof_type=, oneof_ref= or anyof_ref=), after which the
+// tag's other keys apply too, as in `jsonschema:"type=integer,minimum=0"`
+// for a *big.Int; anywhere else (the root, the items of an array, the
+// values of a map) such a type is an error. Its own methods still decide
+// what is admitted, after the schema. A JSONSchemaModel method returning
+// a value of a local type defined from the type (type plain T) describes
+// T's fields without its methods. An array of bytes is a base64 string, as
+// the JSON codec writes it.
 //
 // T must be a type the JSON codec (go-json-experiment/json) can both
 // encode and decode, so that the schema describes what it writes. A
@@ -207,9 +236,17 @@ func checkSupported(t reflect.Type, path string, seen map[reflect.Type]bool) err
 	if t == durationType {
 		return fmt.Errorf("%w: %s is a time.Duration, which the JSON codec encodes only with a format option; use an integer or a string", ErrInvalidSchema, path)
 	}
-	switch wireFormOf(t) {
-	case wireModel, wireNative, wireJSON, wireText:
+	form := wireFormOf(t)
+	if t.Kind() == reflect.Pointer {
+		// *time.Time has the JSON methods of time.Time; what matters is
+		// how the pointed-to type is described.
+		form = wireFormOf(derefType(t))
+	}
+	switch form {
+	case wireModel, wireNative, wireText:
 		return nil // its own methods encode it
+	case wireJSON:
+		return fmt.Errorf("%w: %s has type %s, which reads and writes its own JSON, so its form cannot be derived and would be advertised as any value; %s", ErrInvalidSchema, path, t, customTypeRemedy)
 	}
 	switch t.Kind() {
 	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer, reflect.Uintptr:
@@ -229,12 +266,42 @@ func checkSupported(t reflect.Type, path string, seen map[reflect.Type]bool) err
 			if !f.IsExported() || f.Tag.Get("json") == "-" || (f.Anonymous && f.Type.Kind() == reflect.Struct) {
 				continue
 			}
+			if wireFormOf(derefType(f.Type)) == wireJSON && tagStatesType(f.Tag.Get("jsonschema")) {
+				continue // its tag describes it
+			}
 			if err := checkSupported(f.Type, path+"."+f.Name, seen); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// customTypeRemedy says how to describe a type that writes its own JSON.
+const customTypeRemedy = "state its form in the field's tag, such as `jsonschema:\"type=string\"` or `jsonschema:\"type=integer\"` (a type written as JSON text), or give the type a JSONSchemaModel method (see SchemaFor) or a JSONSchema method"
+
+func derefType(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// Keys of a `jsonschema` tag that state the type of a value themselves;
+// without one, the reflector applies the keys of a type (enum, pattern,
+// minimum, ...) only to a type it derived.
+var typeTagKeys = []string{"type", "oneof_type", "anyof_type", "oneof_ref", "anyof_ref"}
+
+// Keys of a `jsonschema` tag the reflector applies to any schema.
+var genericTagKeys = append([]string{"title", "description", "anchor", "oneof_required", "anyof_required"}, typeTagKeys...)
+
+func tagStatesType(tag string) bool {
+	for _, piece := range splitSchemaTag(tag) {
+		if key, _, ok := strings.Cut(piece, "="); ok && slices.Contains(typeTagKeys, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkMapKey refuses map keys the codec cannot write as member names.
@@ -332,6 +399,9 @@ func collectMemberNames(t reflect.Type, path string, names map[string]string, vi
 		}
 		if !f.IsExported() {
 			continue
+		}
+		if err := checkSchemaTags(t, f); err != nil {
+			return err
 		}
 		if name == "" {
 			name = f.Name
@@ -515,39 +585,30 @@ func (x *reflector) annotate(s *jsonschema.Schema, t reflect.Type) {
 			s.PatternProperties[k] = nullable(ps, t.Elem())
 		}
 	}
-	if s.Type != "integer" && s.Type != "number" {
+	if s.Type != "integer" {
 		return // a number written as a string, or described by a hook
 	}
+	// The schema carries only the bounds of a Go type that a model may
+	// plausibly cross: the range of a type of 8 or 16 bits (300 for a
+	// uint8 percentage, 40000 for an int16) and the minimum 0 of every
+	// unsigned type (the negative count). The bounds of 32 and 64 bits are
+	// far beyond any number a model means, so they would be read on every
+	// turn for nothing (and some providers refuse such bounds in their
+	// strict modes). Admission refuses a number out of the type's range
+	// all the same, when the typed input is decoded; see Signature.
 	switch t.Kind() {
 	case reflect.Int8:
 		bound(s, math.MinInt8, math.MaxInt8)
 	case reflect.Int16:
 		bound(s, math.MinInt16, math.MaxInt16)
-	case reflect.Int32:
-		bound(s, math.MinInt32, math.MaxInt32)
-	case reflect.Int, reflect.Int64:
-		bound(s, math.MinInt64, math.MaxInt64)
 	case reflect.Uint8:
 		boundUnsigned(s, math.MaxUint8)
 	case reflect.Uint16:
 		boundUnsigned(s, math.MaxUint16)
-	case reflect.Uint32:
-		boundUnsigned(s, math.MaxUint32)
-	case reflect.Uint, reflect.Uint64:
-		boundUnsigned(s, math.MaxUint64)
-	case reflect.Float32:
-		// The decoder refuses exactly the numbers that round to infinity
-		// as a float32: from 2^128 - 2^103, halfway between the largest
-		// float32 and 2^128, upwards. The largest float32 itself is
-		// written as 3.4028235e+38, above math.MaxFloat32.
-		tighten(&s.ExclusiveMinimum, "-"+float32Overflow, false)
-		tighten(&s.ExclusiveMaximum, float32Overflow, true)
+	case reflect.Uint, reflect.Uint32, reflect.Uint64:
+		tighten(&s.Minimum, "0", false)
 	}
 }
-
-// float32Overflow is 2^128 - 2^103, the smallest magnitude that does not
-// fit a float32.
-const float32Overflow = "340282356779733661637539395458142568448"
 
 // annotateIntKeys fixes the member names of a map with signed integer keys:
 // the reflector admits only digits, but the codec writes negative keys with
@@ -663,4 +724,111 @@ func tighten(limit *json.Number, value string, upper bool) {
 	if c := candidate.Cmp(current); (upper && c < 0) || (!upper && c > 0) {
 		*limit = json.Number(value)
 	}
+}
+
+// Keys the schema reflector reads from a `jsonschema` tag, with the kind of
+// value each takes; see checkSchemaTags.
+var schemaTagKeys = map[string]tagValue{
+	"title": tagText, "description": tagText, "type": tagText, "anchor": tagText,
+	"oneof_required": tagText, "anyof_required": tagText, "oneof_ref": tagText,
+	"oneof_type": tagText, "anyof_ref": tagText, "anyof_type": tagText,
+	"pattern": tagText, "format": tagText, "default": tagText, "example": tagText,
+	"enum": tagText, "readOnly": tagText, "writeOnly": tagText, "uniqueItems": tagText,
+	"minLength": tagCount, "maxLength": tagCount, "minItems": tagCount, "maxItems": tagCount,
+	"minimum": tagNumber, "maximum": tagNumber, "exclusiveMinimum": tagNumber,
+	"exclusiveMaximum": tagNumber, "multipleOf": tagNumber,
+}
+
+type tagValue uint8
+
+const (
+	tagText   tagValue = iota // any text
+	tagCount                  // a non-negative integer
+	tagNumber                 // a JSON number
+)
+
+// The bare flags of a `jsonschema` tag.
+var schemaTagFlags = []string{"required", "nullable"}
+
+// escapeHint tells how to keep a comma in a tag value.
+const escapeHint = `a comma inside a value must be escaped as \, (written \\, between the tag's quotes in Go source)`
+
+// checkSchemaTags refuses `jsonschema` and `jsonschema_extras` tags the
+// schema reflector would read otherwise than they were meant: it cuts a
+// tag at every comma not preceded by a backslash, and silently drops a
+// piece that is not a known key=value or flag, a number it cannot parse,
+// and a whole tag whose quoting is malformed. "City name, e.g. Lisbon"
+// would lose ", e.g. Lisbon", and "^[a-z]{1,40}$" become "^[a-z]{1".
+func checkSchemaTags(owner reflect.Type, f reflect.StructField) error {
+	field := owner.String() + "." + f.Name
+	for _, key := range []string{"jsonschema", "jsonschema_extras"} {
+		if _, ok := f.Tag.Lookup(key); !ok && strings.Contains(string(f.Tag), key+":") {
+			return fmt.Errorf("%w: field %s: its struct tag is malformed, so the schema tags are ignored; %s", ErrInvalidSchema, field, escapeHint)
+		}
+	}
+	tag := f.Tag.Get("jsonschema")
+	plain := strings.Split(tag, ",")
+	if plain[0] == "-" {
+		return nil // the field is left out
+	}
+	pieces := splitSchemaTag(tag)
+	for _, piece := range pieces {
+		key, value, isPair := strings.Cut(piece, "=")
+		kind, known := schemaTagKeys[key]
+		switch {
+		case piece == "" || !isPair && slices.Contains(schemaTagFlags, piece):
+			continue
+		case !isPair || !known:
+			return fmt.Errorf("%w: field %s: jsonschema tag piece %q is neither a known key=value nor a flag (%s); %s", ErrInvalidSchema, field, piece, strings.Join(schemaTagFlags, ", "), escapeHint)
+		case kind == tagCount && !isCount(value):
+			return fmt.Errorf("%w: field %s: jsonschema tag %s=%q needs a non-negative integer", ErrInvalidSchema, field, key, value)
+		case kind == tagNumber && !isNumber(value):
+			return fmt.Errorf("%w: field %s: jsonschema tag %s=%q needs a JSON number", ErrInvalidSchema, field, key, value)
+		}
+	}
+	// A type described by its own schema gets only the generic keys: the
+	// reflector would drop the others.
+	if form := wireFormOf(derefType(f.Type)); (form == wireModel || form == wireHook) && !tagStatesType(tag) {
+		for _, piece := range pieces {
+			if key, _, ok := strings.Cut(piece, "="); ok && !slices.Contains(genericTagKeys, key) {
+				return fmt.Errorf("%w: field %s: jsonschema tag key %q would be dropped, because type %s describes itself; put the keyword in its schema, or state the type in the tag (type=...)", ErrInvalidSchema, field, key, f.Type)
+			}
+		}
+	}
+	// The reflector reads the flags from the tag cut at every comma.
+	for _, flag := range schemaTagFlags {
+		if slices.Contains(plain, flag) && !slices.Contains(pieces, flag) {
+			return fmt.Errorf("%w: field %s: jsonschema tag has %q after an escaped comma, which is read as the flag all the same", ErrInvalidSchema, field, flag)
+		}
+	}
+	for _, piece := range splitSchemaTag(f.Tag.Get("jsonschema_extras")) {
+		if piece != "" && !strings.Contains(piece, "=") {
+			return fmt.Errorf("%w: field %s: jsonschema_extras tag piece %q is not key=value; %s", ErrInvalidSchema, field, piece, escapeHint)
+		}
+	}
+	return nil
+}
+
+// splitSchemaTag cuts a tag as the schema reflector does: at every comma
+// not preceded by a backslash, the backslash being dropped.
+func splitSchemaTag(tag string) []string {
+	var pieces []string
+	for _, part := range strings.Split(tag, ",") {
+		if n := len(pieces); n > 0 && strings.HasSuffix(pieces[n-1], `\`) {
+			pieces[n-1] = strings.TrimSuffix(pieces[n-1], `\`) + "," + part
+			continue
+		}
+		pieces = append(pieces, part)
+	}
+	return pieces
+}
+
+func isCount(s string) bool {
+	_, err := strconv.ParseUint(s, 10, 64)
+	return err == nil
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil && json.Valid([]byte(s))
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math/big"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -195,7 +197,7 @@ type reflTree struct {
 }
 
 type reflLeaf struct {
-	Value int32 `json:"value"`
+	Value int16 `json:"value"`
 }
 
 func TestSchemaForDefinitionsAndRecursion(t *testing.T) {
@@ -214,7 +216,7 @@ func TestSchemaForDefinitionsAndRecursion(t *testing.T) {
 	require.Error(t, s.Validate([]byte(`{"root":{"name":"a","children":[{"name":"b","next":{"name":1}}]},"other":null,"leaf":{"value":1}}`)),
 		"the recursive reference is followed to depth")
 	require.Error(t, s.Validate([]byte(`{"root":{"name":"a"},"other":{"nom":"x"},"leaf":{"value":1}}`)))
-	require.Error(t, s.Validate([]byte(`{"root":{"name":"a"},"other":null,"leaf":{"value":2147483648}}`)),
+	require.Error(t, s.Validate([]byte(`{"root":{"name":"a"},"other":null,"leaf":{"value":32768}}`)),
 		"annotations reach definitions")
 
 	// A recursive root is inlined too; its self-references go to $defs.
@@ -355,7 +357,7 @@ func TestSchemaForWireForms(t *testing.T) {
 		{"addr": `"192.0.2.1"`},
 		{"addr": `""`},
 		{"f32": `-3.4028235e+38`},
-		{"f32": `3.40282356779733661637539395458142568447e38`},
+		{"f32": `3.40282356779733661637539395458142568448e38`}, // the decoder refuses it; see TestDecodeRejectionMessages
 	}
 	for _, over := range admitted {
 		require.NoError(t, s.Validate(encode(over)), "%v", over)
@@ -367,8 +369,6 @@ func TestSchemaForWireForms(t *testing.T) {
 		{"when": `null`},
 		{"ptr_list": `[32768]`},
 		{"negative": `{"x":"letters"}`},
-		{"f32": `3.40282356779733661637539395458142568448e38`},
-		{"f32": `-3.4028236e38`},
 	}
 	for _, over := range refused {
 		require.Error(t, s.Validate(encode(over)), "%v", over)
@@ -389,50 +389,56 @@ type reflRanges struct {
 	Byte byte   `json:"byte"`
 }
 
+// The schema states the range of 8- and 16-bit integers and the minimum 0
+// of unsigned ones, and no other bound of a Go type: the 32- and 64-bit
+// bounds are noise a model reads on every turn. The typed decode refuses
+// what the schema leaves out (TestPrepareRefusesOutOfRangeIntegers).
 func TestSchemaForIntegerRanges(t *testing.T) {
 	s := schemaOf[reflRanges](t)
 	doc := schemaDoc(t, s.JSON())
 	tests := []struct {
-		field, min, max, below, above string
+		field, min, max string // "" when the schema states no such bound
 	}{
-		{"i8", "-128", "127", "-129", "128"},
-		{"i16", "-32768", "32767", "-32769", "32768"},
-		{"i32", "-2147483648", "2147483647", "-2147483649", "2147483648"},
-		{"i64", "-9223372036854775808", "9223372036854775807", "-9223372036854775809", "9223372036854775808"},
-		{"i", "-9223372036854775808", "9223372036854775807", "-9223372036854775809", "9223372036854775808"},
-		{"u8", "0", "255", "-1", "256"},
-		{"u16", "0", "65535", "-1", "65536"},
-		{"u32", "0", "4294967295", "-1", "4294967296"},
-		{"u64", "0", "18446744073709551615", "-1", "18446744073709551616"},
-		{"u", "0", "18446744073709551615", "-1", "18446744073709551616"},
-		{"byte", "0", "255", "-1", "256"},
-	}
-	zero := map[string]string{}
-	for _, tc := range tests {
-		zero[tc.field] = "0"
-	}
-	with := func(field, value string) []byte {
-		var parts []string
-		for _, tc := range tests {
-			v := zero[tc.field]
-			if tc.field == field {
-				v = value
-			}
-			parts = append(parts, `"`+tc.field+`":`+v)
-		}
-		return []byte("{" + strings.Join(parts, ",") + "}")
+		{"i8", "-128", "127"},
+		{"i16", "-32768", "32767"},
+		{"i32", "", ""},
+		{"i64", "", ""},
+		{"i", "", ""},
+		{"u8", "0", "255"},
+		{"u16", "0", "65535"},
+		{"u32", "0", ""},
+		{"u64", "0", ""},
+		{"u", "0", ""},
+		{"byte", "0", "255"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.field, func(t *testing.T) {
-			require.Equal(t, "integer", at(t, doc, "properties", tc.field, "type"))
-			require.Equal(t, json.Number(tc.min), at(t, doc, "properties", tc.field, "minimum"))
-			require.Equal(t, json.Number(tc.max), at(t, doc, "properties", tc.field, "maximum"))
-			require.NoError(t, s.Validate(with(tc.field, tc.min)))
-			require.NoError(t, s.Validate(with(tc.field, tc.max)))
-			require.Error(t, s.Validate(with(tc.field, tc.below)))
-			require.Error(t, s.Validate(with(tc.field, tc.above)))
+			prop := at(t, doc, "properties", tc.field).(map[string]any)
+			require.Equal(t, "integer", prop["type"])
+			for keyword, want := range map[string]string{"minimum": tc.min, "maximum": tc.max} {
+				if want == "" {
+					require.NotContains(t, prop, keyword)
+					continue
+				}
+				require.Equal(t, json.Number(want), prop[keyword], keyword)
+			}
 		})
 	}
+}
+
+// A bound stated in a tag is kept, on every integer type.
+func TestSchemaForKeepsStatedBounds(t *testing.T) {
+	type limits struct {
+		Limit int   `json:"limit" jsonschema:"minimum=1,maximum=100"`
+		Small int8  `json:"small" jsonschema:"maximum=10"`
+		Count uint  `json:"count" jsonschema:"minimum=5"`
+		Wide  int64 `json:"wide" jsonschema:"minimum=-1000"`
+	}
+	doc := schemaDoc(t, schemaOf[limits](t).JSON())
+	require.Equal(t, map[string]any{"type": "integer", "minimum": json.Number("1"), "maximum": json.Number("100")}, at(t, doc, "properties", "limit"))
+	require.Equal(t, map[string]any{"type": "integer", "minimum": json.Number("-128"), "maximum": json.Number("10")}, at(t, doc, "properties", "small"))
+	require.Equal(t, map[string]any{"type": "integer", "minimum": json.Number("5")}, at(t, doc, "properties", "count"))
+	require.Equal(t, map[string]any{"type": "integer", "minimum": json.Number("-1000")}, at(t, doc, "properties", "wide"))
 }
 
 // celsius writes itself as a bare number and says so with its own model.
@@ -444,7 +450,7 @@ func (c *celsius) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, &c.de
 
 func (celsius) JSONSchemaModel() any { return float64(0) }
 
-// opaque writes its own JSON and has no model: any value.
+// opaque writes its own JSON and has no model: its fields state its form.
 type opaque struct{ secret int }
 
 func (o opaque) MarshalJSON() ([]byte, error) { return json.Marshal([]int{o.secret}) }
@@ -466,7 +472,7 @@ type reflModels struct {
 	Blocks     []tool.Block            `json:"blocks,omitzero"`
 	Outputs    map[string]*tool.Output `json:"outputs,omitzero"`
 	Celsius    celsius                 `json:"celsius"`
-	Opaque     opaque                  `json:"opaque"`
+	Opaque     opaque                  `json:"opaque" jsonschema:"type=array,minItems=1,maxItems=1"`
 }
 
 func TestSchemaForModels(t *testing.T) {
@@ -474,7 +480,8 @@ func TestSchemaForModels(t *testing.T) {
 	doc := schemaDoc(t, s.JSON())
 	require.Equal(t, map[string]any{"type": "number"}, resolve(t, doc, at(t, doc, "properties", "celsius")),
 		"a user type described by its own model")
-	require.Equal(t, true, at(t, doc, "properties", "opaque"), "a type with its own JSON and no model admits any value")
+	require.Equal(t, map[string]any{"type": "array", "minItems": json.Number("1"), "maxItems": json.Number("1")}, at(t, doc, "properties", "opaque"),
+		"a type with its own JSON and no model is described by its field's tag")
 
 	schema, err := tool.ParseSchema([]byte(`{"type":"object"}`))
 	require.NoError(t, err)
@@ -503,6 +510,7 @@ func TestSchemaForModels(t *testing.T) {
 		`"definition":{"name":"x","input_schema":{"type":"object"},"effect":"sometimes"}`,
 		`"request":{"prompt":"p"}`,
 		`"celsius":"warm"`,
+		`"opaque":[]`,
 	}
 	for _, member := range refused {
 		name, _, _ := strings.Cut(member, ":")
@@ -767,4 +775,208 @@ func TestSchemaForIsStable(t *testing.T) {
 	a := schemaOf[reflModels](t)
 	b := schemaOf[reflModels](t)
 	require.Equal(t, string(a.JSON()), string(b.JSON()))
+}
+
+// A comma escaped as \, stays in the value, end to end: in the schema and
+// in what Prepare admits.
+type tagEscaped struct {
+	City string `json:"city" jsonschema:"description=City name\\, e.g. Lisbon,pattern=^[a-z]{1\\,40}$"`
+	Note string `json:"note,omitzero" jsonschema:"description=a\\,b\\,c,required"`
+}
+
+func TestSchemaForTagEscapes(t *testing.T) {
+	doc := schemaDoc(t, schemaOf[tagEscaped](t).JSON())
+	require.Equal(t, "City name, e.g. Lisbon", at(t, doc, "properties", "city", "description"))
+	require.Equal(t, "^[a-z]{1,40}$", at(t, doc, "properties", "city", "pattern"))
+	require.Equal(t, "a,b,c", at(t, doc, "properties", "note", "description"))
+	require.Equal(t, []any{"city", "note"}, doc["required"], "a flag after an escaped value is read")
+
+	b := bindFunc(t, "weather", func(_ context.Context, in tagEscaped) (string, error) { return in.City, nil })
+	_, err := prepare(b, `{"city":"lisbon","note":"n"}`)
+	require.NoError(t, err)
+	_, err = prepare(b, `{"city":"`+strings.Repeat("a", 41)+`","note":"n"}`)
+	requirePublicRejection(t, err, "/city")
+}
+
+// Tags the schema reflector would cut or drop silently.
+type (
+	tagCutDescription struct {
+		City string `json:"city" jsonschema:"description=City name, e.g. Lisbon"`
+	}
+	tagCutPattern struct {
+		Code string `json:"code" jsonschema:"pattern=^[a-z]{1,40}$"`
+	}
+	tagUnknownKey struct {
+		N int `json:"n" jsonschema:"minimun=1"`
+	}
+	tagBadNumber struct {
+		N int `json:"n" jsonschema:"maximum=ten"`
+	}
+	tagBadCount struct {
+		S string `json:"s" jsonschema:"maxLength=-1"`
+	}
+	tagFlagInValue struct {
+		S string `json:"s" jsonschema:"description=set\\,required"`
+	}
+	tagCutExtras struct {
+		S string `json:"s" jsonschema_extras:"x-hint=one, two"`
+	}
+	tagNested struct {
+		Inner []tagCutPattern `json:"inner"`
+	}
+)
+
+func TestSchemaForRefusesCutTags(t *testing.T) {
+	hint := `a comma inside a value must be escaped as \, (written \\, between the tag's quotes in Go source)`
+	malformed := reflect.StructOf([]reflect.StructField{{
+		Name: "City", Type: reflect.TypeFor[string](),
+		Tag: reflect.StructTag(`json:"city" jsonschema:"description=City name\, e.g. Lisbon"`),
+	}})
+	tests := []struct {
+		name string
+		err  func() error
+		want string
+	}{
+		{"a description cut at a comma", schemaErr[tagCutDescription],
+			`tool: invalid schema: field tool_test.tagCutDescription.City: jsonschema tag piece " e.g. Lisbon" is neither a known key=value nor a flag (required, nullable); ` + hint},
+		{"a pattern cut at a comma", schemaErr[tagCutPattern],
+			`tool: invalid schema: field tool_test.tagCutPattern.Code: jsonschema tag piece "40}$" is neither a known key=value nor a flag (required, nullable); ` + hint},
+		{"a misspelt key", schemaErr[tagUnknownKey],
+			`tool: invalid schema: field tool_test.tagUnknownKey.N: jsonschema tag piece "minimun=1" is neither a known key=value nor a flag (required, nullable); ` + hint},
+		{"a bound that is not a number", schemaErr[tagBadNumber],
+			`tool: invalid schema: field tool_test.tagBadNumber.N: jsonschema tag maximum="ten" needs a JSON number`},
+		{"a length that is not a count", schemaErr[tagBadCount],
+			`tool: invalid schema: field tool_test.tagBadCount.S: jsonschema tag maxLength="-1" needs a non-negative integer`},
+		{"a flag hidden in an escaped value", schemaErr[tagFlagInValue],
+			`tool: invalid schema: field tool_test.tagFlagInValue.S: jsonschema tag has "required" after an escaped comma, which is read as the flag all the same`},
+		{"extras cut at a comma", schemaErr[tagCutExtras],
+			`tool: invalid schema: field tool_test.tagCutExtras.S: jsonschema_extras tag piece " two" is not key=value; ` + hint},
+		{"a nested type", schemaErr[tagNested],
+			`tool: invalid schema: field tool_test.tagCutPattern.Code: jsonschema tag piece "40}$" is neither a known key=value nor a flag (required, nullable); ` + hint},
+		{"a backslash not doubled in Go source", func() error { _, err := tool.SchemaForType(malformed); return err },
+			`tool: invalid schema: field struct { City string "json:\"city\" jsonschema:\"description=City name\\, e.g. Lisbon\"" }.City: its struct tag is malformed, so the schema tags are ignored; ` + hint},
+		{"NewSignature", func() error { _, err := tool.NewSignature[tagCutPattern, string](); return err },
+			`tool: invalid tool: input type tool_test.tagCutPattern: invalid schema: field tool_test.tagCutPattern.Code: jsonschema tag piece "40}$" is neither a known key=value nor a flag (required, nullable); ` + hint},
+		{"NewFunc", func() error {
+			_, err := tool.NewFunc(tool.FuncConfig{Name: "codes"}, func(context.Context, tagCutPattern) (string, error) { return "", nil })
+			return err
+		}, `tool: invalid tool: tool "codes": input type tool_test.tagCutPattern: invalid schema: field tool_test.tagCutPattern.Code: jsonschema tag piece "40}$" is neither a known key=value nor a flag (required, nullable); ` + hint},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.err()
+			require.EqualError(t, err, tc.want)
+			require.ErrorIs(t, err, tool.ErrInvalidSchema)
+		})
+	}
+}
+
+// level writes itself as a JSON string of its own choosing.
+type level int
+
+func (l level) MarshalJSON() ([]byte, error) { return json.Marshal([]string{"low", "high"}[l]) }
+
+func (l *level) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	switch s {
+	case "low":
+		*l = 0
+	case "high":
+		*l = 1
+	default:
+		return errors.New("level: want low or high")
+	}
+	return nil
+}
+
+// code writes itself as text: a string.
+type code string
+
+func (c code) MarshalText() ([]byte, error) { return []byte(c), nil }
+
+func (c *code) UnmarshalText(b []byte) error { *c = code(b); return nil }
+
+type customTagged struct {
+	Amount *big.Int `json:"amount" jsonschema:"type=integer,minimum=0,description=Amount in cents"`
+	Level  level    `json:"level" jsonschema:"type=string,enum=low,enum=high"`
+	Code   code     `json:"code" jsonschema:"enum=a1,enum=b2,description=Product code"`
+	Temp   celsius  `json:"temp" jsonschema:"description=Temperature"`
+}
+
+// A type that reads and writes its own JSON is described by the tags of
+// its field, or by its own schema; its tags are applied, not dropped.
+func TestSchemaForCustomMarshalledTypes(t *testing.T) {
+	doc := schemaDoc(t, schemaOf[customTagged](t).JSON())
+	require.Equal(t, map[string]any{"anyOf": []any{map[string]any{"type": "integer", "minimum": json.Number("0")}, map[string]any{"type": "null"}}, "description": "Amount in cents"},
+		at(t, doc, "properties", "amount"))
+	require.Equal(t, map[string]any{"type": "string", "enum": []any{"low", "high"}}, at(t, doc, "properties", "level"))
+	require.Equal(t, map[string]any{"type": "string", "enum": []any{"a1", "b2"}, "description": "Product code"}, at(t, doc, "properties", "code"),
+		"a text type is a string, and its tags apply")
+	require.Equal(t, "Temperature", at(t, doc, "properties", "temp", "description"))
+
+	b := bindFunc(t, "pay", func(_ context.Context, in customTagged) (string, error) { return in.Amount.String(), nil })
+	inv, err := prepare(b, `{"amount":123456789012345678901234567890,"level":"high","code":"a1","temp":21.5}`)
+	require.NoError(t, err)
+	result, err := b.Call(context.Background(), inv)
+	require.NoError(t, err)
+	text, _ := result.Output.Text()
+	require.Equal(t, "123456789012345678901234567890", text)
+	for arguments, pointer := range map[string]string{
+		`{"amount":"12","level":"high","code":"a1","temp":1}`: "/amount",
+		`{"amount":-1,"level":"high","code":"a1","temp":1}`:   "/amount",
+		`{"amount":1,"level":"medium","code":"a1","temp":1}`:  "/level",
+		`{"amount":1,"level":"low","code":"c3","temp":1}`:     "/code",
+	} {
+		_, err := prepare(b, arguments)
+		requirePublicRejection(t, err, pointer)
+	}
+}
+
+type (
+	customUntagged struct {
+		Amount *big.Int `json:"amount"`
+	}
+	customDescribedOnly struct {
+		Level level `json:"level" jsonschema:"description=low or high"`
+	}
+	customInSlice struct {
+		Amounts []*big.Int `json:"amounts" jsonschema:"type=array"`
+	}
+	customModelKeyword struct {
+		Temp celsius `json:"temp" jsonschema:"minimum=-273.15"`
+	}
+)
+
+func TestSchemaForRefusesUndescribedCustomTypes(t *testing.T) {
+	remedy := "state its form in the field's tag, such as `jsonschema:\"type=string\"` or `jsonschema:\"type=integer\"` (a type written as JSON text), or give the type a JSONSchemaModel method (see SchemaFor) or a JSONSchema method"
+	tests := []struct {
+		name string
+		err  func() error
+		want string
+	}{
+		{"a field without a tag", schemaErr[customUntagged],
+			"tool: invalid schema: tool_test.customUntagged.Amount has type *big.Int, which reads and writes its own JSON, so its form cannot be derived and would be advertised as any value; " + remedy},
+		{"a field whose tag states no type", schemaErr[customDescribedOnly],
+			"tool: invalid schema: tool_test.customDescribedOnly.Level has type tool_test.level, which reads and writes its own JSON, so its form cannot be derived and would be advertised as any value; " + remedy},
+		{"items of an array", schemaErr[customInSlice],
+			"tool: invalid schema: tool_test.customInSlice.Amounts[] has type *big.Int, which reads and writes its own JSON, so its form cannot be derived and would be advertised as any value; " + remedy},
+		{"the root", schemaErr[opaque],
+			"tool: invalid schema: tool_test.opaque has type tool_test.opaque, which reads and writes its own JSON, so its form cannot be derived and would be advertised as any value; " + remedy},
+		{"a keyword a described type would drop", schemaErr[customModelKeyword],
+			`tool: invalid schema: field tool_test.customModelKeyword.Temp: jsonschema tag key "minimum" would be dropped, because type tool_test.celsius describes itself; put the keyword in its schema, or state the type in the tag (type=...)`},
+		{"NewFunc", func() error {
+			_, err := tool.NewFunc(tool.FuncConfig{Name: "pay"}, func(context.Context, customUntagged) (string, error) { return "", nil })
+			return err
+		}, `tool: invalid tool: tool "pay": input type tool_test.customUntagged: invalid schema: tool_test.customUntagged.Amount has type *big.Int, which reads and writes its own JSON, so its form cannot be derived and would be advertised as any value; ` + remedy},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.err()
+			require.EqualError(t, err, tc.want)
+			require.ErrorIs(t, err, tool.ErrInvalidSchema)
+		})
+	}
 }

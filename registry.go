@@ -2,22 +2,27 @@ package tool
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
-// Registry is a set of Bindings by tool name.
+// Registry is a set of [Binding]s by tool name.
 //
 // The zero Registry is empty and ready to use. All methods are safe for
 // concurrent use. A Registry holds Bindings, which are immutable, and hands
-// out copies of their Definitions.
+// out copies of their Definitions. Resolve and Definitions read a snapshot
+// and write nothing shared, so lookups on many cores do not contend;
+// Register copies the set, so it costs time in proportion to the tools
+// already registered (register a batch at once rather than one by one).
 type Registry struct {
-	mu       sync.RWMutex
-	bindings map[string]Binding
+	mu       sync.Mutex                         // serializes Register
+	bindings atomic.Pointer[map[string]Binding] // never modified once stored
 }
 
-// NewRegistry returns a Registry holding initial; see Register for the
+// NewRegistry returns a [Registry] holding initial; see Register for the
 // errors.
 func NewRegistry(initial ...Binding) (*Registry, error) {
 	r := &Registry{}
@@ -27,9 +32,9 @@ func NewRegistry(initial ...Binding) (*Registry, error) {
 	return r, nil
 }
 
-// Register adds bindings, all or none. A zero Binding is an error wrapping
-// ErrInvalidTool; a name given twice in the batch or already registered
-// wraps ErrDuplicateTool; a nil Registry wraps ErrInvalidRegistry. On error
+// Register adds bindings, all or none. A zero [Binding] is an error wrapping
+// [ErrInvalidTool]; a name given twice in the batch or already registered
+// wraps [ErrDuplicateTool]; a nil [Registry] wraps [ErrInvalidRegistry]. On error
 // nothing is added.
 func (r *Registry) Register(bindings ...Binding) error {
 	if r == nil {
@@ -48,29 +53,36 @@ func (r *Registry) Register(bindings ...Binding) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	current := r.snapshot()
 	for name := range batch {
-		if _, dup := r.bindings[name]; dup {
+		if _, dup := current[name]; dup {
 			return fmt.Errorf("%w: %q is already registered", ErrDuplicateTool, name)
 		}
 	}
-	if r.bindings == nil {
-		r.bindings = make(map[string]Binding, len(bindings))
-	}
+	next := make(map[string]Binding, len(current)+len(bindings))
+	maps.Copy(next, current)
 	for _, b := range bindings {
-		r.bindings[b.contract.Name()] = b
+		next[b.contract.Name()] = b
+	}
+	r.bindings.Store(&next)
+	return nil
+}
+
+// snapshot returns the current set, which nobody modifies; nil when empty.
+func (r *Registry) snapshot() map[string]Binding {
+	if m := r.bindings.Load(); m != nil {
+		return *m
 	}
 	return nil
 }
 
-// Resolve returns the Binding registered under name. A nil Registry holds
+// Resolve returns the [Binding] registered under name. A nil [Registry] holds
 // nothing.
 func (r *Registry) Resolve(name string) (Binding, bool) {
 	if r == nil {
 		return Binding{}, false
 	}
-	r.mu.RLock()
-	b, ok := r.bindings[name]
-	r.mu.RUnlock()
+	b, ok := r.snapshot()[name]
 	return b, ok
 }
 
@@ -80,12 +92,11 @@ func (r *Registry) Definitions() []Definition {
 	if r == nil {
 		return nil
 	}
-	r.mu.RLock()
-	defs := make([]Definition, 0, len(r.bindings))
-	for _, b := range r.bindings {
+	current := r.snapshot()
+	defs := make([]Definition, 0, len(current))
+	for _, b := range current {
 		defs = append(defs, b.contract.Definition())
 	}
-	r.mu.RUnlock()
 	slices.SortFunc(defs, func(a, b Definition) int { return strings.Compare(a.Name, b.Name) })
 	return defs
 }

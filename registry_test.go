@@ -13,7 +13,7 @@ import (
 
 func coreBindNamed(t testing.TB, name string) tool.Binding {
 	t.Helper()
-	return coreBind(t, newCoreTool(coreDefinition(name)))
+	return mustBind(t, newCoreTool(coreDefinition(name)))
 }
 
 func registeredNames(r *tool.Registry) []string {
@@ -96,7 +96,7 @@ func TestRegistryNil(t *testing.T) {
 
 func TestRegistryResolveRunsTheBinding(t *testing.T) {
 	executable := newCoreTool(coreDefinition("weather"))
-	r, err := tool.NewRegistry(coreBind(t, executable), coreBindNamed(t, "other"))
+	r, err := tool.NewRegistry(mustBind(t, executable), coreBindNamed(t, "other"))
 	require.NoError(t, err)
 	b, ok := r.Resolve("weather")
 	require.True(t, ok)

@@ -9,7 +9,7 @@ import (
 )
 
 // InputRejectionConfig describes a model-correctable problem with a call's
-// input. See NewInputRejection.
+// input. See [NewInputRejection].
 type InputRejectionConfig struct {
 	// Message is public: it is meant to be sent back to the model so it can
 	// correct its proposal. It must be non-empty valid UTF-8.
@@ -25,20 +25,20 @@ type InputRejectionConfig struct {
 // violation, a strict decoding failure, or a rejection from the tool's own
 // input validator.
 //
-// An InputRejection matches ErrInvalidInvocation with errors.Is, so code
+// An InputRejection matches [ErrInvalidInvocation] with errors.Is, so code
 // that only asks "was the call admitted?" needs nothing else. Its Cause is
 // private: it does not take part in errors.Is or errors.As and is read only
 // through Cause. The zero value and a nil pointer are invalid; all methods
 // are safe on a nil receiver. An InputRejection is immutable. See "Errors
 // and outcomes" in the package documentation for how it differs from a
-// Failure and an ordinary error.
+// [Failure] and an ordinary error.
 type InputRejection struct {
 	message string
 	cause   error
 }
 
 // NewInputRejection returns a rejection with a public message. It returns an
-// error wrapping ErrInvalidInputRejection when the message is empty or not
+// error wrapping [ErrInvalidInputRejection] when the message is empty or not
 // valid UTF-8, or when Cause is a typed nil.
 func NewInputRejection(config InputRejectionConfig) (*InputRejection, error) {
 	r := &InputRejection{message: config.Message, cause: config.Cause}
@@ -92,7 +92,7 @@ func (r *InputRejection) Cause() error {
 	return r.cause
 }
 
-// Error returns the sentinel text of ErrInvalidInvocation followed by the
+// Error returns the sentinel text of [ErrInvalidInvocation] followed by the
 // public message. The cause is not included.
 func (r *InputRejection) Error() string {
 	if r == nil || r.message == "" {
@@ -101,13 +101,13 @@ func (r *InputRejection) Error() string {
 	return ErrInvalidInvocation.Error() + ": " + r.message
 }
 
-// Is reports whether target is ErrInvalidInvocation.
+// Is reports whether target is [ErrInvalidInvocation].
 func (r *InputRejection) Is(target error) bool {
 	return target == ErrInvalidInvocation
 }
 
 // Validate reports whether r is a usable rejection; errors wrap
-// ErrInvalidInputRejection.
+// [ErrInvalidInputRejection].
 func (r *InputRejection) Validate() error {
 	switch {
 	case r == nil:
@@ -122,7 +122,7 @@ func (r *InputRejection) Validate() error {
 	return nil
 }
 
-// ClassifyInputRejection finds the one InputRejection err carries, following
+// ClassifyInputRejection finds the one [InputRejection] err carries, following
 // only single-error wrapping (an Unwrap() error method). An error that joins
 // several (an Unwrap() []error method) is ambiguous and yields nothing, even
 // when one branch holds a rejection: which message is public is then for
@@ -153,16 +153,28 @@ func classify[T error](err error) (T, bool) {
 }
 
 // InputValidationError reports a defect in a tool's input validator: it
-// returned an error that is not an InputRejection, or it panicked. It says
-// nothing about the input that a model could act on and has no public
-// message. It matches ErrInvalidInvocation with errors.Is (the call was not
-// admitted); its cause is private, reachable only through Cause. All
-// methods are safe on a nil receiver.
+// returned an error that is not an [InputRejection], or it panicked. It
+// says nothing about the input that a model could act on and has no public
+// message. Its cause is private, reachable only through Cause (an
+// [*InputValidationPanicError] for a panic); Error does not include it.
+//
+// Where it comes from decides which sentinel it matches with errors.Is:
+//   - from [Contract.Prepare] or [Signature.Decode], the validator failed
+//     while judging a call's input: it matches [ErrInvalidInvocation], as
+//     every error of Prepare does, because the call was not admitted;
+//   - from [Bind], the tool's InputValidator method panicked while
+//     declaring its validator: it matches [ErrInvalidTool] and not
+//     ErrInvalidInvocation, because no call was made and the tool cannot be
+//     bound.
+//
+// The zero value reports a validator failure at Prepare. All methods are
+// safe on a nil receiver.
 type InputValidationError struct {
 	cause error
+	bind  string // the tool's name when InputValidator panicked at Bind
 }
 
-// Cause returns the validator's error or an *InputValidationPanicError.
+// Cause returns the validator's error or an [*InputValidationPanicError].
 func (e *InputValidationError) Cause() error {
 	if e == nil {
 		return nil
@@ -172,18 +184,25 @@ func (e *InputValidationError) Cause() error {
 
 // Error reports that the validator failed, without its cause.
 func (e *InputValidationError) Error() string {
+	if e != nil && e.bind != "" {
+		return fmt.Sprintf("%s: the InputValidator of tool %q panicked", ErrInvalidTool.Error(), e.bind)
+	}
 	return ErrInvalidInvocation.Error() + ": the input validator failed"
 }
 
-// Is reports whether target is ErrInvalidInvocation.
+// Is reports whether target is [ErrInvalidInvocation], or [ErrInvalidTool] for
+// an error of [Bind].
 func (e *InputValidationError) Is(target error) bool {
+	if e != nil && e.bind != "" {
+		return target == ErrInvalidTool
+	}
 	return target == ErrInvalidInvocation
 }
 
 // InputValidationPanicError holds the value recovered from a panic in an
-// input validator, reachable only through InputValidationError.Cause, or
-// in the InputValidator method that supplies one, where Bind's error wraps
-// it.
+// input validator, or in the InputValidator method that declares one. It
+// is retained only behind [InputValidationError.Cause], so that a panic
+// can never pass for an input rejection or an outcome.
 type InputValidationPanicError struct {
 	// Value is the recovered panic value.
 	Value any
@@ -198,7 +217,8 @@ func (e *InputValidationPanicError) Error() string {
 }
 
 // Unwrap returns Value when it is an error, so errors.Is and errors.As see
-// through a panic(err).
+// through a panic(err) once the cause has been taken out with
+// [InputValidationError.Cause].
 func (e *InputValidationPanicError) Unwrap() error {
 	if e == nil {
 		return nil
@@ -208,24 +228,25 @@ func (e *InputValidationPanicError) Unwrap() error {
 }
 
 // runValidator calls validator on arguments, containing panics, and sorts
-// the outcome into nil, an *InputRejection or an *InputValidationError.
-func runValidator(validator func([]byte) error, arguments []byte) (err error) {
+// the outcome into a value to hand to Call (or none), an [*InputRejection]
+// or an [*InputValidationError].
+func runValidator(validator admission, arguments []byte) (value *decoded, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &InputValidationError{cause: &InputValidationPanicError{Value: v}}
+			value, err = nil, &InputValidationError{cause: &InputValidationPanicError{Value: v}}
 		}
 	}()
-	verr := validator(arguments)
+	value, verr := validator(arguments)
 	if verr == nil {
-		return nil
+		return value, nil
 	}
 	if _, ok := ClassifyInputRejection(verr); ok {
-		return verr
+		return nil, verr
 	}
 	if _, ok := classify[*InputValidationError](verr); ok {
-		return verr // already sorted, by a typed tool's own validator
+		return nil, verr // already sorted, by a typed tool's own validator
 	}
 	// Anything else, a rejection hidden in a join included, is a defect of
 	// the validator and has no public message.
-	return &InputValidationError{cause: verr}
+	return nil, &InputValidationError{cause: verr}
 }

@@ -24,19 +24,19 @@ func TestNewInputRejection(t *testing.T) {
 		{"invalid UTF-8", tool.InputRejectionConfig{Message: "bad \xff"}, true},
 		{"typed nil cause", tool.InputRejectionConfig{Message: "x", Cause: typedNil}, true},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r, err := tool.NewInputRejection(tc.config)
-			if tc.wantErr {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := tool.NewInputRejection(tt.config)
+			if tt.wantErr {
 				require.ErrorIs(t, err, tool.ErrInvalidInputRejection)
 				require.Nil(t, r)
 				return
 			}
 			require.NoError(t, err)
 			require.NoError(t, r.Validate())
-			require.Equal(t, tc.config.Message, r.Message())
-			require.Equal(t, tc.config.Cause, r.Cause())
-			require.Equal(t, "tool: invalid invocation: "+tc.config.Message, r.Error(), "the cause is never in the message")
+			require.Equal(t, tt.config.Message, r.Message())
+			require.Equal(t, tt.config.Cause, r.Cause())
+			require.Equal(t, "tool: invalid invocation: "+tt.config.Message, r.Error(), "the cause is never in the message")
 			require.ErrorIs(t, r, tool.ErrInvalidInvocation)
 			require.NotErrorIs(t, r, cause, "the cause is private")
 		})
@@ -86,11 +86,11 @@ func TestClassifyInputRejection(t *testing.T) {
 		{"an unrelated error", other, false},
 		{"a validator defect", fmt.Errorf("x: %w", &tool.InputValidationError{}), false},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := tool.ClassifyInputRejection(tc.err)
-			require.Equal(t, tc.found, ok)
-			if tc.found {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := tool.ClassifyInputRejection(tt.err)
+			require.Equal(t, tt.found, ok)
+			if tt.found {
 				require.Same(t, r, got)
 			} else {
 				require.Nil(t, got)
@@ -134,13 +134,13 @@ func TestInputValidationPanicError(t *testing.T) {
 		{"number", 42, "tool: input validator panicked: 42", nil},
 		{"nil", nil, "tool: input validator panicked: <nil>", nil},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			e := &tool.InputValidationPanicError{Value: tc.value}
-			require.Equal(t, tc.text, e.Error())
-			require.Equal(t, tc.unwrap, e.Unwrap())
-			if tc.unwrap != nil {
-				require.ErrorIs(t, e, tc.unwrap)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := &tool.InputValidationPanicError{Value: tt.value}
+			require.Equal(t, tt.text, e.Error())
+			require.Equal(t, tt.unwrap, e.Unwrap())
+			if tt.unwrap != nil {
+				require.ErrorIs(t, e, tt.unwrap)
 			}
 		})
 	}
@@ -184,21 +184,21 @@ func TestHandWrittenValidator(t *testing.T) {
 			require.Equal(t, "validator bug", p.Value)
 		}},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			b, err := tool.Bind(handValidated{
 				handTool:  handTool{def: tool.Definition{Name: "hand", InputSchema: []byte(`{"type":"object"}`)}},
-				validator: tc.validator,
+				validator: tt.validator,
 			})
 			require.NoError(t, err)
 			_, err = prepare(b, `{"x":1}`)
 			require.ErrorIs(t, err, tool.ErrInvalidInvocation)
 			_, isRejection := tool.ClassifyInputRejection(err)
-			require.Equal(t, tc.rejection, isRejection)
+			require.Equal(t, tt.rejection, isRejection)
 			var defect *tool.InputValidationError
-			require.Equal(t, !tc.rejection, errors.As(err, &defect))
-			if tc.cause != nil {
-				tc.cause(t, defect.Cause())
+			require.Equal(t, !tt.rejection, errors.As(err, &defect))
+			if tt.cause != nil {
+				tt.cause(t, defect.Cause())
 				require.NotContains(t, err.Error(), "cache unavailable")
 				require.NotContains(t, err.Error(), "validator bug")
 			}

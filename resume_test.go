@@ -95,13 +95,6 @@ func mustSchema(doc string) tool.Schema {
 	return s
 }
 
-func mustBind(t *testing.T, executable tool.Tool) tool.Binding {
-	t.Helper()
-	b, err := tool.Bind(executable)
-	require.NoError(t, err)
-	return b
-}
-
 // suspend runs a new call of executable and returns the stamped
 // InputRequest it suspended with.
 func suspend(t *testing.T, executable tool.Tool, call tool.Request, key tool.IdempotencyKey) tool.InputRequest {
@@ -254,7 +247,7 @@ func TestResumeRefusesForeignContinuation(t *testing.T) {
 		change(a)
 		return a
 	}
-	cases := []struct {
+	tests := []struct {
 		name      string
 		tool      *approval
 		call      tool.Request
@@ -359,14 +352,14 @@ func TestResumeRefusesForeignContinuation(t *testing.T) {
 			admission: tool.Admission{IdempotencyKey: "k1", Continuation: &fromUnstamped},
 		},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			executable := tc.tool
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			executable := tt.tool
 			if executable == nil {
 				executable = newApproval()
 			}
 			b := mustBind(t, executable)
-			inv, err := b.Contract().Prepare(tc.call, tc.admission)
+			inv, err := b.Contract().Prepare(tt.call, tt.admission)
 			require.ErrorIs(t, err, tool.ErrInvalidInvocation)
 			require.Regexp(t, `^tool: invalid invocation: `, err.Error())
 			_, isRejection := tool.ClassifyInputRejection(err)
@@ -377,7 +370,7 @@ func TestResumeRefusesForeignContinuation(t *testing.T) {
 
 			// The same call without the continuation is admitted: only
 			// the continuation was refused.
-			_, err = b.Contract().Prepare(tc.call, tool.Admission{IdempotencyKey: tc.admission.IdempotencyKey})
+			_, err = b.Contract().Prepare(tt.call, tool.Admission{IdempotencyKey: tt.admission.IdempotencyKey})
 			require.NoError(t, err)
 		})
 	}

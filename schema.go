@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/agentcontract/tool/internal/fastcheck"
+	"github.com/agentcontract/tool/internal/regex"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
@@ -53,24 +55,37 @@ type compiledSchema struct {
 	fast      *fastcheck.Checker // nil when the schema needs the full validator
 	strings   map[string]string  // short strings of the document, for interning
 	visits    int                // the most subschemas one location of a value can meet
+	costs     keywordCosts       // for the full validator's cost model
 }
 
-// MaxValidationWork bounds the work of validating one value: the number of
-// values it holds times the most subschemas one of them can meet in the
-// schema (at most MaxSchemaVisits). A value above it is refused before
-// validation, with an *InputRejection, because validation has no
-// cancellation: a schema near MaxSchemaVisits over a value of MaxInputBytes
-// would otherwise take minutes. Ordinary schemas meet a few dozen
-// subschemas per location, which admits hundreds of thousands of values.
-const MaxValidationWork = 1 << 20
+// MaxValidationWork bounds the work of checking one value against a
+// schema, in steps. A step is one short operation: one subschema applied
+// to one value costs a few, matching a string against a pattern costs its
+// length times the size of the pattern's compiled program, comparing a
+// value with an enum or a constant costs the size of what is compared,
+// and recording a violation costs the length of its location. A value
+// whose check would take more is refused with an *InputRejection that says
+// so and where the limit was reached, because validation cannot be
+// interrupted otherwise. The bound keeps one check within the budget the
+// package documentation states; ordinary arguments take a few thousand
+// steps.
+const MaxValidationWork = 12 << 20
 
-// checkWork refuses a value of so many values that validating it could
-// exceed MaxValidationWork.
-func (s Schema) checkWork(values int) error {
-	if work := values * s.s.visits; work > MaxValidationWork {
-		return rejectf("at the root: the value holds %d JSON values; validating them could apply %d subschemas, more than the limit of %d", values, work, MaxValidationWork)
+// checkWork refuses, before the full validator runs, a value whose check
+// could exceed MaxValidationWork by the cost model of the full validator;
+// see fullValidatorWork.
+func (s Schema) checkWork(tree any) error {
+	if work := s.s.fullValidatorWork(tree); work > MaxValidationWork {
+		return rejectf("at the root: checking the value against the schema could take %d steps of work, more than the limit of %d (MaxValidationWork); send fewer or shorter values", work, MaxValidationWork)
 	}
 	return nil
+}
+
+// workExhausted is the rejection of a value whose check ran out of steps.
+// Where is the location the check had reached; the root stands for the
+// whole value when it is not known.
+func workExhausted(where []string) *InputRejection {
+	return rejectf("at %s: checking the value against the schema takes more than the limit of %d steps of work (MaxValidationWork); send fewer or shorter values", clippedPointer(where), MaxValidationWork)
 }
 
 // Bounds on the strings a schema offers for interning in the values it
@@ -117,15 +132,19 @@ func (s Schema) parse(value []byte) (tree any, values int, err error) {
 // with $schema, and "format" is asserted, not just annotated.
 //
 // Nothing is loaded from outside the document: a $ref to any other URL
-// (file, http or otherwise) is refused with an error, never read. A schema
-// whose validation work per value could exceed MaxSchemaVisits subschemas is
-// refused as well, and so is a document nested deeper than 128 levels of
-// arrays and objects or holding more than 4096 objects and booleans (each
-// of which can be a subschema): the validator's compiler takes time that
-// grows with the square of either (about 80 ms for 128 levels of nested
-// properties and 200 ms for 4096 properties here), and a schema can come
-// from storage or a peer. Raw is not
-// retained; every error wraps ErrInvalidSchema.
+// (file, http or otherwise), even in a definition nothing references, is
+// refused with an error, never read. Refused as well, each with a message
+// naming the keyword and its location: a schema whose validation work per
+// value could exceed MaxSchemaVisits subschemas; a document nested deeper
+// than 128 levels of arrays and objects or holding more than 4096 objects
+// and booleans (each of which can be a subschema: the validator's compiler
+// takes time that grows with the square of either); a pattern neither RE2
+// nor ECMAScript accepts, or whose program would exceed ten thousand
+// instructions; and patterns that together would take too long to parse
+// or compile (MaxSchemaPrograms). A schema can come from storage or a
+// peer, so ParseSchema is bounded like Prepare; see "What one call may
+// cost" in the package documentation. Raw is not retained; every error
+// wraps ErrInvalidSchema.
 func ParseSchema(raw []byte) (Schema, error) {
 	if len(raw) > MaxInputBytes {
 		return Schema{}, fmt.Errorf("%w: document is %d bytes, more than the limit of %d", ErrInvalidSchema, len(raw), MaxInputBytes)
@@ -154,10 +173,15 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 	} else if objects > maxSchemaObjects {
 		return Schema{}, fmt.Errorf("%w: the document holds %d objects and booleans, more than the limit of %d", ErrInvalidSchema, objects, maxSchemaObjects)
 	}
+	if err := checkPatternText(tree); err != nil {
+		return Schema{}, err
+	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
+	c.RegisterFormat(dateTimeFormat)
 	c.UseLoader(loader)
+	c.UseRegexpEngine(regex.Engine)
 	if err := c.AddResource(schemaBase, tree); err != nil {
 		return Schema{}, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
 	}
@@ -166,6 +190,16 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 		var load *jsonschema.LoadURLError
 		if errors.As(err, &load) {
 			return Schema{}, fmt.Errorf("%w: reference to %q outside the document is not allowed", ErrInvalidSchema, load.URL)
+		}
+		var meta *jsonschema.SchemaValidationError
+		var verr *jsonschema.ValidationError
+		if errors.As(err, &meta) && errors.As(meta.Err, &verr) {
+			violations := leafViolations(verr)
+			return Schema{}, fmt.Errorf("%w: %s", ErrInvalidSchema, oneLine(violationMessage(violations, len(violations))))
+		}
+		var invalid *jsonschema.InvalidRegexError
+		if errors.As(err, &invalid) {
+			return Schema{}, fmt.Errorf("%w: at %s: %s %q: %v", ErrInvalidSchema, schemaLocation(invalid.URL), "pattern", clipRunes(invalid.Regex, maxQuoted), invalid.Err)
 		}
 		return Schema{}, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
 	}
@@ -180,9 +214,21 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 	} else {
 		visits = max(visits, located)
 	}
+	if err := compileDefinitions(c, tree); err != nil {
+		return Schema{}, err
+	}
+	if err := compilePatterns(compiled); err != nil {
+		return Schema{}, err
+	}
+	fast := fastcheck.Compile(compiled)
+	if fast == nil {
+		if err := refuseBacktracking(compiled); err != nil {
+			return Schema{}, err
+		}
+	}
 	interned := map[string]string{}
 	collectStrings(tree, interned)
-	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled, fast: fastcheck.Compile(compiled), strings: interned, visits: visits}}, nil
+	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled, fast: fast, strings: interned, visits: visits, costs: keywordCostsOf(compiled)}}, nil
 }
 
 // Bounds on the shape of a schema document; see ParseSchema.
@@ -279,15 +325,38 @@ func (s Schema) Validate(value []byte) error {
 	return s.validateTree(tree, values)
 }
 
-// validateTree checks an already parsed value.
+// validateTree checks an already parsed value holding values JSON values.
+// Where the fast check covers the schema it decides and explains, within
+// MaxValidationWork; the full validator runs only for the schemas it does
+// not cover, after checkWork.
 func (s Schema) validateTree(tree any, values int) error {
-	if err := s.checkWork(values); err != nil {
+	if work := values * s.s.visits * fastcheck.CostPerApplication; work > MaxValidationWork {
+		return rejectf("at the root: the value holds %d JSON values and each may meet %d subschemas: checking it could take %d steps of work, more than the limit of %d (MaxValidationWork); send fewer values", values, s.s.visits, work, MaxValidationWork)
+	}
+	if fast := s.s.fast; fast != nil {
+		checked := fast.Check(tree, MaxValidationWork)
+		switch {
+		case checked.Valid:
+			return nil
+		case checked.Exhausted:
+			return workExhausted(nil)
+		}
+		// The explanation gets what the check left of the budget, and at
+		// least a quarter of it: it visits in a fixed order, and may need
+		// more to reach a violation the check met early.
+		report := fast.Explain(tree, max(MaxValidationWork-checked.Work, MaxValidationWork/4))
+		switch {
+		case report.Valid:
+			return nil
+		case report.Total == 0:
+			return workExhausted(report.Where)
+		}
+		// Violations found before the budget ran out are certain.
+		return rejectViolations(report.Violations, report.Total)
+	}
+	if err := s.checkWork(tree); err != nil {
 		return err
 	}
-	if s.s.fast != nil && s.s.fast.Valid(tree) {
-		return nil
-	}
-	// The full validator decides, and says what is wrong.
 	err := s.s.compiled.Validate(tree)
 	if err == nil {
 		return nil
@@ -296,31 +365,102 @@ func (s Schema) validateTree(tree any, values int) error {
 	if !errors.As(err, &verr) {
 		return rejectf("value cannot be validated: %v", err)
 	}
-	return &InputRejection{message: oneLine(violationMessage(verr)), cause: err}
+	violations := leafViolations(verr)
+	return rejectViolations(violations, len(violations))
 }
 
-var englishPrinter = message.NewPrinter(language.English)
-
-// violationMessage renders one validation error as a single line: the JSON
-// pointer of the first offending value, the rule it breaks, and how many
-// other problems were found.
-func violationMessage(verr *jsonschema.ValidationError) string {
+// leafViolations lists the violations verr reports, as collectViolations
+// groups them.
+func leafViolations(verr *jsonschema.ValidationError) []fastcheck.Violation {
 	var leaves []*jsonschema.ValidationError
 	collectViolations(verr, &leaves)
 	if len(leaves) == 0 {
 		leaves = append(leaves, verr)
 	}
-	slices.SortStableFunc(leaves, func(a, b *jsonschema.ValidationError) int {
-		return slices.Compare(a.InstanceLocation, b.InstanceLocation)
-	})
-	first := leaves[0]
-	msg := fmt.Sprintf("at %s: %s", pointer(first.InstanceLocation), describeViolation(first.ErrorKind))
-	if more := len(leaves) - 1; more == 1 {
-		msg += " (and 1 more problem)"
-	} else if more > 1 {
-		msg += fmt.Sprintf(" (and %d more problems)", more)
+	violations := make([]fastcheck.Violation, len(leaves))
+	for i, l := range leaves {
+		violations[i] = fastcheck.Violation{Location: l.InstanceLocation, Kind: l.ErrorKind}
 	}
-	return msg
+	return violations
+}
+
+// rejectViolations is the rejection of a value that breaks the schema in
+// total ways, of which violations are the first found.
+func rejectViolations(violations []fastcheck.Violation, total int) *InputRejection {
+	message := oneLine(violationMessage(violations, total))
+	var all strings.Builder
+	for i, v := range violations {
+		if i > 0 {
+			all.WriteString("; ")
+		}
+		all.WriteString(describeLocated(v))
+	}
+	return &InputRejection{message: message, cause: fmt.Errorf("%w: %d violations: %s", ErrInvalidInvocation, total, all.String())}
+}
+
+var englishPrinter = message.NewPrinter(language.English)
+
+// maxListedViolations is the most violations a public message lists; the
+// package documentation states it.
+const maxListedViolations = 5
+
+// maxMessage bounds the violations part of a public message, in bytes.
+const maxMessage = 4096
+
+// violationMessage renders violations, total in all, as a single line: up
+// to maxListedViolations of them, sorted by location, each with the JSON
+// pointer of the offending value and the rule it breaks, then how many
+// other problems were found.
+func violationMessage(violations []fastcheck.Violation, total int) string {
+	sorted := slices.Clone(violations)
+	slices.SortStableFunc(sorted, func(a, b fastcheck.Violation) int {
+		return compareLocations(a.Location, b.Location)
+	})
+	var b strings.Builder
+	listed := 0
+	for _, v := range sorted[:min(len(sorted), maxListedViolations)] {
+		text := describeLocated(v)
+		if listed > 0 && b.Len()+len("; ")+len(text) > maxMessage {
+			break
+		}
+		if listed > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(text)
+		listed++
+	}
+	if more := total - listed; more == 1 {
+		b.WriteString(" (and 1 more problem)")
+	} else if more > 1 {
+		fmt.Fprintf(&b, " (and %d more problems)", more)
+	}
+	return b.String()
+}
+
+// compareLocations orders locations member by member, array indexes by
+// number.
+func compareLocations(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		if c := compareTokens(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return len(a) - len(b)
+}
+
+func compareTokens(a, b string) int {
+	if x, err := strconv.Atoi(a); err == nil && strconv.Itoa(x) == a {
+		if y, err := strconv.Atoi(b); err == nil && strconv.Itoa(y) == b {
+			return x - y
+		}
+	}
+	return strings.Compare(a, b)
+}
+
+// describeLocated renders one violation with its location, both clipped
+// so that a message stays short whatever the value holds.
+func describeLocated(v fastcheck.Violation) string {
+	return clip(fmt.Sprintf("at %s: %s", clippedPointer(v.Location), describeViolation(v.Kind)), maxViolationText)
 }
 
 // describeViolation renders one broken rule. The validator's own text
@@ -343,7 +483,7 @@ func describeViolation(k jsonschema.ErrorKind) string {
 	case *kind.MultipleOf:
 		rule, got, want = "multipleOf", k.Got, k.Want
 	default:
-		return k.LocalizedString(englishPrinter)
+		return shortened(k).LocalizedString(englishPrinter)
 	}
 	if got == nil || want == nil {
 		return k.LocalizedString(englishPrinter)
@@ -862,4 +1002,219 @@ func reachable(root *jsonschema.Schema) (all []*jsonschema.Schema, anchors map[s
 	}
 	collect(root)
 	return all, anchors
+}
+
+// keywordCosts are the figures of a schema the full validator's cost model
+// needs: the steps one byte of a string may cost across all its patterns,
+// and the size of its largest enum.
+type keywordCosts struct {
+	patternPerByte int
+	largestEnum    int
+}
+
+func keywordCostsOf(root *jsonschema.Schema) keywordCosts {
+	all, _ := reachable(root)
+	var k keywordCosts
+	for _, s := range all {
+		for _, re := range patternsOf(s) {
+			k.patternPerByte += re.MatchCost(1) - re.MatchCost(0)
+		}
+		if s.Enum != nil {
+			k.largestEnum = max(k.largestEnum, len(s.Enum.Values))
+		}
+	}
+	return k
+}
+
+// fullValidatorWork bounds, in the steps of MaxValidationWork, what the
+// full validator may spend on tree: every value may meet every subschema
+// one of its locations can meet (visits), every byte of every string and
+// member name every pattern of the schema, every value the largest enum,
+// and every violation copies its location. The bound is coarse, and it is
+// used only for the schemas the fast check does not cover.
+func (c *compiledSchema) fullValidatorWork(tree any) int {
+	perValue := func(depth int) int { return c.visits * (4 + depth + c.costs.largestEnum) }
+	perString := func(s string) int { return c.visits * (len(s) + 1) * (1 + c.costs.patternPerByte) }
+	var walk func(v any, depth int) int
+	walk = func(v any, depth int) int {
+		work := perValue(depth)
+		switch v := v.(type) {
+		case string:
+			work += perString(v)
+		case json.Number:
+			d := strictjson.ParseDecimal(string(v))
+			work += c.visits * (len(v) + max(d.Exp, -d.Exp)/4)
+		case []any:
+			for _, item := range v {
+				work += walk(item, depth+1)
+			}
+		case map[string]any:
+			for name, member := range v {
+				work += perString(name) + walk(member, depth+1)
+			}
+		}
+		return min(work, MaxValidationWork+1)
+	}
+	return walk(tree, 0)
+}
+
+// MaxSchemaPrograms bounds the regular expressions of one schema: the
+// estimated instructions of all their programs together. ParseSchema
+// refuses a schema above it before compiling any of them: a pattern such
+// as \pL{1000} is a few bytes of text and a thousand instructions of
+// program, and four thousand of them took a second and a gigabyte to
+// compile.
+const MaxSchemaPrograms = 1 << 17
+
+// patternsOf lists the regular expressions of s: its pattern and the keys
+// of its patternProperties, in the order of their source text.
+func patternsOf(s *jsonschema.Schema) []*regex.Regexp {
+	var out []*regex.Regexp
+	if re, ok := s.Pattern.(*regex.Regexp); ok {
+		out = append(out, re)
+	}
+	for re := range s.PatternProperties {
+		if re, ok := re.(*regex.Regexp); ok {
+			out = append(out, re)
+		}
+	}
+	slices.SortFunc(out[min(1, len(out)):], func(a, b *regex.Regexp) int { return strings.Compare(a.String(), b.String()) })
+	return out
+}
+
+// compilePatterns compiles every regular expression root reaches, once
+// their programs together are known to stay within MaxSchemaPrograms, so
+// that no validation pays for a compilation.
+func compilePatterns(root *jsonschema.Schema) error {
+	all, _ := reachable(root)
+	total := 0
+	for _, s := range all {
+		for _, re := range patternsOf(s) {
+			total += re.Size()
+			if total > MaxSchemaPrograms {
+				return fmt.Errorf("%w: at %s: the patterns of the schema expand to more than %d instructions of program together (MaxSchemaPrograms)", ErrInvalidSchema, schemaLocation(s.Location), MaxSchemaPrograms)
+			}
+		}
+	}
+	for _, s := range all {
+		for _, re := range patternsOf(s) {
+			if err := re.Compile(); err != nil {
+				return fmt.Errorf("%w: at %s: pattern %q does not compile: %v", ErrInvalidSchema, schemaLocation(s.Location), clipRunes(re.String(), maxQuoted), err)
+			}
+		}
+	}
+	return nil
+}
+
+// schemaLocation renders the location of a subschema, a URL under
+// schemaBase, as a JSON pointer into the document.
+func schemaLocation(url string) string {
+	_, fragment, _ := strings.Cut(url, "#")
+	return strictjson.Where(fragment)
+}
+
+// maxPatternParse bounds the work of parsing the patterns of one schema
+// document, in the steps of regex.ParseCost: about 60 ms here.
+const maxPatternParse = 1 << 22
+
+// checkPatternText refuses a document whose pattern and patternProperties
+// texts would take more than maxPatternParse steps to parse, before
+// anything parses them: Go builds the table of a Unicode class escape
+// such as \pL afresh at every use, 80 µs and 13 KB each, so a document
+// of a megabyte could hold seconds of parsing.
+func checkPatternText(tree any) error {
+	work := 0
+	var where []string
+	var walk func(v any, at []string)
+	walk = func(v any, at []string) {
+		switch v := v.(type) {
+		case map[string]any:
+			for _, k := range sortedKeys(v) {
+				child := append(slices.Clip(at), k)
+				switch pattern := v[k].(type) {
+				case string:
+					if k == "pattern" {
+						work += regex.ParseCost(pattern)
+					}
+				case map[string]any:
+					if k == "patternProperties" {
+						for p := range pattern {
+							work += regex.ParseCost(p)
+						}
+					}
+				}
+				if work > maxPatternParse && where == nil {
+					where = child
+				}
+				walk(v[k], child)
+			}
+		case []any:
+			for i, item := range v {
+				walk(item, append(slices.Clip(at), strconv.Itoa(i)))
+			}
+		}
+	}
+	walk(tree, nil)
+	if where != nil {
+		return fmt.Errorf("%w: at %s: the patterns of the schema would take %d steps to parse, more than the limit of %d (a Unicode class escape such as \\pL costs %d)", ErrInvalidSchema, pointer(where), work, maxPatternParse, regex.UnicodeClassCost)
+	}
+	return nil
+}
+
+// compileDefinitions compiles every entry of every $defs (and definitions)
+// of the document, so that a reference outside the document is refused
+// even where no reference reaches it: the document is advertised to
+// models whole, and a definition nothing uses today may be used by the
+// next revision. An entry that does not compile for another reason is
+// left alone: it is never applied, and it may not be a subschema at all
+// (the $defs member of a const value, say).
+func compileDefinitions(c *jsonschema.Compiler, tree any) error {
+	var walk func(v any, at string) error
+	walk = func(v any, at string) error {
+		switch v := v.(type) {
+		case map[string]any:
+			for _, k := range sortedKeys(v) {
+				child := at + "/" + url.PathEscape(strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1"))
+				if defs, ok := v[k].(map[string]any); ok && (k == "$defs" || k == "definitions") {
+					for _, name := range sortedKeys(defs) {
+						entry := child + "/" + url.PathEscape(strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1"))
+						_, err := c.Compile(schemaBase + "#" + entry)
+						var load *jsonschema.LoadURLError
+						if errors.As(err, &load) {
+							return fmt.Errorf("%w: at %s: reference to %q outside the document is not allowed", ErrInvalidSchema, schemaLocation("#"+entry), load.URL)
+						}
+					}
+				}
+				if err := walk(v[k], child); err != nil {
+					return err
+				}
+			}
+		case []any:
+			for i, item := range v {
+				if err := walk(item, at+"/"+strconv.Itoa(i)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(tree, "")
+}
+
+// refuseBacktracking refuses a pattern of the backtracking engine in a
+// schema the fast check does not cover. Such a pattern is charged for
+// the time its matches take and stopped when they take too long, which
+// needs the fast check: the full validator cannot be stopped between
+// matches, and the engine's clock stops one match only after a few
+// hundred milliseconds, so a value of many strings could take minutes.
+func refuseBacktracking(root *jsonschema.Schema) error {
+	all, _ := reachable(root)
+	for _, s := range all {
+		for _, re := range patternsOf(s) {
+			if re.Backtracking() {
+				return fmt.Errorf("%w: at %s: pattern %q needs a backtracking engine (lookaround or backreferences), which only schemas of the keywords of draft 2020-12 other than $dynamicRef, unevaluatedItems, unevaluatedProperties and the content keywords may use: their checks can be stopped", ErrInvalidSchema, schemaLocation(s.Location), clipRunes(re.String(), maxQuoted))
+			}
+		}
+	}
+	return nil
 }

@@ -98,6 +98,8 @@ func TestParseSchemaRefusesExternalReferences(t *testing.T) {
 		{"relative reference against a file $id", `{"$id":"file://` + filepath.ToSlash(dir) + `/root.json","$ref":"string.json"}`, fileURL},
 		{"urn", `{"$ref":"urn:example:schema"}`, "urn:example:schema"},
 		{"unknown metaschema", `{"$schema":"` + fileURL + `"}`, fileURL},
+		{"inside a definition nothing references", `{"type":"object","$defs":{"unused":{"$ref":"http://example.test/s.json"}}}`, "at /$defs/unused: reference to \"http://example.test/s.json\""},
+		{"inside a nested, unreferenced definitions entry", `{"$defs":{"a":{"definitions":{"b/c":{"items":{"$ref":"urn:example:x"}}}}}}`, "at /$defs/a/definitions/b~1c: reference to \"urn:example:x\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -367,7 +369,7 @@ func TestSchemaValidateMessages(t *testing.T) {
 		{"pointer escaping", `{"a":3,"c/d":[true,1]}`, "at /c~1d/1: got number, want boolean"},
 		{"missing required", `{}`, "at the root: missing property 'a'"},
 		{"unknown member", `{"a":3,"z":1}`, "at the root: additional properties 'z' not allowed"},
-		{"two problems", `{"a":1,"b":"abc"}`, "at /a: minimum: got 1, want 3 (and 1 more problem)"},
+		{"two problems", `{"a":1,"b":"abc"}`, "at /a: minimum: got 1, want 3; at /b: maxLength: got 3, want 2"},
 		{"not JSON", `{"a":`, "invalid JSON at /a (byte 5): unexpected end of input, expected a value"},
 	}
 	for _, tt := range tests {
@@ -538,10 +540,106 @@ func TestValidationWorkIsBounded(t *testing.T) {
 	require.ErrorIs(t, err, tool.ErrInvalidInvocation)
 	rejection, ok := tool.ClassifyInputRejection(err)
 	require.True(t, ok)
-	require.Contains(t, rejection.Message(), "more than the limit of 1048576")
+	require.Contains(t, rejection.Message(), fmt.Sprintf("more than the limit of %d (MaxValidationWork)", tool.MaxValidationWork))
 
 	// A light schema admits the same large value.
 	light, err := tool.ParseSchema([]byte(`{"type":"array","items":{"type":"integer"}}`))
 	require.NoError(t, err)
 	require.NoError(t, light.Validate(items(100_000)))
+}
+
+// TestSchemaECMAScriptPatterns: JSON Schema patterns are ECMA-262. The
+// pattern zod v4 writes for z.string().email() has lookaheads RE2 cannot
+// compile; it binds, and matches as JavaScript would. A pattern neither
+// engine compiles is refused in one line that names its location.
+func TestSchemaECMAScriptPatterns(t *testing.T) {
+	zod := `{"type":"object","properties":{"email":{"type":"string","pattern":"^(?!\\.)(?!.*\\.\\.)([A-Za-z0-9_'+\\-\\.]*)[A-Za-z0-9_+-]@([A-Za-z0-9][A-Za-z0-9\\-]*\\.)+[A-Za-z]{2,}$"}},"required":["email"]}`
+	s, err := tool.ParseSchema([]byte(zod))
+	require.NoError(t, err)
+	for address, valid := range map[string]bool{
+		"ada@example.com":        true,
+		"first.last+x@a.b.io":    true,
+		".ada@example.com":       false,
+		"ada..l@example.com":     false,
+		"ada@example":            false,
+		`ada@example.com\n`:      false,
+		"ada lovelace@example.c": false,
+	} {
+		err := s.Validate([]byte(`{"email":"` + address + `"}`))
+		if valid {
+			require.NoError(t, err, address)
+			continue
+		}
+		rej, ok := tool.ClassifyInputRejection(err)
+		require.True(t, ok, "%s: %v", address, err)
+		require.Contains(t, rej.Message(), "at /email: ", address)
+		require.Contains(t, rej.Message(), "does not match pattern", address)
+	}
+
+	cases := []struct{ schema, message string }{
+		{`{"properties":{"a":{"pattern":"a{0,1000}{0,1000}"}}}`, "tool: invalid schema: at /properties/a/pattern: 'a{0,1000}{0,1000}' is not valid regex: neither RE2 nor ECMAScript accepts it: error parsing regexp: invalid nested repetition operator: `{0,1000}{0,1000}`"},
+		{`{"patternProperties":{"(":true}}`, "tool: invalid schema: at /patternProperties: invalid propertyName '('"},
+	}
+	for _, c := range cases {
+		_, err := tool.ParseSchema([]byte(c.schema))
+		require.ErrorIs(t, err, tool.ErrInvalidSchema)
+		require.Equal(t, c.message, err.Error())
+	}
+}
+
+// TestSchemaMessagesGuideTheModel: a rejection lists up to five problems
+// sorted by location, names the declared member an unknown one resembles,
+// and tells the model to omit an optional member rather than send null.
+func TestSchemaMessagesGuideTheModel(t *testing.T) {
+	s := coreSchema(t, `{
+		"type":"object",
+		"properties":{
+			"title":{"type":"string"},
+			"author":{"type":"string"},
+			"pages":{"type":"integer","minimum":1},
+			"tags":{"type":"array","items":{"type":"string"}},
+			"note":{"anyOf":[{"type":"string"},{"type":"integer"}]}
+		},
+		"required":["title"],
+		"additionalProperties":false
+	}`)
+	tests := []struct {
+		name, value, msg string
+	}{
+		{"wrong case", `{"Title":"Dune"}`, "at the root: additional properties 'Title' not allowed (did you mean 'title'?); at the root: missing property 'title'"},
+		{"one letter swapped", `{"title":"Dune","autor":"Herbert"}`, "at the root: additional properties 'autor' not allowed (did you mean 'author'?)"},
+		{"several resemble", `{"title":"Dune","Author":"Herbert","page":3}`, "at the root: additional properties 'Author', 'page' not allowed (did you mean 'author' for 'Author', 'pages' for 'page'?)"},
+		{"nothing resembles", `{"title":"Dune","isbn":"x"}`, "at the root: additional properties 'isbn' not allowed"},
+		{"null for an optional member", `{"title":"Dune","author":null}`, "at /author: got null, want string; this member is optional: leave it out instead of sending null"},
+		{"null for an optional alternative", `{"title":"Dune","note":null}`, "at /note: 'anyOf' failed"},
+		{"null for a required member", `{"title":null}`, "at /title: got null, want string"},
+		{"five problems, listed by location", `{"title":1,"author":2,"pages":0,"tags":[3,4]}`,
+			"at /author: got number, want string; at /pages: minimum: got 0, want 1; at /tags/0: got number, want string; at /tags/1: got number, want string; at /title: got number, want string"},
+		{"more than five", `{"title":1,"author":2,"pages":0,"tags":[3,4,5,6]}`,
+			"at /author: got number, want string; at /pages: minimum: got 0, want 1; at /tags/0: got number, want string; at /tags/1: got number, want string; at /tags/2: got number, want string (and 2 more problems)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rej, ok := tool.ClassifyInputRejection(s.Validate([]byte(tt.value)))
+			require.True(t, ok)
+			require.Equal(t, tt.msg, rej.Message())
+		})
+	}
+}
+
+// TestSchemaBacktrackingUnderTheFullValidator: where the fast check does
+// not cover a schema, nothing could stop the full validator between the
+// matches of a backtracking pattern, so ParseSchema refuses the pattern,
+// naming it and its location.
+func TestSchemaBacktrackingUnderTheFullValidator(t *testing.T) {
+	// unevaluatedItems takes the schema to the full validator.
+	_, err := tool.ParseSchema([]byte(`{"type":"array","items":{"type":"string","pattern":"^(a+)+(?=b)"},"unevaluatedItems":false}`))
+	require.ErrorIs(t, err, tool.ErrInvalidSchema)
+	require.ErrorContains(t, err, `tool: invalid schema: at /items: pattern "^(a+)+(?=b)" needs a backtracking engine`)
+	// The same pattern where the fast check covers the schema, and an RE2
+	// pattern under the full validator, are fine.
+	_, err = tool.ParseSchema([]byte(`{"type":"array","items":{"type":"string","pattern":"^(a+)+(?=b)"}}`))
+	require.NoError(t, err)
+	_, err = tool.ParseSchema([]byte(`{"type":"array","items":{"type":"string","pattern":"^a+$"},"unevaluatedItems":false}`))
+	require.NoError(t, err)
 }

@@ -1,15 +1,17 @@
 package tool
 
 import (
-	"context"
+	"bytes"
 	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -35,7 +37,9 @@ import (
 // Every value of In that the JSON codec writes is admitted by the derived
 // schema and decodes back to an equal value. Where the two differ, the
 // schema is the looser one, and Prepare still refuses through the decoder:
-// an integer written with a fraction or an exponent (1.0, 1e1), -0 for an
+// a number beyond the range of an integer type of 32 or 64 bits or of
+// float32 (the schema leaves those bounds out; see SchemaFor), an integer
+// written with a fraction or an exponent (1.0, 1e1), -0 for an
 // unsigned integer, a string that is not standard padded base64 for bytes,
 // a date-time that Go's RFC 3339 parser refuses (a leap second), and
 // strings that a type's text methods refuse.
@@ -51,6 +55,7 @@ type Signature[In, Out any] struct {
 	input  Schema
 	output Schema // zero unless Out is encoded into Details
 	codec  outputCodec
+	id     *signatureID // tells a Func which decoded inputs are its own
 }
 
 type outputCodec uint8
@@ -71,7 +76,7 @@ const (
 func NewSignature[In, Out any]() (Signature[In, Out], error) {
 	s, err := newSignature[In, Out]()
 	if err != nil {
-		return Signature[In, Out]{}, fmt.Errorf("%w: %w", ErrInvalidTool, err)
+		return Signature[In, Out]{}, errorf("%w: %w", ErrInvalidTool, err)
 	}
 	return s, nil
 }
@@ -91,7 +96,7 @@ func newSignature[In, Out any]() (Signature[In, Out], error) {
 	if err != nil {
 		return Signature[In, Out]{}, fmt.Errorf("input type %v: %w", in, err)
 	}
-	s := Signature[In, Out]{}
+	s := Signature[In, Out]{id: new(signatureID)}
 	if s.input, err = ParseSchema(doc); err != nil {
 		return Signature[In, Out]{}, fmt.Errorf("input type %v: %w", in, err)
 	}
@@ -166,43 +171,53 @@ type inputValidator interface {
 }
 
 // decodeInput is the one strict decode of typed input.
-func decodeInput[In any](arguments []byte) (in In, err error) {
+func decodeInput[In any](arguments []byte) (In, error) {
+	var in In
+	if err := decodeInto(arguments, &in); err != nil {
+		var zero In
+		return zero, err
+	}
+	return in, nil
+}
+
+// decodeInto is decodeInput into a value the caller provides, such as the
+// box that carries a Func's input from Prepare to its first Call. On error
+// *in is left in any state.
+func decodeInto[In any](arguments []byte, in *In) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			var zero In
-			in, err = zero, &InputValidationError{cause: &InputValidationPanicError{Value: p}}
+			err = &InputValidationError{cause: &InputValidationPanicError{Value: p}}
 		}
 	}()
-	if err := jsonv2.Unmarshal(arguments, &in, jsonv2.RejectUnknownMembers(true)); err != nil {
-		var zero In
-		return zero, decodeError(err)
+	if err := jsonv2.Unmarshal(arguments, in, jsonv2.RejectUnknownMembers(true)); err != nil {
+		return decodeError(err, arguments)
 	}
 	if topLevelNull(arguments) {
 		// The codec leaves In as it is for null; admission wants an object.
-		var zero In
-		return zero, rejectf("arguments must be a JSON object, got null")
+		return rejectf("arguments must be a JSON object, got null")
 	}
+	// &In has the methods of both receivers when In is a struct; a pointer
+	// In has them itself. Asking &In first boxes nothing.
 	var v any = in
 	if _, ok := v.(inputValidator); !ok {
-		v = &in
+		v = *in
 	}
 	if validator, ok := v.(inputValidator); ok {
 		if err := validator.Validate(); err != nil {
-			var zero In
 			if _, ok := ClassifyInputRejection(err); ok {
-				return zero, err
+				return err
 			}
-			return zero, &InputValidationError{cause: err}
+			return &InputValidationError{cause: err}
 		}
 	}
-	return in, nil
+	return nil
 }
 
 // decodeError sorts an error of the strict decode: a problem with the
 // input becomes an *InputRejection whose message speaks JSON only, a
 // custom decoder's rejection is returned as it is, and a custom decoder's
 // other errors are defects (*InputValidationError).
-func decodeError(err error) error {
+func decodeError(err error, arguments []byte) error {
 	var semantic *jsonv2.SemanticError
 	var syntactic *jsontext.SyntacticError
 	switch {
@@ -220,7 +235,7 @@ func decodeError(err error) error {
 			// content; it is private, the location is not.
 			return &InputRejection{message: fmt.Sprintf("arguments cannot be decoded: value at %s must be a string in the form this member accepts", strictjson.Where(string(semantic.JSONPointer))), cause: err}
 		}
-		return &InputRejection{message: "arguments cannot be decoded: " + decodeProblem(semantic), cause: err}
+		return &InputRejection{message: "arguments cannot be decoded: " + decodeProblem(semantic, arguments), cause: err}
 	case errors.As(err, &syntactic):
 		reason := "syntax error"
 		if syntactic.Err != nil {
@@ -286,58 +301,154 @@ func decoderOf(e *jsonv2.SemanticError) decoder {
 }
 
 // decodeProblem describes a semantic decode error in JSON terms: where, and
-// what the value should have been, never a Go type name.
-func decodeProblem(e *jsonv2.SemanticError) string {
+// what the value should have been, never a Go type name. The value got is
+// shown when it is short, or cut to a bounded prefix.
+func decodeProblem(e *jsonv2.SemanticError, arguments []byte) string {
 	where := strictjson.Where(string(e.JSONPointer))
 	if errors.Is(e.Err, jsonv2.ErrUnknownName) {
 		return fmt.Sprintf("unknown member at %s", where)
 	}
-	number := ""
-	if e.JSONKind == '0' && len(e.JSONValue) > 0 && len(e.JSONValue) <= 40 {
-		number = string(e.JSONValue) // the model's own number, short
+	got := kindName(e.JSONKind)
+	if e.JSONKind == 0 {
+		got = ""
 	}
-	want := "a value of another type"
-	if t := e.GoType; t != nil {
-		for t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
-		switch {
-		case t == timeType:
-			want = "an RFC 3339 date-time string"
-		case t.Kind() >= reflect.Int && t.Kind() <= reflect.Int64:
-			bits := t.Bits()
-			want = fmt.Sprintf("an integer from %d to %d", int64(-1)<<(bits-1), int64(1)<<(bits-1)-1)
-		case t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64:
-			want = fmt.Sprintf("an integer from 0 to %d", uint64(math.MaxUint64)>>(64-t.Bits()))
-		case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
-			want = "a number in range"
-		case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && t.Elem() == byteType:
-			want = "a string of standard base64 with padding"
-			if t.Kind() == reflect.Array {
-				want = fmt.Sprintf("a string of standard base64 with padding that decodes to %d bytes", t.Len())
-			}
-		case t.Kind() == reflect.String:
-			want = "a string"
-		case t.Kind() == reflect.Bool:
-			want = "true or false"
-		case t.Kind() == reflect.Struct || t.Kind() == reflect.Map:
-			want = "an object"
-		case t.Kind() == reflect.Slice:
-			want = "an array"
-		case t.Kind() == reflect.Array:
-			want = fmt.Sprintf("an array of %d items", t.Len())
-		}
-		if number != "" && t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64 && strings.ContainsAny(number, ".eE") {
-			want += ", written without a fraction or exponent"
-		}
+	value := e.JSONValue
+	if len(value) == 0 && e.JSONKind == '"' {
+		value = valueAt(arguments, e.ByteOffset)
+	}
+	if len(value) > 0 {
+		got = shownValue(value)
+	}
+	t := e.GoType
+	if t == nil {
+		return problem(where, "a value of another type", got)
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
 	switch {
-	case number != "":
-		return fmt.Sprintf("value at %s must be %s, got %s", where, want, number)
-	case e.JSONKind != 0:
-		return fmt.Sprintf("value at %s must be %s, got %s", where, want, kindName(e.JSONKind))
+	case t == timeType:
+		msg := problem(where, "an RFC 3339 date-time string", got)
+		if s, ok := stringValue(value); ok && lacksOffset(s) {
+			msg += ": " + errMissingOffset.Error()
+		}
+		return msg
+	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
+		return integerProblem(where, t, e.JSONValue, got)
+	case t.Kind() == reflect.Float32 && e.JSONKind == '0':
+		return fmt.Sprintf("value at %s is out of range: it must be a number from -3.4028235e+38 to 3.4028235e+38, got %s", where, got)
+	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
+		return problem(where, "a number", got)
+	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && t.Elem() == byteType:
+		want := "a string of standard base64 with padding"
+		if t.Kind() == reflect.Array {
+			want = fmt.Sprintf("a string of standard base64 with padding that decodes to %d bytes", t.Len())
+		}
+		return problem(where, want, got)
+	case t.Kind() == reflect.String:
+		return problem(where, "a string", got)
+	case t.Kind() == reflect.Bool:
+		return problem(where, "true or false", got)
+	case t.Kind() == reflect.Struct || t.Kind() == reflect.Map:
+		return problem(where, "an object", got)
+	case t.Kind() == reflect.Slice:
+		return problem(where, "an array", got)
+	case t.Kind() == reflect.Array:
+		return problem(where, fmt.Sprintf("an array of %d items", t.Len()), got)
 	}
-	return fmt.Sprintf("value at %s must be %s", where, want)
+	return problem(where, "a value of another type", got)
+}
+
+func problem(where, want, got string) string {
+	if got == "" {
+		return fmt.Sprintf("value at %s must be %s", where, want)
+	}
+	return fmt.Sprintf("value at %s must be %s, got %s", where, want, got)
+}
+
+// integerProblem describes a number the decoder did not take for an
+// integer type: out of the type's range (the schema does not state the
+// range of wide types; see SchemaFor), or written with a fraction or an
+// exponent.
+func integerProblem(where string, t reflect.Type, number jsontext.Value, got string) string {
+	lo, hi := "0", strconv.FormatUint(uint64(math.MaxUint64)>>(64-t.Bits()), 10)
+	if t.Kind() <= reflect.Int64 {
+		lo, hi = strconv.FormatInt(int64(-1)<<(t.Bits()-1), 10), strconv.FormatInt(int64(1)<<(t.Bits()-1)-1, 10)
+	}
+	want := fmt.Sprintf("an integer from %s to %s", lo, hi)
+	if len(number) == 0 || len(number) > maxWorkedNumber {
+		return problem(where, want, got)
+	}
+	r, ok := new(big.Rat).SetString(string(number))
+	if !ok || !r.IsInt() {
+		return problem(where, want, got)
+	}
+	low, _ := new(big.Int).SetString(lo, 10)
+	high, _ := new(big.Int).SetString(hi, 10)
+	if n := r.Num(); n.Cmp(low) < 0 || n.Cmp(high) > 0 {
+		return fmt.Sprintf("value at %s is out of range: it must be %s, got %s", where, want, got)
+	}
+	if strings.ContainsAny(string(number), ".eE") {
+		return problem(where, want+", written without a fraction or exponent", got)
+	}
+	return problem(where, want, got)
+}
+
+// maxShownNumber bounds the length of a number quoted in a message: a
+// longer one is cut.
+const maxShownNumber = 40
+
+// maxWorkedNumber bounds the length of a number whose value a message works
+// out, which keeps the work small: the parser already refuses a number
+// beyond the range of a 64-bit float, and this is far longer than any
+// integer a type holds.
+const maxWorkedNumber = 400
+
+// maxShownRunes bounds the characters of a string quoted in a message.
+const maxShownRunes = 32
+
+// shownValue renders a JSON number or string for a message: as written
+// when short; a longer one is cut, and says so.
+func shownValue(v jsontext.Value) string {
+	if s, ok := stringValue(v); ok {
+		if utf8.RuneCountInString(s) > maxShownRunes {
+			r := []rune(s)[:maxShownRunes]
+			s = string(r) + "..."
+		}
+		quoted, err := jsontext.AppendQuote(nil, s)
+		if err != nil {
+			return "a string"
+		}
+		return string(quoted)
+	}
+	if len(v) > maxShownNumber {
+		return string(v[:maxShownNumber]) + "... (a number of " + strconv.Itoa(len(v)) + " characters)"
+	}
+	return string(v)
+}
+
+// stringValue decodes a JSON string value.
+func stringValue(v jsontext.Value) (string, bool) {
+	if len(v) == 0 || v.Kind() != '"' {
+		return "", false
+	}
+	var s string
+	if err := jsonv2.Unmarshal(v, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// valueAt reads the JSON value that starts at offset in text, or nothing.
+func valueAt(text []byte, offset int64) jsontext.Value {
+	if offset < 0 || offset >= int64(len(text)) {
+		return nil
+	}
+	v, err := jsontext.NewDecoder(bytes.NewReader(text[offset:])).ReadValue()
+	if err != nil {
+		return nil
+	}
+	return v
 }
 
 func kindName(k jsontext.Kind) string {
@@ -389,91 +500,4 @@ func (s Signature[In, Out]) encode(out Out) (Output, error) {
 		return Output{Details: details}, nil
 	}
 	return Output{}, fmt.Errorf("%w: the zero Signature encodes nothing", ErrInvalidTool)
-}
-
-// FuncConfig names and describes a Func; see NewFunc.
-type FuncConfig struct {
-	// Name is the tool's name; see Definition.Name.
-	Name string
-	// Description tells the model what the tool does.
-	Description string
-	// Effect is the tool's replay promise.
-	Effect Effect
-}
-
-// Func is a Tool made of an ordinary typed function of its arguments: the
-// Signature of In and Out does the decoding, checking and encoding. A tool
-// that needs the call itself, such as its IdempotencyKey or a Continuation,
-// implements Tool around a Signature instead.
-//
-// The zero Func is invalid: Bind refuses its definition. A Func is
-// immutable; it is safe for concurrent use when its function is.
-type Func[In, Out any] struct {
-	signature  Signature[In, Out]
-	definition Definition
-	fn         func(context.Context, In) (Out, error)
-}
-
-// NewFunc returns a Func that calls fn. A nil fn, an unsupported In or
-// Out (see NewSignature) and an invalid name, description or effect are
-// errors wrapping ErrInvalidTool.
-func NewFunc[In, Out any](config FuncConfig, fn func(context.Context, In) (Out, error)) (Func[In, Out], error) {
-	if fn == nil {
-		return Func[In, Out]{}, fmt.Errorf("%w: tool %q has a nil function", ErrInvalidTool, config.Name)
-	}
-	sig, err := newSignature[In, Out]()
-	if err != nil {
-		return Func[In, Out]{}, fmt.Errorf("%w: tool %q: %w", ErrInvalidTool, config.Name, err)
-	}
-	def := Definition{
-		Name:         config.Name,
-		Description:  config.Description,
-		InputSchema:  sig.input.s.canonical,
-		OutputSchema: sig.output.JSON(),
-		Effect:       config.Effect,
-	}
-	if err := validateName(def.Name); err != nil {
-		return Func[In, Out]{}, fmt.Errorf("%w: %w", ErrInvalidTool, err)
-	}
-	if err := def.Effect.validate(); err != nil {
-		return Func[In, Out]{}, fmt.Errorf("%w: %w", ErrInvalidTool, err)
-	}
-	return Func[In, Out]{signature: sig, definition: def, fn: fn}, nil
-}
-
-// Call decodes the invocation's arguments, calls the function and encodes
-// its result. The function's error is returned as it is. A result that
-// cannot be encoded as JSON is an error wrapping ErrInvalidResult and
-// ErrInvalidOutput; any other encoded result is returned unchecked, because
-// the Binding checks every result against the contract (see Binding.Call),
-// which refuses an invalid one with an error wrapping ErrInvalidResult.
-func (f Func[In, Out]) Call(ctx context.Context, invocation Invocation) (Result, error) {
-	if f.fn == nil {
-		return Result{}, fmt.Errorf("%w: the zero Func runs nothing", ErrInvalidTool)
-	}
-	in, err := f.signature.Decode(invocation)
-	if err != nil {
-		return Result{}, err
-	}
-	out, err := f.fn(ctx, in)
-	if err != nil {
-		return Result{}, err
-	}
-	output, err := f.signature.encode(out)
-	if err != nil {
-		return Result{}, fmt.Errorf("%w: tool %q: %w", ErrInvalidResult, f.definition.Name, err)
-	}
-	return Result{Output: output}, nil
-}
-
-// Definition returns a copy of the definition.
-func (f Func[In, Out]) Definition() Definition { return f.definition.Clone() }
-
-// InputValidator returns the Signature's input validator.
-func (f Func[In, Out]) InputValidator() func([]byte) error { return f.signature.InputValidator() }
-
-// compiledSchemas hands Bind the schemas NewFunc already compiled, so that
-// binding a Func does not compile them a second time.
-func (f Func[In, Out]) compiledSchemas() []Schema {
-	return []Schema{f.signature.input, f.signature.output}
 }

@@ -340,6 +340,7 @@ func TestPayloadSizes(t *testing.T) {
 func TestPayloadsAdmitted(t *testing.T) {
 	_, sch := mustReflectAndCompile(t)
 	h := newMCPHarness(t)
+	mg := newMCPGoServer(t)
 	ctx := context.Background()
 	for _, p := range Payloads {
 		t.Run(p.Name, func(t *testing.T) {
@@ -358,6 +359,17 @@ func TestPayloadsAdmitted(t *testing.T) {
 				t.Errorf("naive result differs from payload")
 			}
 			wantHits := len(floor.Tags) + len(floor.Nested)
+			mgRes, err := callMCPGo(ctx, mg, mcpGoMessage(p.Data))
+			if err != nil {
+				t.Fatalf("mcp-go: %v", err)
+			}
+			var mgOut SearchOutput
+			if err := stdjson.Unmarshal(mustMarshal(mgRes.StructuredContent), &mgOut); err != nil {
+				t.Fatalf("mcp-go: structured content: %v", err)
+			}
+			if mgOut.Hits != wantHits {
+				t.Errorf("mcp-go: hits = %d, want %d", mgOut.Hits, wantHits)
+			}
 			for name, call := range map[string]func(context.Context, []byte) (*mcp.CallToolResult, error){
 				"dispatch": h.callDispatch,
 				"inmemory": h.callInMemory,
@@ -383,6 +395,7 @@ func TestPayloadsAdmitted(t *testing.T) {
 func TestStrictness(t *testing.T) {
 	_, sch := mustReflectAndCompile(t)
 	h := newMCPHarness(t)
+	mg := newMCPGoServer(t)
 	ctx := context.Background()
 	bad := map[string]string{
 		"unknown member":        `"extra":1,"query"`,
@@ -409,6 +422,9 @@ func TestStrictness(t *testing.T) {
 			}
 			if err := toolError(h.callInMemory(ctx, []byte(data))); err == nil {
 				t.Errorf("MCP inmemory admitted %s", data)
+			}
+			if _, err := callMCPGo(ctx, mg, mcpGoMessage([]byte(data))); err == nil {
+				t.Errorf("mcp-go admitted %s", data)
 			}
 		})
 	}

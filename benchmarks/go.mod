@@ -9,6 +9,14 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 )
 
+require github.com/dlclark/regexp2 v1.12.0 // indirect
+
+require (
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/mark3labs/mcp-go v1.2.1
+	github.com/spf13/cast v1.7.1 // indirect
+)
+
 require (
 	github.com/agentcontract/tool v0.0.0
 	github.com/bahlo/generic-list-go v0.2.0 // indirect

@@ -54,6 +54,33 @@ func BenchmarkTool(b *testing.B) {
 	}
 }
 
+// BenchmarkToolParallel is BenchmarkTool's medium iteration on every
+// goroutine of b.RunParallel: one Binding shared by all, each goroutine
+// preparing and calling its own invocations. With -cpu 1,2 it shows how
+// throughput scales with cores: ns/op is wall time per call over all
+// goroutines, so perfect scaling halves it at -cpu 2.
+func BenchmarkToolParallel(b *testing.B) {
+	binding := searchTool(b)
+	contract := binding.Contract()
+	ctx := context.Background()
+	req := tool.Request{Name: "search", Arguments: string(MediumJSON)}
+	b.SetBytes(int64(len(req.Arguments)))
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			inv, err := contract.Prepare(req, tool.Admission{})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if _, err := binding.Call(ctx, inv); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
 // BenchmarkToolPrepare is Contract.Prepare alone.
 func BenchmarkToolPrepare(b *testing.B) {
 	contract := searchTool(b).Contract()

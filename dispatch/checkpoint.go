@@ -97,7 +97,7 @@ func (c Checkpoint) MarshalJSON() ([]byte, error) {
 	}
 	ir, err := c.inputRequest.MarshalJSON()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidCheckpoint, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidCheckpoint, quoted{err})
 	}
 	return jsonv2.Marshal(checkpointWire{
 		Version:        checkpointVersion,
@@ -131,11 +131,11 @@ func (c *Checkpoint) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("%w: seal: the MAC is %d bytes, want %d", ErrInvalidCheckpoint, len(w.Seal.HMACSHA256), sha256.Size)
 	}
 	if err := w.Request.Validate(); err != nil {
-		return fmt.Errorf("%w: request: %v", ErrInvalidCheckpoint, err)
+		return fmt.Errorf("%w: request: %w", ErrInvalidCheckpoint, quoted{err})
 	}
 	var ir tool.InputRequest
 	if err := ir.UnmarshalJSON(w.InputRequest); err != nil {
-		return fmt.Errorf("%w: input request: %v", ErrInvalidCheckpoint, err)
+		return fmt.Errorf("%w: input request: %w", ErrInvalidCheckpoint, quoted{err})
 	}
 	*c = Checkpoint{
 		callID:       w.CallID,

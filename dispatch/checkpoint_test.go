@@ -125,6 +125,7 @@ func TestResumeRefuses(t *testing.T) {
 		{name: "unknown member", data: edit(`"version":1`, `"version":1,"admin":true`), decode: "tool: invalid checkpoint: does not decode"},
 		{name: "duplicate member", data: edit(`"version":1`, `"version":1,"version":1`), decode: "tool: invalid checkpoint: does not decode"},
 		{name: "another version", data: edit(`"version":1`, `"version":2`), decode: "tool: invalid checkpoint: version 2, want 1"},
+		{name: "input request of another form", data: edit(`"prompt":"Approve?"`, `"prompt":"Approve?","extra":1`), decode: "tool: invalid checkpoint: input request: invalid input request"},
 		{name: "seal cut short", data: edit(string(fields["seal"]), `{"key_id":"k1","hmac_sha256":"AAAA"}`), decode: "tool: invalid checkpoint: seal: the MAC is 3 bytes, want 32"},
 		{name: "no seal", data: edit(`,"seal":`+string(fields["seal"]), ``), decode: "tool: invalid checkpoint: seal: key ID"},
 		{name: "stamp removed from the input request", data: edit(string(fields["input_request"]), `{"prompt":"Approve?","response_schema":{"type":"boolean"}}`), answer: `true`,
@@ -139,6 +140,7 @@ func TestResumeRefuses(t *testing.T) {
 			if tt.decode != "" {
 				require.ErrorIs(t, err, dispatch.ErrInvalidCheckpoint)
 				require.ErrorContains(t, err, tt.decode)
+				require.Equal(t, 1, strings.Count(err.Error(), "tool: "), "one prefix: %s", err)
 				_, err = d.Resume(context.Background(), cp, json.RawMessage(`true`), nil)
 				require.ErrorIs(t, err, dispatch.ErrInvalidCheckpoint, "the zero checkpoint is refused")
 				require.Zero(t, calls.Load())
@@ -147,6 +149,7 @@ func TestResumeRefuses(t *testing.T) {
 			require.NoError(t, err)
 			o, err := d.Resume(context.Background(), cp, json.RawMessage(tt.answer), nil)
 			require.ErrorContains(t, err, tt.resume)
+			require.Equal(t, 1, strings.Count(err.Error(), "tool: "), "one prefix: %s", err)
 			require.Zero(t, o)
 			require.Zero(t, calls.Load(), "nothing ran")
 		})
@@ -174,6 +177,7 @@ func TestResumeToolChanged(t *testing.T) {
 		require.ErrorIs(t, err, dispatch.ErrInvalidCheckpoint)
 		require.ErrorIs(t, err, tool.ErrInvalidInvocation)
 		require.ErrorContains(t, err, "another contract")
+		require.Equal(t, 1, strings.Count(err.Error(), "tool: "), "one prefix: %s", err)
 		require.Zero(t, calls.Load())
 	})
 }

@@ -141,7 +141,7 @@ func (d *Dispatcher) run(ctx context.Context, call Call) (o Outcome) {
 		return d.unknownTool(o)
 	}
 	contract := binding.Contract()
-	o.Effect = contract.Definition().Effect
+	o.Effect = contract.Effect()
 	key := call.IdempotencyKey
 	if key == "" {
 		var err error
@@ -262,7 +262,7 @@ func quoteName(name string) string {
 func (d *Dispatcher) seal(call Call, key tool.IdempotencyKey, ir tool.InputRequest) (Checkpoint, error) {
 	encoded, err := ir.MarshalJSON()
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: %v", ErrInvalidCheckpoint, err)
+		return Checkpoint{}, fmt.Errorf("%w: %w", ErrInvalidCheckpoint, quoted{err})
 	}
 	k := d.keys[0]
 	return Checkpoint{
@@ -291,7 +291,7 @@ func (d *Dispatcher) Open(cp Checkpoint) error {
 	}
 	encoded, err := cp.inputRequest.MarshalJSON()
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidCheckpoint, err)
+		return fmt.Errorf("%w: %w", ErrInvalidCheckpoint, quoted{err})
 	}
 	want := mac(d.keys[i].Secret, cp.keyID, cp.callID, cp.request, cp.key, encoded)
 	if !hmac.Equal(want, cp.mac) {
@@ -332,9 +332,9 @@ func (d *Dispatcher) Resume(ctx context.Context, cp Checkpoint, answer json.RawM
 	contract := binding.Contract()
 	invocation, err := contract.Prepare(cp.request, tool.Admission{IdempotencyKey: cp.key, Continuation: &continuation})
 	if err != nil {
-		return Outcome{}, fmt.Errorf("%w: the call is no longer admitted: %w", ErrInvalidCheckpoint, err)
+		return Outcome{}, fmt.Errorf("%w: the call is no longer admitted: %w", ErrInvalidCheckpoint, quoted{err})
 	}
-	o := Outcome{CallID: cp.callID, Tool: cp.request.Name, Effect: contract.Definition().Effect, IdempotencyKey: cp.key}
+	o := Outcome{CallID: cp.callID, Tool: cp.request.Name, Effect: contract.Effect(), IdempotencyKey: cp.key}
 	result, err := callSafely(ctx, binding, invocation, progress)
 	o = d.settle(o, call, result, err)
 	o.Duration = time.Since(start)

@@ -334,3 +334,24 @@ func TestProgress(t *testing.T) {
 	require.Equal(t, dispatch.KindCompleted, o.Kind)
 	require.Equal(t, []float64{1, 2, 3}, got)
 }
+
+// A tool that decodes its own arguments inside Call and finds them wrong
+// returns an InputRejection: rejected, with its message for the model.
+func TestRunRejectedByCall(t *testing.T) {
+	strict := objectTool("strict", tool.EffectSafe, func(context.Context, tool.Invocation) (tool.Result, error) {
+		r, err := tool.NewInputRejection(tool.InputRejectionConfig{Message: "at /city: not a city we deliver to", Cause: errors.New("lookup table v7")})
+		if err != nil {
+			return tool.Result{}, err
+		}
+		return tool.Result{}, r
+	})
+	b, err := tool.Bind(strict, tool.Recover)
+	require.NoError(t, err)
+	reg, err := tool.NewRegistry(b)
+	require.NoError(t, err)
+	o := newDispatcher(t, reg).Run(context.Background(), call("", "strict", `{}`))
+	require.Equal(t, dispatch.KindRejected, o.Kind)
+	require.True(t, o.IsError)
+	require.Equal(t, "at /city: not a city we deliver to", o.Text())
+	require.False(t, o.Retryable)
+}

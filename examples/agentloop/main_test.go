@@ -60,44 +60,41 @@ func TestRunText(t *testing.T) {
 	}{
 		{"a valid call and its text result", []string{
 			`turn 1: model proposes get_weather {"city": "Lisbon"}`,
-			"admitted, idempotency key call-",
-			"ran get_weather: completed",
+			"ran get_weather with idempotency key call-",
 			"model sees: Lisbon: 21°C, clear sky, wind 12 km/h.",
 		}},
 		{"malformed JSON is rejected and the message sent back", []string{
-			"rejected by Prepare: InputRejection",
+			"rejected: InputRejection",
 			`model sees: arguments of "search_orders" are not valid JSON at the root (byte 43): unexpected end of input`,
 		}},
 		{"a schema violation is rejected and the message sent back", []string{
 			`turn 3: model proposes search_orders {"customer": "ana@example.com", "limit": 50}`,
-			"rejected by Prepare: InputRejection",
+			"rejected: InputRejection",
 			`model sees: arguments of "search_orders" do not match its input schema at /limit: maximum: got 50, want 20`,
 		}},
 		{"the corrected call is admitted and returns structured details", []string{
 			`turn 4: model proposes search_orders {"customer": "ana@example.com", "limit": 20}`,
-			"admitted, idempotency key call-",
-			"ran search_orders: completed",
+			"ran search_orders with idempotency key call-",
 			`model sees: {"customer":"ana@example.com","orders":[{"id":"A-1001","status":"open","total_eur":42.5,"item":"kettle"},`,
 		}},
 		{"an unknown tool is named back to the model", []string{
-			`unknown tool "cancel_subscription": nothing to prepare`,
+			`unknown tool "cancel_subscription": nothing ran`,
 			`model sees: There is no tool named "cancel_subscription". Available tools: export_report, flaky_lookup, get_weather, refund_order, search_orders.`,
 		}},
 		{"the guard refuses a refund over the limit", []string{
 			"policy refuses: 950.00 EUR is over the 500.00 EUR limit",
-			`ran refund_order: Failure of kind "rejected"`,
+			`ran refund_order with idempotency key call-c1abef74aad8: Failure of kind "rejected"`,
 			`model sees: the call to "refund_order" is not permitted`,
 		}},
 		{"a refund under the limit is suspended, checkpointed and resumed", []string{
 			"policy permits: 42.50 EUR is within the 500.00 EUR limit",
-			`ran refund_order: suspended, asks for input: {"question":"Approve a refund of 42.50 EUR on order A-1001?","reason":"kettle arrived dented"}`,
+			`ran refund_order with idempotency key call-d9347eb7dc37: suspended, asks for input: {"question":"Approve a refund of 42.50 EUR on order A-1001?","reason":"kettle arrived dented"}`,
 			"checkpoint written: turn-07-refund_order.json (",
-			"restart: registry dropped, rebuilt from scratch",
-			"checkpoint loaded: turn-07-refund_order.json, call to refund_order with key call-",
+			"restart: registry and dispatcher dropped, rebuilt from scratch",
+			"checkpoint loaded: turn-07-refund_order.json, seal verified, call to refund_order with key call-",
 			"approver answers true (-approve=yes)",
-			"resumed: Prepare admitted the continuation",
 			"policy permits: 42.50 EUR is within the 500.00 EUR limit",
-			"ran refund_order: completed",
+			"ran refund_order with idempotency key call-",
 			"model sees: Refunded 42.50 EUR on order A-1001, reference RF-",
 		}},
 		{"a long export reports progress and returns a media block", []string{
@@ -105,11 +102,12 @@ func TestRunText(t *testing.T) {
 			"progress [##########..........]  50% aggregating totals",
 			"progress [###############.....]  75% rendering CSV",
 			"progress [####################] 100% done",
-			"ran export_report: completed",
-			"model sees: Sales report for 2025-05: 3 orders, 1012.40 EUR gross, 19.90 EUR refunded. The CSV is attached. [attachment text/csv, 88 bytes]",
+			"ran export_report with idempotency key call-",
+			"model sees: Sales report for 2025-05: 3 orders, 1012.40 EUR gross, 19.90 EUR refunded. The CSV is attached.",
+			"[attachment text/csv, 88 bytes]",
 		}},
 		{"a safe tool's error becomes a Failure with a private cause", []string{
-			`ran flaky_lookup: Failure of kind "failed"`,
+			`ran flaky_lookup with idempotency key call-5e17d16a53ea: Failure of kind "failed"`,
 			"log only, never sent to the model: warehouse API: dial tcp 10.0.3.7:443: connection refused",
 			`model sees: the tool "flaky_lookup" failed`,
 		}},
@@ -144,9 +142,8 @@ func TestRunDeclined(t *testing.T) {
 	out := runScript(t, "-approve=no")
 	requireSequence(t, out,
 		"approver answers false (-approve=no)",
-		"resumed: Prepare admitted the continuation",
 		"policy permits: 42.50 EUR is within the 500.00 EUR limit",
-		`ran refund_order: Failure of kind "rejected"`,
+		`ran refund_order with idempotency key call-d9347eb7dc37: Failure of kind "rejected"`,
 		"model sees: The approver declined the refund of 42.50 EUR on order A-1001. Nothing was refunded.",
 	)
 	requireSequence(t, out, "ledger: no refunds recorded", "script complete: 9 turns")
@@ -189,19 +186,21 @@ func TestRunJSON(t *testing.T) {
 	require.Equal(t, []string{evProposed, evUnknownTool, evToModel}, kinds(5))
 	require.Equal(t, "cancel_subscription", byTurn[5][1].Tool)
 
-	require.Equal(t, []string{evProposed, evAdmitted, evPolicy, evFailure, evToModel}, kinds(6))
-	require.Equal(t, tool.FailureKindRejected, byTurn[6][3].FailureKind)
+	require.Equal(t, []string{evProposed, evPolicy, evFailure, evToModel}, kinds(6))
+	require.Equal(t, tool.FailureKindRejected, byTurn[6][2].FailureKind)
 
 	require.Equal(t, []string{
-		evProposed, evAdmitted, evPolicy, evSuspended, evCheckpoint, evRestart,
-		evCheckpointRead, evAnswered, evResumed, evPolicy, evCompleted, evToModel,
+		evProposed, evPolicy, evSuspended, evCheckpoint, evRestart,
+		evCheckpointRead, evAnswered, evPolicy, evCompleted, evToModel,
 	}, kinds(7))
 	turn7 := byTurn[7]
-	require.Equal(t, "turn-07-refund_order.json", turn7[4].File)
-	require.Positive(t, turn7[4].Bytes)
-	require.Equal(t, turn7[1].IdempotencyKey, turn7[6].IdempotencyKey, "the call resumes with the key it was admitted with")
-	require.JSONEq(t, "true", string(turn7[7].Answer))
-	require.True(t, strings.HasPrefix(turn7[11].Text, "Refunded 42.50 EUR on order A-1001, reference RF-"), turn7[11].Text)
+	require.Equal(t, "turn-07-refund_order.json", turn7[3].File)
+	require.Positive(t, turn7[3].Bytes)
+	require.NotEmpty(t, turn7[2].IdempotencyKey)
+	require.Equal(t, turn7[2].IdempotencyKey, turn7[5].IdempotencyKey, "the checkpoint keeps the key the call ran with")
+	require.Equal(t, turn7[2].IdempotencyKey, turn7[8].IdempotencyKey, "the call resumes with the key it was admitted with")
+	require.JSONEq(t, "true", string(turn7[6].Answer))
+	require.True(t, strings.HasPrefix(turn7[9].Text, "Refunded 42.50 EUR on order A-1001, reference RF-"), turn7[9].Text)
 
 	var progress []tool.Progress
 	for _, e := range byTurn[8] {
@@ -216,9 +215,9 @@ func TestRunJSON(t *testing.T) {
 		{Completed: 4, Total: 4, Message: "done"},
 	}, progress)
 
-	require.Equal(t, []string{evProposed, evAdmitted, evFailure, evPrivate, evToModel}, kinds(9))
-	require.Equal(t, tool.FailureKindFailed, byTurn[9][2].FailureKind)
-	require.Equal(t, `the tool "flaky_lookup" failed`, byTurn[9][4].Text)
+	require.Equal(t, []string{evProposed, evFailure, evPrivate, evToModel}, kinds(9))
+	require.Equal(t, tool.FailureKindFailed, byTurn[9][1].FailureKind)
+	require.Equal(t, `the tool "flaky_lookup" failed`, byTurn[9][3].Text)
 }
 
 // TestRunJSONDeclined checks the approver's "no" in the JSON form.
@@ -279,8 +278,7 @@ func TestRunScriptFile(t *testing.T) {
 	out := runScript(t, "-script", path)
 	requireSequence(t, out,
 		`turn 1: model proposes get_weather {"city":"Oslo","unit":"fahrenheit"}`,
-		"admitted, idempotency key call-",
-		"ran get_weather: completed",
+		"ran get_weather with idempotency key call-",
 		"model sees: Oslo: 39°F, light snow, wind 20 km/h.",
 	)
 	requireSequence(t, out, "ledger: no refunds recorded", "script complete: 1 turn")
@@ -323,7 +321,7 @@ func TestRender(t *testing.T) {
 		{"empty", tool.Output{}, "(empty result)"},
 		{"text", tool.NewTextOutput("hello"), "hello"},
 		{"details", details, `{"n":1}`},
-		{"inline media", tool.Output{Content: []tool.Block{tool.NewTextBlock("see"), tool.NewMediaBlock("image/png", []byte{1, 2, 3})}}, "see [attachment image/png, 3 bytes]"},
+		{"inline media", tool.Output{Content: []tool.Block{tool.NewTextBlock("see"), tool.NewMediaBlock("image/png", []byte{1, 2, 3})}}, "see\n[attachment image/png, 3 bytes]"},
 		{"media by reference", tool.Output{Content: []tool.Block{tool.NewMediaURIBlock("text/csv", "https://files.example/r.csv")}}, "[attachment text/csv at https://files.example/r.csv]"},
 	}
 	for _, c := range cases {

@@ -19,7 +19,7 @@ import (
 const refundLimitEUR = 500
 
 type refundInput struct {
-	OrderID string  `json:"order_id" jsonschema:"pattern=^A-[0-9]{4}$,description=Order to refund, e.g. A-1001"`
+	OrderID string  `json:"order_id" jsonschema:"pattern=^A-[0-9]{4}$,description=Order to refund\\, e.g. A-1001"`
 	Amount  float64 `json:"amount" jsonschema:"exclusiveMinimum=0,multipleOf=0.01,description=Amount to refund in EUR"`
 	Reason  string  `json:"reason" jsonschema:"minLength=1,maxLength=200,description=Why the customer is refunded"`
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,14 +14,20 @@ import (
 	"strings"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/dispatch"
 )
 
 // agentRuntime plays a script against a registry: the part of an agent
 // runtime that sits between a model and its tools.
 type agentRuntime struct {
-	out      *transcript
-	ledger   *ledger
-	registry *tool.Registry
+	out        *transcript
+	ledger     *ledger
+	registry   *tool.Registry
+	dispatcher *dispatch.Dispatcher
+	// sealKey seals checkpoints. A real runtime keeps it in a secret
+	// store, shared by every process that may resume a call; this one
+	// makes one per run, which every "restart" of the run keeps.
+	sealKey dispatch.SealKey
 	// dir holds checkpoints of suspended calls.
 	dir string
 	// approved is the approver's answer to every input request.
@@ -30,13 +37,27 @@ type agentRuntime struct {
 }
 
 func newRuntime(out *transcript, dir string, approved bool) (*agentRuntime, error) {
-	rt := &agentRuntime{out: out, ledger: newLedger(), dir: dir, approved: approved}
-	registry, err := newRegistry(rt.ledger, rt.notePolicy)
-	if err != nil {
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
 		return nil, err
 	}
-	rt.registry = registry
+	rt := &agentRuntime{out: out, ledger: newLedger(), dir: dir, approved: approved, sealKey: dispatch.SealKey{ID: "agentloop-1", Secret: secret}}
+	if err := rt.start(); err != nil {
+		return nil, err
+	}
 	return rt, nil
+}
+
+// start builds the registry and the dispatcher from scratch, as a process
+// does when it starts.
+func (rt *agentRuntime) start() error {
+	registry, err := newRegistry(rt.ledger, rt.notePolicy)
+	if err != nil {
+		return err
+	}
+	rt.registry = registry
+	rt.dispatcher, err = dispatch.New(dispatch.Config{Registry: registry, SealKeys: []dispatch.SealKey{rt.sealKey}})
+	return err
 }
 
 // notePolicy logs a decision of the refund policy.
@@ -77,149 +98,110 @@ func (rt *agentRuntime) play(ctx context.Context, script []turn) error {
 	return nil
 }
 
-// playTurn handles one proposal: resolve, Prepare, Call, classify, and
-// tell the model what happened. Whatever the tool or the model did, the
-// turn ends with exactly one to_model event; only a defect of the runtime
-// itself is an error.
+// playTurn runs one proposal through the dispatcher and tells the model
+// what happened. Whatever the tool or the model did, the turn ends with
+// exactly one to_model event; only a defect of the runtime itself is an
+// error.
 func (rt *agentRuntime) playTurn(ctx context.Context, n int, request tool.Request) error {
 	arguments := request.Arguments
 	rt.out.emit(event{Turn: n, Kind: evProposed, Tool: request.Name, Arguments: &arguments})
 
-	binding, ok := rt.registry.Resolve(request.Name)
-	if !ok {
-		rt.out.emit(event{Turn: n, Kind: evUnknownTool, Tool: request.Name})
-		rt.toModel(n, fmt.Sprintf("There is no tool named %q. Available tools: %s.", request.Name, strings.Join(rt.toolNames(), ", ")))
-		return nil
-	}
-
 	// The runtime, never the model, chooses the idempotency key: one per
 	// logical call, kept across the call's suspension and resumption.
-	key := idempotencyKey(n)
-	invocation, err := binding.Contract().Prepare(request, tool.Admission{IdempotencyKey: key})
-	if rejection, ok := tool.ClassifyInputRejection(err); ok {
-		rt.out.emit(event{Turn: n, Kind: evRejected, Tool: request.Name, Text: rejection.Message()})
-		rt.toModel(n, rejection.Message())
-		return nil
+	o := rt.dispatcher.Run(ctx, dispatch.Call{
+		ID:             fmt.Sprintf("turn-%d", n),
+		Request:        request,
+		IdempotencyKey: idempotencyKey(n),
+		Progress:       rt.progress(n, request.Name),
+	})
+	if o.Kind == dispatch.KindSuspended {
+		return rt.suspend(ctx, n, o)
 	}
-	if err != nil {
-		// A defect of the tool's validator or of the request envelope:
-		// nothing the model can act on, so it gets no details.
-		rt.out.emit(event{Turn: n, Kind: evNotAdmitted, Tool: request.Name, Text: err.Error()})
-		rt.toModel(n, fmt.Sprintf("The call to %s could not be admitted.", request.Name))
-		return nil
-	}
-	rt.out.emit(event{Turn: n, Kind: evAdmitted, Tool: request.Name, IdempotencyKey: key})
-
-	result, err := rt.call(ctx, n, binding, invocation)
-	if err == nil && result.InputRequest != nil {
-		return rt.suspend(ctx, n, request, key, *result.InputRequest)
-	}
-	rt.settle(n, binding, result, err)
+	rt.settle(n, o)
 	return nil
 }
 
-// call runs an admitted invocation with a progress reporter that prints a
-// progress line for every report.
-func (rt *agentRuntime) call(ctx context.Context, n int, binding tool.Binding, invocation tool.Invocation) (tool.Result, error) {
-	name := binding.Contract().Name()
-	reporter := tool.ProgressReporterFunc(func(_ context.Context, p tool.Progress) error {
+// progress prints a progress line for every report of the call.
+func (rt *agentRuntime) progress(n int, name string) tool.ProgressReporter {
+	return tool.ProgressReporterFunc(func(_ context.Context, p tool.Progress) error {
 		rt.out.emit(event{Turn: n, Kind: evProgress, Tool: name, Progress: &p})
 		return nil
 	})
-	return binding.Call(tool.WithProgressReporter(ctx, reporter), invocation)
 }
 
-// settle classifies the outcome of a call that did not suspend and tells
-// the model what it may know.
-func (rt *agentRuntime) settle(n int, binding tool.Binding, result tool.Result, err error) {
-	name := binding.Contract().Name()
-	if err == nil {
-		rt.out.emit(event{Turn: n, Kind: evCompleted, Tool: name})
-		rt.toModel(n, render(result.Output))
-		return
-	}
-	if failure, ok := tool.ClassifyFailure(err); ok {
-		rt.out.emit(event{Turn: n, Kind: evFailure, Tool: name, FailureKind: failure.Kind(), Text: render(failure.Output())})
+// settle reports an outcome that is not a suspension and tells the model
+// what it may know.
+func (rt *agentRuntime) settle(n int, o dispatch.Outcome) {
+	switch o.Kind {
+	case dispatch.KindCompleted:
+		rt.out.emit(event{Turn: n, Kind: evCompleted, Tool: o.Tool, IdempotencyKey: o.IdempotencyKey})
+	case dispatch.KindRejected:
+		rt.out.emit(event{Turn: n, Kind: evRejected, Tool: o.Tool, Text: o.Text()})
+	case dispatch.KindUnknownTool:
+		rt.out.emit(event{Turn: n, Kind: evUnknownTool, Tool: o.Tool})
+	case dispatch.KindFailed:
+		failure, _ := tool.ClassifyFailure(o.Err)
+		rt.out.emit(event{Turn: n, Kind: evFailure, Tool: o.Tool, IdempotencyKey: o.IdempotencyKey, FailureKind: failure.Kind(), Text: o.Text()})
 		if cause := failure.Cause(); cause != nil {
-			rt.out.emit(event{Turn: n, Kind: evPrivate, Tool: name, Text: cause.Error()})
+			rt.out.emit(event{Turn: n, Kind: evPrivate, Tool: o.Tool, Text: cause.Error()})
 		}
-		rt.toModel(n, render(failure.Output()))
-		return
+	default:
+		// Nothing definite is known: the call may or may not have had
+		// effects. A real runtime would retry when o.Retryable, with the
+		// same key, or ask a person; the model is told only that the
+		// outcome is unknown.
+		rt.out.emit(event{Turn: n, Kind: evError, Tool: o.Tool, Text: fmt.Sprintf("%v (effect %q, retryable: %t)", o.Err, o.Effect, o.Retryable)})
 	}
-	// Nothing definite is known: the call may or may not have had effects.
-	// A real runtime would retry a replayable tool with the same key, or
-	// ask a person; the model is told only that the outcome is unknown.
-	effect := binding.Contract().Definition().Effect
-	rt.out.emit(event{Turn: n, Kind: evError, Tool: name, Text: fmt.Sprintf("%v (effect %q, replayable: %t)", err, effect, effect.Replayable())})
-	rt.toModel(n, fmt.Sprintf("The call to %s did not complete and its outcome is unknown.", name))
+	rt.toModel(n, o)
 }
 
-// checkpoint is what the runtime persists for a suspended call: everything
-// it needs to prepare the same call again in another process.
-type checkpoint struct {
-	Turn           int                 `json:"turn"`
-	Request        tool.Request        `json:"request"`
-	IdempotencyKey tool.IdempotencyKey `json:"idempotency_key"`
-	InputRequest   tool.InputRequest   `json:"input_request"`
-}
+// suspend persists a suspended call, restarts, and resumes the call from
+// disk with a freshly built registry and dispatcher and the approver's
+// answer, as a runtime would after a restart.
+func (rt *agentRuntime) suspend(ctx context.Context, n int, o dispatch.Outcome) error {
+	rt.out.emit(event{Turn: n, Kind: evSuspended, Tool: o.Tool, IdempotencyKey: o.IdempotencyKey, Prompt: o.Checkpoint.InputRequest().Prompt()})
 
-// suspend persists a suspended call, drops the registry, and resumes the
-// call from disk with a freshly built registry and the approver's answer,
-// as a runtime would after a restart.
-func (rt *agentRuntime) suspend(ctx context.Context, n int, request tool.Request, key tool.IdempotencyKey, inputRequest tool.InputRequest) error {
-	rt.out.emit(event{Turn: n, Kind: evSuspended, Tool: request.Name, Prompt: inputRequest.Prompt()})
-
-	data, err := json.Marshal(checkpoint{Turn: n, Request: request, IdempotencyKey: key, InputRequest: inputRequest})
+	data, err := json.Marshal(o.Checkpoint)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	file := filepath.Join(rt.dir, fmt.Sprintf("turn-%02d-%s.json", n, request.Name))
+	file := filepath.Join(rt.dir, fmt.Sprintf("turn-%02d-%s.json", n, o.Tool))
 	if err := os.WriteFile(file, data, 0o600); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	rt.out.emit(event{Turn: n, Kind: evCheckpoint, Tool: request.Name, File: filepath.Base(file), Bytes: len(data)})
+	rt.out.emit(event{Turn: n, Kind: evCheckpoint, Tool: o.Tool, File: filepath.Base(file), Bytes: len(data)})
 
-	// Everything that held the call in memory goes away.
-	rt.registry = nil
-	rt.out.emit(event{Turn: n, Kind: evRestart, Text: "restart: registry dropped, rebuilt from scratch"})
-	registry, err := newRegistry(rt.ledger, rt.notePolicy)
-	if err != nil {
+	// Everything that held the call in memory goes away; only the seal
+	// key, which lives in a secret store, survives.
+	rt.registry, rt.dispatcher = nil, nil
+	rt.out.emit(event{Turn: n, Kind: evRestart, Text: "restart: registry and dispatcher dropped, rebuilt from scratch"})
+	if err := rt.start(); err != nil {
 		return err
 	}
-	rt.registry = registry
 
 	data, err = os.ReadFile(file)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	var saved checkpoint
-	if err := json.Unmarshal(data, &saved); err != nil {
+	var cp dispatch.Checkpoint
+	if err := json.Unmarshal(data, &cp); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", filepath.Base(file), err)
 	}
-	rt.out.emit(event{Turn: n, Kind: evCheckpointRead, Tool: saved.Request.Name, File: filepath.Base(file), IdempotencyKey: saved.IdempotencyKey})
+	if err := rt.dispatcher.Open(cp); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", filepath.Base(file), err)
+	}
+	rt.out.emit(event{Turn: n, Kind: evCheckpointRead, Tool: cp.Request().Name, File: filepath.Base(file), IdempotencyKey: cp.IdempotencyKey()})
 
 	answer := json.RawMessage(strconv.FormatBool(rt.approved))
-	rt.out.emit(event{Turn: n, Kind: evAnswered, Tool: saved.Request.Name, Answer: answer, Text: "-approve=" + map[bool]string{true: "yes", false: "no"}[rt.approved]})
-	continuation, err := saved.InputRequest.Continuation(answer)
-	if err != nil {
-		return fmt.Errorf("answer: %w", err)
-	}
-
-	binding, ok := rt.registry.Resolve(saved.Request.Name)
-	if !ok {
-		return fmt.Errorf("resume: no tool named %q after the restart", saved.Request.Name)
-	}
-	invocation, err := binding.Contract().Prepare(saved.Request, tool.Admission{IdempotencyKey: saved.IdempotencyKey, Continuation: &continuation})
+	rt.out.emit(event{Turn: n, Kind: evAnswered, Tool: cp.Request().Name, Answer: answer, Text: "-approve=" + map[bool]string{true: "yes", false: "no"}[rt.approved]})
+	resumed, err := rt.dispatcher.Resume(ctx, cp, answer, rt.progress(n, cp.Request().Name))
 	if err != nil {
 		return fmt.Errorf("resume: %w", err)
 	}
-	rt.out.emit(event{Turn: n, Kind: evResumed, Tool: saved.Request.Name, IdempotencyKey: saved.IdempotencyKey})
-
-	result, err := rt.call(ctx, n, binding, invocation)
-	if err == nil && result.InputRequest != nil {
+	if resumed.Kind == dispatch.KindSuspended {
 		return errors.New("resume: the call asked for input again; this runtime answers once")
 	}
-	rt.settle(n, binding, result, err)
+	rt.settle(n, resumed)
 	return nil
 }
 
@@ -232,16 +214,8 @@ func plural(n int, noun string) string {
 }
 
 // toModel records what the model is sent as the result of its call.
-func (rt *agentRuntime) toModel(n int, text string) {
-	rt.out.emit(event{Turn: n, Kind: evToModel, Text: text})
-}
-
-func (rt *agentRuntime) toolNames() []string {
-	var names []string
-	for _, d := range rt.registry.Definitions() {
-		names = append(names, d.Name)
-	}
-	return names
+func (rt *agentRuntime) toModel(n int, o dispatch.Outcome) {
+	rt.out.emit(event{Turn: n, Kind: evToModel, Text: render(o.Output)})
 }
 
 // idempotencyKey names the call of turn n. It is opaque, as a key passed to
@@ -251,28 +225,12 @@ func idempotencyKey(n int) tool.IdempotencyKey {
 	return tool.IdempotencyKey("call-" + hex.EncodeToString(sum[:6]))
 }
 
-// render is the model-visible text of an Output. Output.Text covers text
-// and structured Details; media is described by a note, because this
-// transcript, like many model APIs, carries text only.
+// render is the model-visible text of an Output: dispatch.Text, which
+// replaces media by a note because this transcript, like many model APIs,
+// carries text only.
 func render(o tool.Output) string {
-	if text, ok := o.Text(); ok {
-		if text == "" {
-			return "(empty result)"
-		}
+	if text := dispatch.Text(o); text != "" {
 		return text
 	}
-	var parts []string
-	for _, b := range o.Content {
-		switch b.Kind {
-		case tool.BlockText:
-			parts = append(parts, b.Text)
-		case tool.BlockMedia:
-			if b.URI != "" {
-				parts = append(parts, fmt.Sprintf("[attachment %s at %s]", b.MediaType, b.URI))
-			} else {
-				parts = append(parts, fmt.Sprintf("[attachment %s, %d bytes]", b.MediaType, len(b.Data)))
-			}
-		}
-	}
-	return strings.Join(parts, " ")
+	return "(empty result)"
 }

@@ -65,7 +65,7 @@ func newRegistry(ledger *ledger, note func(string)) (*tool.Registry, error) {
 // get_weather: a safe tool with text output.
 
 type weatherInput struct {
-	City string `json:"city" jsonschema:"description=City name, e.g. Lisbon,minLength=1,maxLength=80"`
+	City string `json:"city" jsonschema:"description=City name\\, e.g. Lisbon,minLength=1,maxLength=80"`
 	Unit string `json:"unit,omitempty" jsonschema:"enum=celsius,enum=fahrenheit,description=Temperature unit; celsius when omitted"`
 }
 
@@ -156,7 +156,7 @@ func newSearchOrdersTool() (tool.Tool, error) {
 // media block (a CSV file).
 
 type exportReportInput struct {
-	Month string `json:"month" jsonschema:"pattern=^[0-9]{4}-(0[1-9]|1[0-2])$,description=Month to report on, as YYYY-MM"`
+	Month string `json:"month" jsonschema:"pattern=^[0-9]{4}-(0[1-9]|1[0-2])$,description=Month to report on\\, as YYYY-MM"`
 }
 
 func newExportReportTool() (tool.Tool, error) {

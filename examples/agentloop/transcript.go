@@ -39,9 +39,7 @@ const (
 	evTools          = "tools"              // the definitions advertised to the model
 	evProposed       = "proposed"           // the model proposed a call
 	evUnknownTool    = "unknown_tool"       // no tool has that name
-	evRejected       = "rejected"           // Prepare refused the arguments (InputRejection)
-	evNotAdmitted    = "not_admitted"       // Prepare failed for another reason
-	evAdmitted       = "admitted"           // Prepare made an Invocation
+	evRejected       = "rejected"           // the arguments were refused (InputRejection)
 	evPolicy         = "policy"             // the Guard's authorizer decided
 	evProgress       = "progress"           // the tool reported progress
 	evCompleted      = "completed"          // the call returned an Output
@@ -49,11 +47,10 @@ const (
 	evPrivate        = "private"            // a cause kept out of the model's sight
 	evError          = "error"              // the call's outcome is unknown
 	evSuspended      = "suspended"          // the call returned an InputRequest
-	evCheckpoint     = "checkpoint_written" // the InputRequest went to disk
-	evRestart        = "restart"            // the registry was dropped
-	evCheckpointRead = "checkpoint_loaded"  // the InputRequest came back from disk
+	evCheckpoint     = "checkpoint_written" // the sealed checkpoint went to disk
+	evRestart        = "restart"            // the registry and dispatcher were dropped
+	evCheckpointRead = "checkpoint_loaded"  // the checkpoint came back from disk, its seal verified
 	evAnswered       = "answered"           // the approver answered
-	evResumed        = "resumed"            // Prepare admitted the continuation
 	evToModel        = "to_model"           // what the model sees as the tool result
 	evLedger         = "ledger"             // the payments system's final state
 	evDone           = "done"               // the script is complete
@@ -107,39 +104,34 @@ func (e event) text() string {
 	case evProposed:
 		return fmt.Sprintf("\nturn %d: model proposes %s %s\n", e.Turn, e.Tool, *e.Arguments)
 	case evUnknownTool:
-		return fmt.Sprintf("%sunknown tool %q: nothing to prepare\n", indent, e.Tool)
+		return fmt.Sprintf("%sunknown tool %q: nothing ran\n", indent, e.Tool)
 	case evRejected:
-		return fmt.Sprintf("%srejected by Prepare: InputRejection, its public message goes back to the model\n", indent)
-	case evNotAdmitted:
-		return fmt.Sprintf("%snot admitted: %s\n", indent, e.Text)
-	case evAdmitted:
-		return fmt.Sprintf("%sadmitted, idempotency key %s\n", indent, e.IdempotencyKey)
+		return fmt.Sprintf("%srejected: InputRejection, its public message goes back to the model\n", indent)
 	case evPolicy:
 		return fmt.Sprintf("%s%s\n", indent, e.Text)
 	case evProgress:
 		return fmt.Sprintf("%sprogress %s\n", indent, progressBar(*e.Progress))
 	case evCompleted:
-		return fmt.Sprintf("%sran %s: completed\n", indent, e.Tool)
+		return fmt.Sprintf("%sran %s with idempotency key %s: completed\n", indent, e.Tool, e.IdempotencyKey)
 	case evFailure:
-		return fmt.Sprintf("%sran %s: Failure of kind %q, its public output goes to the model\n", indent, e.Tool, e.FailureKind)
+		return fmt.Sprintf("%sran %s with idempotency key %s: Failure of kind %q, its public output goes to the model\n", indent, e.Tool, e.IdempotencyKey, e.FailureKind)
 	case evPrivate:
 		return fmt.Sprintf("%slog only, never sent to the model: %s\n", indent, e.Text)
 	case evError:
 		return fmt.Sprintf("%sran %s: error, outcome unknown: %s\n", indent, e.Tool, e.Text)
 	case evSuspended:
-		return fmt.Sprintf("%sran %s: suspended, asks for input: %s\n", indent, e.Tool, e.Prompt)
+		return fmt.Sprintf("%sran %s with idempotency key %s: suspended, asks for input: %s\n", indent, e.Tool, e.IdempotencyKey, e.Prompt)
 	case evCheckpoint:
 		return fmt.Sprintf("%scheckpoint written: %s (%d bytes)\n", indent, e.File, e.Bytes)
 	case evRestart:
 		return fmt.Sprintf("%s%s\n", indent, e.Text)
 	case evCheckpointRead:
-		return fmt.Sprintf("%scheckpoint loaded: %s, call to %s with key %s\n", indent, e.File, e.Tool, e.IdempotencyKey)
+		return fmt.Sprintf("%scheckpoint loaded: %s, seal verified, call to %s with key %s\n", indent, e.File, e.Tool, e.IdempotencyKey)
 	case evAnswered:
 		return fmt.Sprintf("%sapprover answers %s (%s)\n", indent, e.Answer, e.Text)
-	case evResumed:
-		return fmt.Sprintf("%sresumed: Prepare admitted the continuation\n", indent)
 	case evToModel:
-		return fmt.Sprintf("%smodel sees: %s\n", indent, e.Text)
+		// Later lines of a multi-line text line up under the first.
+		return fmt.Sprintf("%smodel sees: %s\n", indent, strings.ReplaceAll(e.Text, "\n", "\n"+indent+"            "))
 	case evLedger:
 		return fmt.Sprintf("\nledger: %s\n", e.Text)
 	case evDone:

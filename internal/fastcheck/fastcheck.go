@@ -1,24 +1,31 @@
-// Package fastcheck answers one question about a compiled JSON Schema
-// quickly: is this value valid? It covers the draft 2020-12 keywords tool
-// schemas use and declines schemas with anything else, so that callers fall
-// back to the full validator, which also explains what is wrong.
+// Package fastcheck validates values against a compiled JSON Schema within
+// a budget of work, and explains what is wrong with an invalid value. It
+// covers the draft 2020-12 keywords tool schemas use and declines schemas
+// with anything else, so that callers fall back to the full validator.
 //
-// A Checker never allocates on the common path (integers compared with
-// integer limits, strings, objects, arrays); numbers that need exact
-// rational arithmetic use math/big as the full validator does. Its answers
-// must equal the full validator's for every schema it accepts: the tests
-// check this against the JSON Schema conformance suite and by fuzzing.
+// Every keyword is charged for what it costs: a subschema applied to a
+// value, a string matched against a pattern (length times the size of the
+// pattern's program), a value compared with an enum, a violation recorded
+// with its location. A check that would spend more than its budget stops
+// and says so, so the time and memory of one check are bounded whatever
+// the schema and the value.
+//
+// Its verdicts must equal the full validator's for every schema it
+// accepts, and its explanations must name the violations the full
+// validator reports: the tests check this against the JSON Schema
+// conformance suite and by fuzzing.
 package fastcheck
 
 import (
-	"encoding/json"
-	"hash/maphash"
+	"maps"
 	"math/big"
 	"slices"
-	"strconv"
-	"unicode/utf8"
+	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentcontract/tool/internal/regex"
+	"github.com/agentcontract/tool/internal/strictjson"
 )
 
 // Checker is an immutable, concurrency-safe validity check.
@@ -27,8 +34,8 @@ type Checker struct {
 }
 
 // node mirrors one compiled subschema with what the check needs. It holds
-// data only: regular expressions, format checks and constants are read
-// from the compiled subschema it points to.
+// data only: regular expressions and format checks are read from the
+// compiled subschema it points to.
 type node struct {
 	src     *jsonschema.Schema
 	boolean *bool
@@ -37,19 +44,19 @@ type node struct {
 	number  bool             // types holds "number"
 	hasType bool
 
-	hasEnum bool
+	enum *enum
 
 	ref                *node
 	not                *node
 	allOf, anyOf       []*node
 	oneOf              []*node
 	ifN, thenN, elseN  *node
-	dependentSchemas   map[string]*node
-	dependentRequired  map[string][]string
+	dependentSchemas   []named // sorted by name
+	dependentRequired  []namedList
 	properties         map[string]*node
-	patternProperties  map[string]*node // by the pattern's source text
-	additional         *node            // additionalProperties schema
-	noAdditional       bool             // additionalProperties: false
+	patternProperties  []pattern // sorted by source text
+	additional         *node     // additionalProperties schema
+	noAdditional       bool      // additionalProperties: false
 	propertyNames      *node
 	required           []string
 	minProps, maxProps int // -1: unset
@@ -62,38 +69,77 @@ type node struct {
 	minItems, maxItems   int // -1: unset
 	uniqueItems          bool
 	minLength, maxLength int // -1: unset
+	pattern              *regex.Regexp
 
-	minimum, maximum, exclusiveMinimum, exclusiveMaximum limit
-	multipleOf                                           *big.Rat
+	minimum, maximum, exclusiveMinimum, exclusiveMaximum *limit
+	multipleOf                                           *multiple
 }
 
-// limit is a numeric bound; small integer bounds are also kept as int64.
+type named struct {
+	name string
+	node *node
+}
+
+type namedList struct {
+	name string
+	list []string
+}
+
+type pattern struct {
+	re   *regex.Regexp
+	node *node
+}
+
+// enum holds the values of an enum keyword, the strings among them in a
+// set, so that a string is looked up once instead of compared with every
+// value.
+type enum struct {
+	strings map[string]bool
+	others  []int // indexes of the values that are not strings
+}
+
+// limit is a numeric bound, exactly and rounded.
 type limit struct {
 	rat   *big.Rat
-	small bool
-	n     int64
+	exact strictjson.Decimal
+	float float64
 }
 
-func newLimit(r *big.Rat) limit {
+// multiple is a multipleOf divisor.
+type multiple struct {
+	rat   *big.Rat
+	exact strictjson.Decimal
+}
+
+func newLimit(r *big.Rat) *limit {
 	if r == nil {
-		return limit{}
+		return nil
 	}
-	l := limit{rat: r}
-	if r.IsInt() && r.Num().IsInt64() {
-		l.small, l.n = true, r.Num().Int64()
+	f, _ := r.Float64()
+	return &limit{rat: r, exact: ratDecimal(r), float: f}
+}
+
+// ratDecimal returns the Decimal of r, which came from a JSON number and
+// so has a finite decimal expansion of at most as many fractional digits
+// as its denominator has bits.
+func ratDecimal(r *big.Rat) strictjson.Decimal {
+	text := r.FloatString(r.Denom().BitLen())
+	if strings.Contains(text, ".") {
+		text = strings.TrimRight(strings.TrimRight(text, "0"), ".")
 	}
-	return l
+	return strictjson.ParseDecimal(text)
 }
 
 // Compile returns a Checker for root, or nil when root (or any subschema it
 // reaches) uses something the Checker does not cover: another draft than
 // 2020-12, $dynamicRef, $recursiveRef, unevaluatedProperties,
-// unevaluatedItems, content keywords, the regex format, vocabulary
-// extensions, or a reference cycle that does not descend into the value.
+// unevaluatedItems, content keywords, vocabulary extensions, regular
+// expressions not compiled by package regex, or a reference cycle that
+// does not descend into the value.
 func Compile(root *jsonschema.Schema) *Checker {
 	c := compiler{nodes: map[*jsonschema.Schema]*node{}}
 	n := c.node(root)
-	if c.unsupported || c.sameLocationCycle(root) {
+	if c.unsupported || c.sameLocationCycle() {
 		return nil
 	}
 	return &Checker{root: n}
@@ -119,8 +165,7 @@ func (c *compiler) node(s *jsonschema.Schema) *node {
 	}
 	if s.DraftVersion != 2020 || s.RecursiveRef != nil || s.DynamicRef != nil ||
 		s.UnevaluatedProperties != nil || s.UnevaluatedItems != nil || len(s.Extensions) > 0 ||
-		len(s.Dependencies) > 0 || s.ContentEncoding != nil || s.ContentMediaType != nil || s.ContentSchema != nil ||
-		(s.Format != nil && s.Format.Name == "regex") {
+		len(s.Dependencies) > 0 || s.ContentEncoding != nil || s.ContentMediaType != nil || s.ContentSchema != nil {
 		c.unsupported = true
 		return n
 	}
@@ -136,32 +181,41 @@ func (c *compiler) node(s *jsonschema.Schema) *node {
 			}
 		}
 	}
-	n.hasEnum = s.Enum != nil
+	if s.Enum != nil {
+		n.enum = &enum{strings: map[string]bool{}}
+		for i, v := range s.Enum.Values {
+			if str, ok := v.(string); ok {
+				n.enum.strings[str] = true
+			} else {
+				n.enum.others = append(n.enum.others, i)
+			}
+		}
+	}
 	n.ref = c.node(s.Ref)
 	n.not = c.node(s.Not)
 	n.allOf = c.list(s.AllOf)
 	n.anyOf = c.list(s.AnyOf)
 	n.oneOf = c.list(s.OneOf)
 	n.ifN, n.thenN, n.elseN = c.node(s.If), c.node(s.Then), c.node(s.Else)
-	if len(s.DependentSchemas) > 0 {
-		n.dependentSchemas = map[string]*node{}
-		for k, v := range s.DependentSchemas {
-			n.dependentSchemas[k] = c.node(v)
-		}
+	for _, k := range slices.Sorted(maps.Keys(s.DependentSchemas)) {
+		n.dependentSchemas = append(n.dependentSchemas, named{k, c.node(s.DependentSchemas[k])})
 	}
-	n.dependentRequired = s.DependentRequired
+	for _, k := range slices.Sorted(maps.Keys(s.DependentRequired)) {
+		n.dependentRequired = append(n.dependentRequired, namedList{k, s.DependentRequired[k]})
+	}
 	if len(s.Properties) > 0 {
 		n.properties = make(map[string]*node, len(s.Properties))
 		for k, v := range s.Properties {
 			n.properties[k] = c.node(v)
 		}
 	}
-	if len(s.PatternProperties) > 0 {
-		n.patternProperties = make(map[string]*node, len(s.PatternProperties))
-		for re, v := range s.PatternProperties {
-			n.patternProperties[re.String()] = c.node(v)
-		}
+	for re, v := range s.PatternProperties {
+		n.patternProperties = append(n.patternProperties, pattern{c.regexp(re), c.node(v)})
 	}
+	if s.Pattern != nil {
+		n.pattern = c.regexp(s.Pattern)
+	}
+	slices.SortFunc(n.patternProperties, func(a, b pattern) int { return strings.Compare(a.re.String(), b.re.String()) })
 	switch ap := s.AdditionalProperties.(type) {
 	case bool:
 		n.noAdditional = !ap
@@ -184,8 +238,21 @@ func (c *compiler) node(s *jsonschema.Schema) *node {
 	setInt(&n.maxLength, s.MaxLength)
 	n.minimum, n.maximum = newLimit(s.Minimum), newLimit(s.Maximum)
 	n.exclusiveMinimum, n.exclusiveMaximum = newLimit(s.ExclusiveMinimum), newLimit(s.ExclusiveMaximum)
-	n.multipleOf = s.MultipleOf
+	if s.MultipleOf != nil {
+		n.multipleOf = &multiple{rat: s.MultipleOf, exact: ratDecimal(s.MultipleOf)}
+	}
 	return n
+}
+
+// regexp returns re as this package's regular expression, which knows
+// what matching costs; a schema compiled with another engine is not
+// covered.
+func (c *compiler) regexp(re jsonschema.Regexp) *regex.Regexp {
+	r, ok := re.(*regex.Regexp)
+	if !ok {
+		c.unsupported = true
+	}
+	return r
 }
 
 func (c *compiler) list(in []*jsonschema.Schema) []*node {
@@ -208,7 +275,7 @@ func setInt(dst *int, src *int) {
 // sameLocationCycle reports whether applicators and references that stay
 // on one value form a cycle, which would never end here; the full
 // validator reports such a cycle as an error.
-func (c *compiler) sameLocationCycle(root *jsonschema.Schema) bool {
+func (c *compiler) sameLocationCycle() bool {
 	const (
 		visiting = 1
 		done     = 2
@@ -248,460 +315,7 @@ func (n *node) sameLocation() []*node {
 	out = append(out, n.anyOf...)
 	out = append(out, n.oneOf...)
 	for _, m := range n.dependentSchemas {
-		out = append(out, m)
+		out = append(out, m.node)
 	}
 	return out
-}
-
-// Valid reports whether v, a tree of map[string]any, []any, string,
-// json.Number, bool and nil, satisfies the schema.
-func (c *Checker) Valid(v any) bool {
-	return c.root.valid(v)
-}
-
-func (n *node) valid(v any) bool {
-	if n.boolean != nil {
-		return *n.boolean
-	}
-	if n.hasType && !n.typeMatches(v) {
-		return false
-	}
-	if n.src.Const != nil && !equal(v, *n.src.Const) {
-		return false
-	}
-	if n.hasEnum {
-		found := false
-		for _, e := range n.src.Enum.Values {
-			if equal(v, e) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	if n.src.Format != nil && n.src.Format.Validate(v) != nil {
-		return false
-	}
-	if n.ref != nil && !n.ref.valid(v) {
-		return false
-	}
-	switch v := v.(type) {
-	case map[string]any:
-		if !n.validObject(v) {
-			return false
-		}
-	case []any:
-		if !n.validArray(v) {
-			return false
-		}
-	case string:
-		if !n.validString(v) {
-			return false
-		}
-	case json.Number:
-		if !n.validNumber(v) {
-			return false
-		}
-	}
-	return n.validApplicators(v)
-}
-
-func (n *node) typeMatches(v any) bool {
-	var t string
-	switch v := v.(type) {
-	case nil:
-		t = "null"
-	case bool:
-		t = "boolean"
-	case string:
-		t = "string"
-	case []any:
-		t = "array"
-	case map[string]any:
-		t = "object"
-	case json.Number:
-		if n.number {
-			return true
-		}
-		return n.integer && isInteger(v)
-	default:
-		return false
-	}
-	var probe jsonschema.Types
-	probe.Add(t)
-	return n.types&probe != 0
-}
-
-func (n *node) validObject(obj map[string]any) bool {
-	if n.minProps >= 0 && len(obj) < n.minProps {
-		return false
-	}
-	if n.maxProps >= 0 && len(obj) > n.maxProps {
-		return false
-	}
-	for _, r := range n.required {
-		if _, ok := obj[r]; !ok {
-			return false
-		}
-	}
-	for name, value := range obj {
-		evaluated := false
-		if s, ok := n.properties[name]; ok {
-			evaluated = true
-			if !s.valid(value) {
-				return false
-			}
-		}
-		for re := range n.src.PatternProperties {
-			if re.MatchString(name) {
-				evaluated = true
-				if !n.patternProperties[re.String()].valid(value) {
-					return false
-				}
-			}
-		}
-		if !evaluated {
-			if n.noAdditional {
-				return false
-			}
-			if n.additional != nil && !n.additional.valid(value) {
-				return false
-			}
-		}
-		if n.propertyNames != nil && !n.propertyNames.valid(name) {
-			return false
-		}
-	}
-	for name, s := range n.dependentSchemas {
-		if _, ok := obj[name]; ok && !s.valid(obj) {
-			return false
-		}
-	}
-	for name, reqs := range n.dependentRequired {
-		if _, ok := obj[name]; ok {
-			for _, r := range reqs {
-				if _, ok := obj[r]; !ok {
-					return false
-				}
-			}
-		}
-	}
-	return true
-}
-
-func (n *node) validArray(arr []any) bool {
-	if n.minItems >= 0 && len(arr) < n.minItems {
-		return false
-	}
-	if n.maxItems >= 0 && len(arr) > n.maxItems {
-		return false
-	}
-	if n.uniqueItems && hasDuplicates(arr) {
-		return false
-	}
-	prefix := min(len(n.prefixItems), len(arr))
-	for i := 0; i < prefix; i++ {
-		if !n.prefixItems[i].valid(arr[i]) {
-			return false
-		}
-	}
-	if n.items != nil {
-		for _, item := range arr[prefix:] {
-			if !n.items.valid(item) {
-				return false
-			}
-		}
-	}
-	if n.contains != nil {
-		matched := 0
-		for _, item := range arr {
-			if n.contains.valid(item) {
-				matched++
-			}
-		}
-		if n.minContains >= 0 {
-			if matched < n.minContains {
-				return false
-			}
-		} else if matched == 0 {
-			return false
-		}
-		if n.maxContains >= 0 && matched > n.maxContains {
-			return false
-		}
-	}
-	return true
-}
-
-func (n *node) validString(s string) bool {
-	if n.minLength >= 0 || n.maxLength >= 0 {
-		length := utf8.RuneCountInString(s)
-		if n.minLength >= 0 && length < n.minLength {
-			return false
-		}
-		if n.maxLength >= 0 && length > n.maxLength {
-			return false
-		}
-	}
-	if n.src.Pattern != nil && !n.src.Pattern.MatchString(s) {
-		return false
-	}
-	return true
-}
-
-func (n *node) validNumber(v json.Number) bool {
-	num := number{text: string(v)}
-	if n.minimum.rat != nil && num.cmp(n.minimum) < 0 {
-		return false
-	}
-	if n.maximum.rat != nil && num.cmp(n.maximum) > 0 {
-		return false
-	}
-	if n.exclusiveMinimum.rat != nil && num.cmp(n.exclusiveMinimum) <= 0 {
-		return false
-	}
-	if n.exclusiveMaximum.rat != nil && num.cmp(n.exclusiveMaximum) >= 0 {
-		return false
-	}
-	if n.multipleOf != nil {
-		r := num.rational()
-		if r == nil || !new(big.Rat).Quo(r, n.multipleOf).IsInt() {
-			return false
-		}
-	}
-	return true
-}
-
-func (n *node) validApplicators(v any) bool {
-	if n.not != nil && n.not.valid(v) {
-		return false
-	}
-	for _, s := range n.allOf {
-		if !s.valid(v) {
-			return false
-		}
-	}
-	if len(n.anyOf) > 0 {
-		ok := false
-		for _, s := range n.anyOf {
-			if s.valid(v) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return false
-		}
-	}
-	if len(n.oneOf) > 0 {
-		matched := 0
-		for _, s := range n.oneOf {
-			if s.valid(v) {
-				matched++
-				if matched > 1 {
-					return false
-				}
-			}
-		}
-		if matched != 1 {
-			return false
-		}
-	}
-	if n.ifN != nil {
-		if n.ifN.valid(v) {
-			if n.thenN != nil && !n.thenN.valid(v) {
-				return false
-			}
-		} else if n.elseN != nil && !n.elseN.valid(v) {
-			return false
-		}
-	}
-	return true
-}
-
-// number is a JSON number token, compared exactly.
-type number struct {
-	text string
-	rat  *big.Rat
-}
-
-// small parses a plain integer token of at most 18 digits.
-func (x *number) small() (int64, bool) {
-	s := x.text
-	if len(s) == 0 || len(s) > 19 {
-		return 0, false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= '0' && c <= '9' || (i == 0 && c == '-' && len(s) > 1)) {
-			return 0, false
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	return n, err == nil
-}
-
-func (x *number) rational() *big.Rat {
-	if x.rat == nil {
-		x.rat, _ = new(big.Rat).SetString(x.text)
-	}
-	return x.rat
-}
-
-// cmp compares x with l like big.Rat.Cmp.
-func (x *number) cmp(l limit) int {
-	if l.small {
-		if n, ok := x.small(); ok {
-			switch {
-			case n < l.n:
-				return -1
-			case n > l.n:
-				return 1
-			}
-			return 0
-		}
-	}
-	r := x.rational()
-	if r == nil {
-		return 0
-	}
-	return r.Cmp(l.rat)
-}
-
-func isInteger(v json.Number) bool {
-	x := number{text: string(v)}
-	if _, ok := x.small(); ok {
-		return true
-	}
-	r := x.rational()
-	return r != nil && r.IsInt()
-}
-
-// hasDuplicates reports whether two items of arr are equal. Beyond a few
-// items it compares only items of equal hash, so that the work grows with
-// the length of arr, not its square.
-func hasDuplicates(arr []any) bool {
-	if len(arr) <= 16 {
-		for i := 1; i < len(arr); i++ {
-			for j := 0; j < i; j++ {
-				if equal(arr[i], arr[j]) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	seed := maphash.MakeSeed()
-	seen := make(map[uint64][]int, len(arr))
-	var h maphash.Hash
-	for i, item := range arr {
-		h.SetSeed(seed)
-		hashValue(&h, item)
-		sum := h.Sum64()
-		for _, j := range seen[sum] {
-			if equal(item, arr[j]) {
-				return true
-			}
-		}
-		seen[sum] = append(seen[sum], i)
-	}
-	return false
-}
-
-// hashValue writes v to h so that values equal by equal hash alike:
-// numbers by their exact value, objects whatever the order of members.
-func hashValue(h *maphash.Hash, v any) {
-	switch v := v.(type) {
-	case nil:
-		h.WriteByte('n')
-	case bool:
-		if v {
-			h.WriteByte('t')
-		} else {
-			h.WriteByte('f')
-		}
-	case string:
-		h.WriteByte('s')
-		h.WriteString(strconv.Itoa(len(v)))
-		h.WriteString(v)
-	case json.Number:
-		h.WriteByte('#')
-		x := number{text: string(v)}
-		if small, ok := x.small(); ok {
-			h.WriteString(strconv.FormatInt(small, 10))
-		} else if r := x.rational(); r != nil {
-			h.WriteString(r.RatString()) // an integer's is its decimal digits
-		} else {
-			h.WriteString(string(v))
-		}
-	case []any:
-		h.WriteByte('[')
-		for _, item := range v {
-			hashValue(h, item)
-		}
-		h.WriteByte(']')
-	case map[string]any:
-		names := make([]string, 0, len(v))
-		for name := range v {
-			names = append(names, name)
-		}
-		slices.Sort(names)
-		h.WriteByte('{')
-		for _, name := range names {
-			hashValue(h, name)
-			hashValue(h, v[name])
-		}
-		h.WriteByte('}')
-	}
-}
-
-// equal is JSON equality: numbers by value, objects by members, arrays by
-// items in order.
-func equal(a, b any) bool {
-	switch a := a.(type) {
-	case nil:
-		return b == nil
-	case bool:
-		bb, ok := b.(bool)
-		return ok && a == bb
-	case string:
-		bs, ok := b.(string)
-		return ok && a == bs
-	case json.Number:
-		bn, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
-		if a == bn {
-			return true
-		}
-		x, y := number{text: string(a)}, number{text: string(bn)}
-		ra, rb := x.rational(), y.rational()
-		return ra != nil && rb != nil && ra.Cmp(rb) == 0
-	case []any:
-		ba, ok := b.([]any)
-		if !ok || len(a) != len(ba) {
-			return false
-		}
-		for i := range a {
-			if !equal(a[i], ba[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		bm, ok := b.(map[string]any)
-		if !ok || len(a) != len(bm) {
-			return false
-		}
-		for k, av := range a {
-			bv, ok := bm[k]
-			if !ok || !equal(av, bv) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }

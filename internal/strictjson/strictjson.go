@@ -599,12 +599,11 @@ func (p *parser) number() (any, error) {
 		// arithmetic away from the exponent.
 		return json.Number("0"), nil
 	}
-	f, err := strconv.ParseFloat(string(token), 64)
-	if err != nil {
+	switch floatRange(token) {
+	case overflows:
 		p.pos = start
 		return nil, p.failf("number %s is too large for a 64-bit float", token)
-	}
-	if f == 0 {
+	case underflows:
 		p.pos = start
 		return nil, p.failf("number %s is too small for a 64-bit float (it would round to zero)", token)
 	}

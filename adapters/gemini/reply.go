@@ -1,0 +1,171 @@
+package toolgemini
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/dispatch"
+	"google.golang.org/genai"
+)
+
+// mediaTypes are the media types Gemini takes inside a functionResponse
+// (multimodal function responses): images and documents. Other media is
+// announced in the text with dispatch.MediaNote.
+var mediaTypes = []string{"image/png", "image/jpeg", "image/webp", "application/pdf", "text/plain"}
+
+// Part renders one outcome as a functionResponse part that echoes the call's
+// ID (o.CallID, possibly empty) and name (o.Tool):
+//
+//   - completed: response {"output": …}: the text of the Output's text
+//     blocks, or its Details as JSON when it has no content;
+//   - failed, rejected, unknown_tool, unknown: response {"error": …} with
+//     the text the model may see (never the private error).
+//
+// Inline media of the types Gemini takes in function responses (PNG, JPEG
+// and WebP images, PDF and plain text documents) travels in
+// FunctionResponse.Parts as inlineData, each also named in the text so that
+// the model can tell which is which. Other media, and media given by URI
+// (the Gemini API documents no fileData in function responses), is announced
+// in the text with dispatch.MediaNote, URI included. The part shares no
+// memory with o.
+//
+// A suspended outcome has no result yet: Part fails with ErrReply. Resume it
+// and render the outcome Resume returns.
+func Part(o dispatch.Outcome) (*genai.Part, error) {
+	switch o.Kind {
+	case dispatch.KindSuspended:
+		return nil, fmt.Errorf("%w: call %q of %s is suspended; resume it first", ErrReply, o.CallID, o.Tool)
+	case "":
+		return nil, fmt.Errorf("%w: outcome of call %q has no kind", ErrReply, o.CallID)
+	}
+	var value any
+	var media []*genai.FunctionResponsePart
+	switch {
+	case len(o.Output.Content) == 0 && len(o.Output.Details) > 0:
+		value = json.RawMessage(slices.Clone(o.Output.Details))
+	default:
+		var text string
+		text, media = render(o.Output)
+		value = text
+	}
+	key := "output"
+	if o.IsError {
+		key = "error"
+	}
+	// One allocation for the part and its response.
+	pr := &struct {
+		part     genai.Part
+		response genai.FunctionResponse
+	}{}
+	pr.response = genai.FunctionResponse{ID: o.CallID, Name: o.Tool, Response: map[string]any{key: value}, Parts: media}
+	pr.part.FunctionResponse = &pr.response
+	return &pr.part, nil
+}
+
+// render writes an Output's content as text, moving the media Gemini takes
+// into parts.
+func render(out tool.Output) (string, []*genai.FunctionResponsePart) {
+	var parts []*genai.FunctionResponsePart
+	var b strings.Builder
+	for _, block := range out.Content {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		switch {
+		case block.Kind == tool.BlockText:
+			b.WriteString(block.Text)
+		case block.URI != "" || !slices.Contains(mediaTypes, block.MediaType):
+			// The Gemini API does not take fileData in a function
+			// response: a URI is announced, address included.
+			b.WriteString(dispatch.MediaNote(block))
+		default:
+			parts = append(parts, &genai.FunctionResponsePart{InlineData: &genai.FunctionResponseBlob{
+				Data: slices.Clone(block.Data), MIMEType: block.MediaType,
+			}})
+			fmt.Fprintf(&b, "[attachment %d: %s]", len(parts), block.MediaType)
+		}
+	}
+	return b.String(), parts
+}
+
+// Reply builds the user content that answers every call of t: one
+// functionResponse part per call, in the order of the calls, each from its
+// outcome. Outcomes are matched to calls by ID when the call has one, and
+// otherwise by name and order (the k-th call of a name without an ID takes
+// the k-th outcome of that name without an ID), so the outcomes of
+// Dispatcher.RunAll(ctx, t.Calls()) match in any order.
+//
+// It fails, with an error wrapping ErrReply, when a call has no outcome, an
+// outcome matches no call, or an outcome is suspended (see Part). A turn
+// without calls has nothing to reply: Reply returns nil and no error.
+func (t Turn) Reply(outcomes []dispatch.Outcome) (*genai.Content, error) {
+	if len(t.calls) == 0 && len(outcomes) == 0 {
+		return nil, nil
+	}
+	var small [8]bool
+	used := small[:0]
+	if len(outcomes) > len(small) {
+		used = make([]bool, 0, len(outcomes))
+	}
+	used = used[:len(outcomes)]
+	parts, content := replyParts(len(t.calls))
+	for i, fc := range t.calls {
+		j := slices.IndexFunc(outcomes, func(o dispatch.Outcome) bool { return o.CallID == fc.ID && o.Tool == fc.Name })
+		for j >= 0 && used[j] {
+			next := slices.IndexFunc(outcomes[j+1:], func(o dispatch.Outcome) bool { return o.CallID == fc.ID && o.Tool == fc.Name })
+			if next < 0 {
+				j = -1
+				break
+			}
+			j += 1 + next
+		}
+		if j < 0 {
+			return nil, fmt.Errorf("%w: no outcome for call %d (%s, id %q)", ErrReply, i, fc.Name, fc.ID)
+		}
+		used[j] = true
+		part, err := Part(outcomes[j])
+		if err != nil {
+			return nil, err
+		}
+		parts[i] = part
+	}
+	if k := slices.Index(used, false); k >= 0 {
+		return nil, fmt.Errorf("%w: outcome of %s (id %q) answers no call of the turn", ErrReply, outcomes[k].Tool, outcomes[k].CallID)
+	}
+	content.Role, content.Parts = genai.RoleUser, parts
+	return content, nil
+}
+
+// replyParts returns a slice of n parts and the content that will hold them:
+// one allocation for the common turn of one call.
+func replyParts(n int) ([]*genai.Part, *genai.Content) {
+	if n == 1 {
+		c := &struct {
+			content genai.Content
+			parts   [1]*genai.Part
+		}{}
+		return c.parts[:], &c.content
+	}
+	return make([]*genai.Part, n), &genai.Content{}
+}
+
+// Next returns the contents of the next request: history, then the model's
+// content of t unchanged, then Reply(outcomes). history is not modified; the
+// result is a new slice (whose elements are shared, as the SDK's are).
+func (t Turn) Next(history []*genai.Content, outcomes []dispatch.Outcome) ([]*genai.Content, error) {
+	reply, err := t.Reply(outcomes)
+	if err != nil {
+		return nil, err
+	}
+	next := slices.Clone(history)
+	if t.content != nil {
+		next = append(next, t.content)
+	}
+	if reply != nil {
+		next = append(next, reply)
+	}
+	return next, nil
+}

@@ -1,0 +1,160 @@
+package toolgemini
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentcontract/tool"
+	"google.golang.org/genai"
+)
+
+// Config says how Definitions are projected. The zero Config projects every
+// schema on the JSON path (parametersJsonSchema and responseJsonSchema), the
+// path Gemini prefers.
+type Config struct {
+	// OpenAPI, when true, projects input schemas into
+	// FunctionDeclaration.Parameters and output schemas into Response:
+	// the OpenAPI 3.0 subset (*genai.Schema) that older models and
+	// Vertex AI endpoints read. $refs are inlined, so recursive schemas
+	// are refused, and parameter names must match ^[A-Za-z_][A-Za-z0-9_]{0,63}$.
+	OpenAPI bool
+}
+
+// Projection is a list of Definitions as Gemini tools. The zero Projection
+// offers no tools. It is the caller's: nothing in it is shared with the
+// Definitions it came from.
+type Projection struct {
+	// Tools holds one genai.Tool whose FunctionDeclarations are the
+	// Definitions in the order given; nil when there were none. Put it in
+	// GenerateContentConfig.Tools.
+	Tools []*genai.Tool
+	// Lints lists, per tool and JSON pointer, what Gemini receives in a
+	// looser form than the canonical schema says. Empty when every schema
+	// was projected exactly.
+	Lints []Lint
+}
+
+// Tools projects the Definitions of reg, in name order; see Project. A nil
+// reg is an error wrapping ErrProjection.
+func Tools(reg *tool.Registry, config Config) (Projection, error) {
+	if reg == nil {
+		return Projection{}, fmt.Errorf("%w: nil registry", ErrProjection)
+	}
+	return Project(reg.Definitions(), config)
+}
+
+// Project turns Definitions into Gemini function declarations, lowering each
+// schema to what Gemini can express (see the package documentation). defs is
+// not retained; the Projection shares no memory with it.
+//
+// It fails, with a *ProjectionError (which wraps ErrProjection) that names
+// every tool and JSON pointer at fault, when a name is one Gemini refuses (it must start
+// with a letter or an underscore) or breaks the core's rule, when two
+// Definitions share a name, when a schema is not a JSON document, or when a
+// schema needs what Gemini cannot express at all. Project does not compile
+// the schemas (Bind does, and the Definitions of a Registry are valid); a
+// Definition Bind would refuse may project without error. Looser projections are not errors: they are listed in
+// Projection.Lints.
+func Project(defs []tool.Definition, config Config) (Projection, error) {
+	var p Projection
+	var refusals []Lint
+	seen := make(map[string]bool, len(defs))
+	decls := make([]*genai.FunctionDeclaration, 0, len(defs))
+	for _, d := range defs {
+		if msg := checkName(d.Name); msg != "" {
+			refusals = append(refusals, Lint{Tool: d.Name, Rule: msg})
+			continue
+		}
+		if seen[d.Name] {
+			refusals = append(refusals, Lint{Tool: d.Name, Rule: "the name is used by two definitions"})
+			continue
+		}
+		seen[d.Name] = true
+		decl, lints, refused := declare(d, config)
+		refusals = append(refusals, refused...)
+		p.Lints = append(p.Lints, lints...)
+		decls = append(decls, decl)
+	}
+	if len(refusals) > 0 {
+		return Projection{}, &ProjectionError{Problems: refusals}
+	}
+	if len(decls) > 0 {
+		p.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
+	}
+	return p, nil
+}
+
+// ProjectionError lists every reason a projection failed, one Lint each: a
+// refused name (Schema and Pointer empty) or a schema Gemini cannot take.
+// errors.Is(err, ErrProjection) holds for it. Safe on a nil receiver.
+type ProjectionError struct {
+	// Problems are in the order of the Definitions.
+	Problems []Lint
+}
+
+// Error lists the problems on one line, separated by semicolons.
+func (e *ProjectionError) Error() string {
+	if e == nil {
+		return ErrProjection.Error()
+	}
+	parts := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		parts[i] = p.String()
+	}
+	return ErrProjection.Error() + ": " + strings.Join(parts, "; ")
+}
+
+// Unwrap returns ErrProjection.
+func (e *ProjectionError) Unwrap() error { return ErrProjection }
+
+// checkName says why a function name is refused, or "" when Gemini takes
+// it: the core's rule, [A-Za-z0-9_-]{1,64}, and Gemini's, that the first
+// character is a letter or an underscore.
+func checkName(name string) string {
+	if len(name) == 0 || len(name) > 64 {
+		return "a tool name has 1 to 64 characters"
+	}
+	for i := range len(name) {
+		if c := name[i]; !isLetter(c) && c != '_' && c != '-' && (c < '0' || c > '9') {
+			return "a tool name has only the characters A-Z, a-z, 0-9, _ and -"
+		}
+	}
+	if !isLetter(name[0]) && name[0] != '_' {
+		return "Gemini requires a function name to start with a letter or an underscore"
+	}
+	return ""
+}
+
+func isLetter(c byte) bool { return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') }
+
+// declare projects one valid Definition.
+func declare(d tool.Definition, config Config) (*genai.FunctionDeclaration, []Lint, []Lint) {
+	decl := &genai.FunctionDeclaration{Name: d.Name, Description: d.Description}
+	in := &lowering{tool: d.Name, schema: "input"}
+	out := &lowering{tool: d.Name, schema: "output"}
+	if config.OpenAPI {
+		decl.Parameters = in.lowerOpenAPIDoc(d.InputSchema, true)
+		if len(d.OutputSchema) > 0 {
+			decl.Response = out.lowerOpenAPIDoc(d.OutputSchema, false)
+		}
+	} else {
+		decl.ParametersJsonSchema = in.lowerJSONDoc(d.InputSchema)
+		if len(d.OutputSchema) > 0 {
+			decl.ResponseJsonSchema = out.lowerJSONDoc(d.OutputSchema)
+		}
+	}
+	return decl, append(in.losses, out.losses...), append(in.refusals, out.refusals...)
+}
+
+// lowerJSONDoc lowers a raw schema for the JSON path. The result is the
+// decoded document (maps, slices, strings, json.Number, bool, nil), which
+// the SDK encodes with the request, number text unchanged.
+func (l *lowering) lowerJSONDoc(raw json.RawMessage) any {
+	doc, err := decodeSchema(raw)
+	if err != nil {
+		l.refuse("", "schema does not decode: %v", err)
+		return nil
+	}
+	return l.lowerJSON(doc)
+}

@@ -1,0 +1,166 @@
+package toolgemini_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/agentcontract/tool"
+	toolgemini "github.com/agentcontract/tool/adapters/gemini"
+	"github.com/stretchr/testify/require"
+)
+
+func def(name, input string) tool.Definition {
+	return tool.Definition{Name: name, InputSchema: json.RawMessage(input)}
+}
+
+const obj = `{"type":"object"}`
+
+func TestProjectRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		defs []tool.Definition
+		want string
+	}{
+		{"a name starting with a digit: Gemini wants a letter or _", []tool.Definition{def("1st", obj)},
+			`tool: cannot project for gemini: tool "1st": Gemini requires a function name to start with a letter or an underscore`},
+		{"a name starting with a dash", []tool.Definition{def("-x", obj)},
+			`tool: cannot project for gemini: tool "-x": Gemini requires a function name to start with a letter or an underscore`},
+		{"two definitions of one name", []tool.Definition{def("a", obj), def("a", obj)},
+			`tool: cannot project for gemini: tool "a": the name is used by two definitions`},
+		{"recursion through a required member only", []tool.Definition{def("r",
+			`{"type":"object","properties":{"next":{"$ref":"#"}},"required":["next"]}`)},
+			`tool: cannot project for gemini: r input schema at /properties/next/$ref: $ref "#" recurses through required members only; Gemini unrolls recursion only through optional properties`},
+		{"recursion through items of a required member", []tool.Definition{def("r",
+			`{"type":"object","$defs":{"n":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/n"}}},"required":["kids"]}},
+			"properties":{"root":{"$ref":"#/$defs/n"}}}`)},
+			`tool: cannot project for gemini: r input schema at /$defs/n/properties/kids/items/$ref: $ref "#/$defs/n" recurses through required members only; Gemini unrolls recursion only through optional properties`},
+		{"dynamic references", []tool.Definition{def("d",
+			`{"type":"object","$dynamicAnchor":"x","properties":{"a":{"$dynamicRef":"#x"}}}`)},
+			`tool: cannot project for gemini: d input schema at /$dynamicAnchor: $dynamicAnchor depends on dynamic scope, which Gemini cannot express; d input schema at /properties/a/$dynamicRef: $dynamicRef depends on dynamic scope, which Gemini cannot express`},
+		{"a name the core refuses", []tool.Definition{def("a.b", obj)},
+			`tool: cannot project for gemini: tool "a.b": a tool name has only the characters A-Z, a-z, 0-9, _ and -`},
+		{"an empty name", []tool.Definition{def("", obj)},
+			`tool: cannot project for gemini: tool "": a tool name has 1 to 64 characters`},
+		{"a schema that is not JSON", []tool.Definition{def("a", `{"type":`)},
+			`tool: cannot project for gemini: a input schema at (root): schema does not decode: unexpected EOF`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := toolgemini.Project(tc.defs, toolgemini.Config{})
+			require.ErrorIs(t, err, toolgemini.ErrProjection)
+			require.EqualError(t, err, tc.want)
+			require.Empty(t, p.Tools)
+			var pe *toolgemini.ProjectionError
+			require.ErrorAs(t, err, &pe)
+			require.NotEmpty(t, pe.Problems)
+		})
+	}
+}
+
+func TestProjectLowers(t *testing.T) {
+	for _, tc := range []struct {
+		name, input, want string
+		lints             []string
+	}{
+		{"a derived schema needs nothing",
+			`{"type":"object","properties":{"a":{"type":"integer","minimum":0}},"required":["a"],"additionalProperties":false}`,
+			`{"type":"object","properties":{"a":{"type":"integer","minimum":0}},"required":["a"],"additionalProperties":false}`, nil},
+		{"annotations are dropped without a lint: they never decide validity",
+			`{"$schema":"https://json-schema.org/draft/2020-12/schema","$comment":"c","type":"object","properties":{"a":{"type":"string","default":"x","examples":["y"],"x-vendor":1}}}`,
+			`{"type":"object","properties":{"a":{"type":"string"}}}`, nil},
+		{"const becomes a one-value enum, const null a null type",
+			`{"type":"object","properties":{"a":{"const":"on"},"b":{"const":2},"c":{"const":null}}}`,
+			`{"type":"object","properties":{"a":{"enum":["on"]},"b":{"enum":[2]},"c":{"type":"null"}}}`, nil},
+		{"an enum with null becomes anyOf with a null branch",
+			`{"type":"object","properties":{"a":{"enum":["x",null]}}}`,
+			`{"type":"object","properties":{"a":{"anyOf":[{"enum":["x"]},{"type":"null"}]}}}`, nil},
+		{"a $ref with siblings moves into a one-branch anyOf",
+			`{"type":"object","$defs":{"n":{"type":"integer"}},"properties":{"a":{"$ref":"#/$defs/n","description":"d","maximum":3}}}`,
+			`{"type":"object","$defs":{"n":{"type":"integer"}},"properties":{"a":{"anyOf":[{"$ref":"#/$defs/n"}],"description":"d","maximum":3}}}`, nil},
+		{"a $ref with only $-keywords beside it stays",
+			`{"type":"object","$defs":{"n":{"type":"integer"}},"properties":{"a":{"$ref":"#/$defs/n","$comment":"c"}}}`,
+			`{"type":"object","$defs":{"n":{"type":"integer"}},"properties":{"a":{"$ref":"#/$defs/n"}}}`, nil},
+		{"a $ref whose only sibling is dropped still moves into anyOf, beside the note",
+			`{"type":"object","$defs":{"n":{"type":"string"}},"properties":{"a":{"$ref":"#/$defs/n","pattern":"^x"}}}`,
+			`{"type":"object","$defs":{"n":{"type":"string"}},"properties":{"a":{"anyOf":[{"$ref":"#/$defs/n"}],"description":"(pattern: \"^x\")"}}}`,
+			[]string{"t input schema at /properties/a/pattern: pattern is not supported; dropped and written into the description"}},
+		{"a $ref beside anyOf is dropped",
+			`{"type":"object","$defs":{"n":{"type":"string"}},"properties":{"a":{"$ref":"#/$defs/n","anyOf":[{"maxLength":3},{"const":"x"}]}}}`,
+			`{"type":"object","$defs":{"n":{"type":"string"}},"properties":{"a":{"anyOf":[{"description":"(maxLength: 3)"},{"enum":["x"]}],"description":"(see #/$defs/n)"}}}`,
+			[]string{"t input schema at /properties/a/anyOf/0/maxLength: maxLength is not supported; dropped and written into the description",
+				"t input schema at /properties/a/$ref: $ref beside anyOf is not supported; the $ref is dropped"}},
+		{"unsupported constraints move into the description",
+			`{"type":"object","properties":{"s":{"type":"string","description":"Code.","pattern":"^[A-Z]{3}$","maxLength":3}}}`,
+			`{"type":"object","properties":{"s":{"type":"string","description":"Code. (maxLength: 3; pattern: \"^[A-Z]{3}$\")"}}}`,
+			[]string{"t input schema at /properties/s/maxLength: maxLength is not supported; dropped and written into the description",
+				"t input schema at /properties/s/pattern: pattern is not supported; dropped and written into the description"}},
+		{"oneOf is read as anyOf",
+			`{"type":"object","properties":{"v":{"oneOf":[{"type":"integer"},{"type":"string"}]}}}`,
+			`{"type":"object","properties":{"v":{"anyOf":[{"type":"integer"},{"type":"string"}]}}}`,
+			[]string{"t input schema at /properties/v/oneOf: oneOf is read as anyOf: a value may match several branches"}},
+		{"an enum of booleans is dropped",
+			`{"type":"object","properties":{"b":{"enum":[true]}}}`,
+			`{"type":"object","properties":{"b":{"description":"(enum: [true])"}}}`,
+			[]string{"t input schema at /properties/b/enum: enum values other than strings, numbers and null are not supported; the enum is dropped and written into the description"}},
+		{"recursion through an optional member is fine",
+			`{"type":"object","properties":{"next":{"$ref":"#"},"v":{"type":"integer"}},"required":["v"]}`,
+			`{"type":"object","properties":{"next":{"$ref":"#"},"v":{"type":"integer"}},"required":["v"]}`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := toolgemini.Project([]tool.Definition{def("t", tc.input)}, toolgemini.Config{})
+			require.NoError(t, err)
+			got, err := json.Marshal(p.Tools[0].FunctionDeclarations[0].ParametersJsonSchema)
+			require.NoError(t, err)
+			require.JSONEq(t, tc.want, string(got))
+			var lints []string
+			for _, l := range p.Lints {
+				lints = append(lints, l.String())
+			}
+			require.Equal(t, tc.lints, lints)
+		})
+	}
+}
+
+func TestProjectOutputSchema(t *testing.T) {
+	d := def("t", obj)
+	d.Description = "Does t."
+	d.OutputSchema = json.RawMessage(`{"type":"array","items":{"type":"string","minLength":1}}`)
+	p, err := toolgemini.Project([]tool.Definition{d}, toolgemini.Config{})
+	require.NoError(t, err)
+	decl := p.Tools[0].FunctionDeclarations[0]
+	require.Equal(t, "t", decl.Name)
+	require.Equal(t, "Does t.", decl.Description)
+	got, err := json.Marshal(decl.ResponseJsonSchema)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"type":"array","items":{"type":"string","description":"(minLength: 1)"}}`, string(got))
+	require.Equal(t, []toolgemini.Lint{{Tool: "t", Schema: "output", Pointer: "/items/minLength",
+		Rule: "minLength is not supported; dropped and written into the description"}}, p.Lints)
+	require.Nil(t, decl.Parameters)
+	require.Nil(t, decl.Response)
+}
+
+func TestProjectEmptyAndCopies(t *testing.T) {
+	p, err := toolgemini.Project(nil, toolgemini.Config{})
+	require.NoError(t, err)
+	require.Nil(t, p.Tools)
+
+	_, err = toolgemini.Tools(nil, toolgemini.Config{})
+	require.ErrorIs(t, err, toolgemini.ErrProjection)
+
+	// The projection shares no memory with the Definitions.
+	input := []byte(`{"type":"object","properties":{"a":{"type":"string"}}}`)
+	p, err = toolgemini.Project([]tool.Definition{def("t", string(input))}, toolgemini.Config{})
+	require.NoError(t, err)
+	d := tool.Definition{Name: "t", InputSchema: input}
+	p2, err := toolgemini.Project([]tool.Definition{d}, toolgemini.Config{})
+	require.NoError(t, err)
+	copy(input, `{"type":"xxxxxx"`)
+	a, _ := json.Marshal(p.Tools[0].FunctionDeclarations[0].ParametersJsonSchema)
+	b, _ := json.Marshal(p2.Tools[0].FunctionDeclarations[0].ParametersJsonSchema)
+	require.JSONEq(t, string(a), string(b))
+}
+
+func TestProjectionErrorNil(t *testing.T) {
+	var e *toolgemini.ProjectionError
+	require.EqualError(t, e, "tool: cannot project for gemini")
+	require.ErrorIs(t, e, toolgemini.ErrProjection)
+}

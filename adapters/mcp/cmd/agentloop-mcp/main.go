@@ -1,0 +1,109 @@
+// Command agentloop-mcp serves a small shop's tools over MCP, through the
+// tool package's trust boundary: a weather lookup, an order search, a
+// report export with progress and an attachment, and a refund that a
+// person approves through an elicitation form.
+//
+// By default it speaks MCP over stdin and stdout, for any MCP client that
+// starts servers as subprocesses:
+//
+//	go run ./adapters/mcp/cmd/agentloop-mcp
+//
+// With -http it serves streamable HTTP instead, and prints the endpoint on
+// stderr:
+//
+//	go run ./adapters/mcp/cmd/agentloop-mcp -http 127.0.0.1:8080
+//
+// A refund waiting for approval travels to the client as sealed state. The
+// seal key comes from AGENTLOOP_MCP_SEAL_KEY (at least 64 hex digits), so
+// that several server processes can continue each other's calls; without
+// it each process makes its own, and only that process can continue the
+// refunds it suspended.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	toolmcp "github.com/agentcontract/tool/adapters/mcp"
+	"github.com/agentcontract/tool/adapters/mcp/internal/demo"
+	"github.com/agentcontract/tool/dispatch"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "agentloop-mcp:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer) error {
+	flags := flag.NewFlagSet("agentloop-mcp", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	addr := flags.String("http", "", "serve streamable HTTP on this address (host:port) instead of stdio")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	secret, err := sealKey(os.Getenv("AGENTLOOP_MCP_SEAL_KEY"))
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	reg, options, err := demo.New()
+	if err != nil {
+		return err
+	}
+	server := mcp.NewServer(&mcp.Implementation{Name: "agentloop-mcp", Version: "v1.0.0"}, &mcp.ServerOptions{Logger: logger})
+	err = toolmcp.AddTools(server, toolmcp.Config{
+		Dispatch: dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}, Logger: logger},
+		Tools:    options,
+	})
+	if err != nil {
+		return err
+	}
+	if *addr == "" {
+		return server.Run(ctx, &mcp.IOTransport{Reader: stdin, Writer: stdout})
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", handler)
+	srv := &http.Server{Handler: mux}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	fmt.Fprintf(stderr, "serving MCP on http://%s/mcp\n", ln.Addr())
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// sealKey decodes the configured key, or makes a random one.
+func sealKey(configured string) ([]byte, error) {
+	if configured == "" {
+		return []byte(rand.Text() + rand.Text()), nil
+	}
+	secret, err := hex.DecodeString(configured)
+	if err != nil || len(secret) < 32 {
+		return nil, errors.New("AGENTLOOP_MCP_SEAL_KEY must be at least 64 hex digits")
+	}
+	return secret, nil
+}

@@ -1,0 +1,39 @@
+package toolmcp
+
+import (
+	"errors"
+	"strings"
+)
+
+// Errors returned by this package. Every error it returns wraps exactly one
+// of them, so that errors.Is tells them apart.
+var (
+	// ErrInvalidConfig: AddTools or Import was given a configuration it
+	// cannot use, or a tool it cannot serve as configured.
+	ErrInvalidConfig = errors.New("tool: invalid mcp config")
+	// ErrRemoteCall: an imported tool's call did not reach a definite
+	// outcome — the transport failed, the server answered with a protocol
+	// error, or its result breaks the tool's advertised contract. The
+	// outcome is unknown: the remote call may or may not have had effects.
+	ErrRemoteCall = errors.New("tool: remote mcp call failed")
+	// ErrRemoteTool: a remote tool that Import cannot admit as a tool.Tool
+	// (reported per tool in ImportResult.Refused).
+	ErrRemoteTool = errors.New("tool: remote mcp tool refused")
+)
+
+// chain is an error of this package caused by an error of another package
+// of this module: its message carries one "tool: " prefix, and errors.Is
+// finds both sentinels.
+type chain struct {
+	sentinel error
+	cause    error
+}
+
+// wrap returns sentinel caused by cause.
+func wrap(sentinel, cause error) error { return &chain{sentinel: sentinel, cause: cause} }
+
+func (e *chain) Error() string {
+	return e.sentinel.Error() + ": " + strings.TrimPrefix(e.cause.Error(), "tool: ")
+}
+
+func (e *chain) Unwrap() []error { return []error{e.sentinel, e.cause} }

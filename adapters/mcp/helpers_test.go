@@ -1,0 +1,228 @@
+package toolmcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentcontract/tool"
+	toolmcp "github.com/agentcontract/tool/adapters/mcp"
+	"github.com/agentcontract/tool/dispatch"
+)
+
+// secret is a test seal key; real ones come from crypto/rand.
+var secret = []byte("0123456789abcdef0123456789abcdef")
+
+// toolFunc is a tool made of a definition and a function.
+type toolFunc struct {
+	def tool.Definition
+	fn  func(context.Context, tool.Invocation) (tool.Result, error)
+}
+
+func (t toolFunc) Definition() tool.Definition { return t.def }
+func (t toolFunc) Call(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
+	return t.fn(ctx, inv)
+}
+
+func objectTool(name string, effect tool.Effect, fn func(context.Context, tool.Invocation) (tool.Result, error)) toolFunc {
+	return toolFunc{
+		def: tool.Definition{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`), Effect: effect},
+		fn:  fn,
+	}
+}
+
+type addInput struct {
+	A int `json:"a"`
+	B int `json:"b"`
+}
+
+type sum struct {
+	Sum int `json:"sum"`
+}
+
+// approvalForm is the response schema of the approve tool: an elicitation
+// form.
+const approvalForm = `{"type":"object","properties":{"approve":{"type":"boolean","description":"true approves"},"note":{"type":"string","maxLength":200}},"required":["approve"]}`
+
+// approve asks for approval on a new call and completes with the answer,
+// the state it saved and the key it saw. With twice set, it asks a second
+// question after the first answer.
+type approve struct {
+	calls *atomic.Int32
+	twice bool
+}
+
+func (approve) Definition() tool.Definition {
+	return tool.Definition{
+		Name:        "approve",
+		Description: "refund an order after approval",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"order":{"type":"string"}},"required":["order"]}`),
+		Effect:      tool.EffectIdempotent,
+	}
+}
+
+func (a approve) Call(_ context.Context, inv tool.Invocation) (tool.Result, error) {
+	if a.calls != nil {
+		a.calls.Add(1)
+	}
+	c, resumed := inv.Continuation()
+	if !resumed || (a.twice && string(c.State()) == `{"step":1}`) {
+		state := `{"step":1}`
+		if resumed {
+			state = `{"step":2}`
+		}
+		return ask(`"Refund order 7 for 12.50 EUR?"`, state)
+	}
+	return tool.Result{Output: tool.NewTextOutput(fmt.Sprintf("answer %s state %s", c.Response(), c.State()))}, nil
+}
+
+func ask(prompt, state string) (tool.Result, error) {
+	schema, err := tool.ParseSchema([]byte(approvalForm))
+	if err != nil {
+		return tool.Result{}, err
+	}
+	ir, err := tool.NewInputRequest(tool.InputRequestConfig{
+		Prompt:            json.RawMessage(prompt),
+		ResponseSchema:    schema,
+		ContinuationState: json.RawMessage(state),
+	})
+	if err != nil {
+		return tool.Result{}, err
+	}
+	return tool.Result{InputRequest: &ir}, nil
+}
+
+// slowGate lets a test hold the slow tool inside its call.
+type slowGate struct {
+	entered   chan struct{}
+	cancelled chan struct{}
+}
+
+// registry binds the test tools: add (safe, typed output), fail (returns a
+// Failure), flaky (no effect, plain error), picture (media output), approve
+// (asks for approval), list (output schema of an array), slow (progress,
+// then waits for ctx).
+func registry(t testing.TB, calls *atomic.Int32, gate *slowGate) *tool.Registry {
+	t.Helper()
+	add, err := tool.NewFunc(tool.FuncConfig{Name: "add", Description: "add two integers", Effect: tool.EffectSafe},
+		func(_ context.Context, in addInput) (sum, error) { return sum{in.A + in.B}, nil })
+	require.NoError(t, err)
+	list, err := tool.NewFunc(tool.FuncConfig{Name: "list", Description: "list the first n squares", Effect: tool.EffectSafe},
+		func(_ context.Context, in struct {
+			N int `json:"n"`
+		}) ([]int, error) {
+			out := []int{}
+			for i := 1; i <= in.N; i++ {
+				out = append(out, i*i)
+			}
+			return out, nil
+		})
+	require.NoError(t, err)
+	fail := objectTool("fail", "", func(context.Context, tool.Invocation) (tool.Result, error) {
+		f, err := tool.NewFailure(tool.FailureConfig{Kind: tool.FailureKindFailed, Output: tool.NewTextOutput("the order is closed"), Cause: errors.New("db: row 7 locked at 10.0.0.9")})
+		if err != nil {
+			return tool.Result{}, err
+		}
+		return tool.Result{}, f
+	})
+	flaky := objectTool("flaky", "", func(context.Context, tool.Invocation) (tool.Result, error) {
+		return tool.Result{}, errors.New("dial tcp 10.0.3.7:443: connection refused")
+	})
+	picture := objectTool("picture", tool.EffectSafe, func(context.Context, tool.Invocation) (tool.Result, error) {
+		return tool.Result{Output: tool.Output{Content: []tool.Block{
+			tool.NewTextBlock("Here it is."),
+			tool.NewMediaBlock("image/png", []byte{1, 2, 3}),
+			tool.NewMediaBlock("audio/wav", []byte{4, 5}),
+			tool.NewMediaBlock("application/pdf", []byte("%PDF")),
+			tool.NewMediaURIBlock("text/csv", "https://example.com/reports/r.csv"),
+		}}}, nil
+	})
+	slow := objectTool("slow", "", func(ctx context.Context, _ tool.Invocation) (tool.Result, error) {
+		for i := 1; i <= 3; i++ {
+			if err := tool.ReportProgress(ctx, tool.Progress{Completed: float64(i), Total: 3, Message: fmt.Sprintf("step %d", i)}); err != nil {
+				return tool.Result{}, err
+			}
+		}
+		if gate == nil {
+			return tool.Result{Output: tool.NewTextOutput("done")}, nil
+		}
+		close(gate.entered)
+		<-ctx.Done()
+		close(gate.cancelled)
+		return tool.Result{}, ctx.Err()
+	})
+	reg := &tool.Registry{}
+	for _, executable := range []tool.Tool{add, list, fail, flaky, picture, slow, approve{calls: calls}} {
+		b, err := tool.Bind(executable, tool.Recover)
+		require.NoError(t, err)
+		require.NoError(t, reg.Register(b))
+	}
+	return reg
+}
+
+func form(t testing.TB) tool.Schema {
+	t.Helper()
+	s, err := tool.ParseSchema([]byte(approvalForm))
+	require.NoError(t, err)
+	return s
+}
+
+// newServer serves reg on a fresh mcp.Server.
+func newServer(t testing.TB, reg *tool.Registry, edit ...func(*toolmcp.Config)) *mcp.Server {
+	t.Helper()
+	server := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
+	config := toolmcp.Config{
+		Dispatch: dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}},
+		Tools: map[string]toolmcp.ToolOptions{
+			"approve": {Title: "Approve a refund", ResponseSchemas: []tool.Schema{form(t)}},
+			"add":     {ClosedWorld: true},
+		},
+	}
+	for name := range config.Tools {
+		if _, ok := reg.Resolve(name); !ok {
+			delete(config.Tools, name)
+		}
+	}
+	for _, e := range edit {
+		e(&config)
+	}
+	require.NoError(t, toolmcp.AddTools(server, config))
+	return server
+}
+
+// connect connects a Go client to server over in-memory transports.
+func connect(t testing.TB, server *mcp.Server, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(t.Context(), st, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ss.Close() })
+	client := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v0"}, opts)
+	cs, err := client.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// wire is the JSON of v, as it travelled.
+func wire(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// answering is an elicitation handler that answers every form with result
+// and counts the questions.
+func answering(result *mcp.ElicitResult, asked *atomic.Int32) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked.Add(1)
+		return result, nil
+	}
+}

@@ -1,0 +1,397 @@
+package toolmcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/agentcontract/tool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ImportConfig is what Import may trust about a remote server.
+type ImportConfig struct {
+	// TrustAnnotations derives each tool's Effect from the server's
+	// annotations: readOnlyHint true gives tool.EffectSafe, otherwise
+	// idempotentHint true gives tool.EffectIdempotent. MCP says
+	// annotations are untrusted, and an Effect decides whether a runtime
+	// retries a call of unknown outcome; so by default (false) every
+	// imported tool has the zero Effect: no replay promise.
+	TrustAnnotations bool
+	// Progress, when not nil, relays the server's progress notifications to
+	// the calls of the imported tools; see ProgressRelay. nil sends no
+	// progress token.
+	Progress *ProgressRelay
+}
+
+// ImportResult is what Import found on the server. Its slices are the
+// caller's; nothing in them is shared with another ImportResult.
+type ImportResult struct {
+	// Tools are the admitted tools, sorted by their local name. Bind
+	// them (with any middleware) and register them like any other tool.
+	Tools []*RemoteTool
+	// Refused lists the remote tools that could not be admitted, each
+	// with the reason, sorted by remote name. A refused tool does not stop
+	// the others.
+	Refused []Refusal
+}
+
+// Refusal is one remote tool that Import did not admit.
+type Refusal struct {
+	// Name is the tool's name on the remote server.
+	Name string
+	// Err says why; it wraps ErrRemoteTool, and the core's sentinel when
+	// the core refused the tool's definition.
+	Err error
+}
+
+// Import lists the tools of session's server (every page) and returns
+// them as tools that call the server through session.
+//
+// # Names
+//
+// A remote name that fits the core's rule (1 to 64 characters from
+// A-Z a-z 0-9 _ -) is kept. Another is mapped: each other character
+// becomes "_", and a name still too long is cut to 55 characters followed
+// by "_" and eight hex digits of the SHA-256 of the remote name. The map is
+// reversible through RemoteTool.RemoteName, which calls use. Two remote
+// tools whose local names collide are both refused, unless one of them
+// kept its remote name, which then wins: no call is ever sent to a tool
+// the model did not name.
+//
+// # Schemas
+//
+// The input schema (and the output schema, when advertised) becomes the
+// tool's Definition and must pass tool.Definition.Validate: a schema the
+// core refuses — a pattern its validator cannot compile, a reference
+// outside the document, a root that is not "type":"object" — refuses that
+// tool only, with the reason in ImportResult.Refused. The SDK hands the
+// schemas over decoded, so their numbers have passed through float64 and
+// their members are in sorted order. The remote description is kept.
+//
+// Import's own error wraps ErrInvalidConfig for a nil session, and
+// ErrRemoteCall when the tools cannot be listed.
+func Import(ctx context.Context, session *mcp.ClientSession, config ImportConfig) (ImportResult, error) {
+	if session == nil {
+		return ImportResult{}, fmt.Errorf("%w: the session is nil", ErrInvalidConfig)
+	}
+	var remote []*mcp.Tool
+	for t, err := range session.Tools(ctx, nil) {
+		if err != nil {
+			return ImportResult{}, fmt.Errorf("%w: listing tools: %w", ErrRemoteCall, err)
+		}
+		remote = append(remote, t)
+	}
+	var result ImportResult
+	byName := map[string][]*RemoteTool{}
+	for _, t := range remote {
+		rt, err := newRemoteTool(session, t, config)
+		if err != nil {
+			result.Refused = append(result.Refused, Refusal{Name: t.Name, Err: err})
+			continue
+		}
+		byName[rt.def.Name] = append(byName[rt.def.Name], rt)
+	}
+	for name, tools := range byName {
+		if len(tools) > 1 {
+			tools = keptNameWins(name, tools, &result)
+		}
+		result.Tools = append(result.Tools, tools...)
+	}
+	sort.Slice(result.Tools, func(i, j int) bool { return result.Tools[i].def.Name < result.Tools[j].def.Name })
+	sort.Slice(result.Refused, func(i, j int) bool { return result.Refused[i].Name < result.Refused[j].Name })
+	return result, nil
+}
+
+// keptNameWins resolves a collision on name: the tool whose remote name is
+// name stays, every mapped one is refused; without such a tool, all are.
+func keptNameWins(name string, tools []*RemoteTool, result *ImportResult) []*RemoteTool {
+	var kept []*RemoteTool
+	var remoteNames []string
+	for _, t := range tools {
+		remoteNames = append(remoteNames, fmt.Sprintf("%q", t.remote))
+		if t.remote == name {
+			kept = append(kept, t)
+		}
+	}
+	sort.Strings(remoteNames)
+	for _, t := range tools {
+		if len(kept) == 1 && kept[0] == t {
+			continue
+		}
+		result.Refused = append(result.Refused, Refusal{Name: t.remote, Err: fmt.Errorf("%w: the remote tools %s all map to the local name %q", ErrRemoteTool, strings.Join(remoteNames, ", "), name)})
+	}
+	return kept
+}
+
+// localName maps a remote tool name to one that fits the core's rule.
+func localName(remote string) string {
+	var b strings.Builder
+	for _, r := range remote {
+		if r < 0x80 && (r == '_' || r == '-' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	name := b.String()
+	if name == "" || len(name) > 64 {
+		sum := sha256.Sum256([]byte(remote))
+		name = name[:min(len(name), 55)] + "_" + hex.EncodeToString(sum[:4])
+	}
+	return name
+}
+
+// RemoteTool is a tool of a remote MCP server, called through a client
+// session. It implements tool.Tool: bind it like any other tool, so that
+// its arguments are admitted by Prepare before anything is sent, and its
+// results are checked against its output schema.
+//
+// Call sends the admitted arguments, byte for byte, as the arguments of a
+// tools/call and maps the result:
+//   - a result: its content becomes the Output's blocks (text; image and
+//     audio as inline media; an embedded resource as inline media, or as
+//     text when it is text; a resource link as media by URI), and its
+//     structuredContent the Output's Details; an empty text block, and a
+//     text block that only repeats the structured content, are dropped;
+//   - an isError result: a *tool.Failure of kind failed whose public
+//     Output is the result's content: what the server chose to show;
+//   - an input-required result with one elicitation form (MCP 2026-07-28;
+//     the client sees one only when its own multi-round-trip handling is
+//     off, mcp.MultiRoundTripOptions{Disabled: true}): a tool.InputRequest
+//     whose prompt is the form's message, whose response schema is the
+//     form's schema and whose state holds the server's request state. The
+//     runtime suspends and resumes the call like any other; the resumed
+//     call retries with the answer as an accepted form. With the SDK's
+//     handling on, the client's ElicitationHandler answers instead, and a
+//     server older than 2026-07-28 always asks that handler;
+//   - a transport or protocol error, a result the core refuses (content
+//     that is not a valid Output, structured content that breaks the
+//     output schema — the Binding checks that), a request for input of
+//     another kind, or the end of ctx: an error wrapping ErrRemoteCall,
+//     which dispatch reports as an unknown outcome.
+//
+// Structured content and form schemas arrive decoded by the SDK: their
+// numbers have passed through float64. A RemoteTool is immutable and safe
+// for concurrent use, as the session is. The server's progress reaches the
+// call's tool.ProgressReporter through ImportConfig.Progress.
+type RemoteTool struct {
+	session  *mcp.ClientSession
+	progress *ProgressRelay
+	remote   string
+	def      tool.Definition
+}
+
+func newRemoteTool(session *mcp.ClientSession, t *mcp.Tool, config ImportConfig) (*RemoteTool, error) {
+	input, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("%w: input schema: %v", ErrRemoteTool, err)
+	}
+	def := tool.Definition{Name: localName(t.Name), Description: t.Description, InputSchema: input}
+	if t.OutputSchema != nil {
+		if def.OutputSchema, err = json.Marshal(t.OutputSchema); err != nil {
+			return nil, fmt.Errorf("%w: output schema: %v", ErrRemoteTool, err)
+		}
+	}
+	if config.TrustAnnotations && t.Annotations != nil {
+		switch {
+		case t.Annotations.ReadOnlyHint:
+			def.Effect = tool.EffectSafe
+		case t.Annotations.IdempotentHint:
+			def.Effect = tool.EffectIdempotent
+		}
+	}
+	if err := def.Validate(); err != nil {
+		return nil, wrap(ErrRemoteTool, err)
+	}
+	return &RemoteTool{session: session, progress: config.Progress, remote: t.Name, def: def}, nil
+}
+
+// RemoteName is the tool's name on the remote server.
+func (t *RemoteTool) RemoteName() string { return t.remote }
+
+// Definition returns the tool's definition: the local name, the remote
+// description and schemas, and the Effect (see ImportConfig). A copy.
+func (t *RemoteTool) Definition() tool.Definition { return t.def.Clone() }
+
+// Call calls the remote tool; see RemoteTool. It sends a copy of the
+// invocation's arguments, retains nothing of the invocation, and returns
+// an Output of its own. ctx bounds the remote call: when it ends, the SDK
+// tells the server that the request was cancelled and Call returns.
+func (t *RemoteTool) Call(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
+	params := &mcp.CallToolParams{Name: t.remote, Arguments: json.RawMessage(inv.Arguments())}
+	if c, resumed := inv.Continuation(); resumed {
+		if err := answerRemote(params, c); err != nil {
+			return tool.Result{}, fmt.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
+		}
+	}
+	if t.progress != nil {
+		token, forget := t.progress.register(ctx)
+		defer forget()
+		params.SetProgressToken(token)
+	}
+	res, err := t.session.CallTool(ctx, params)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
+	}
+	if res.NeedsInput() {
+		ir, err := remoteInputRequest(res)
+		if err != nil {
+			return tool.Result{}, fmt.Errorf("%w: %s asked for input: %w", ErrRemoteCall, t.remote, err)
+		}
+		return tool.Result{InputRequest: &ir}, nil
+	}
+	out, err := outputOf(res)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
+	}
+	if res.IsError {
+		if len(out.Content) == 0 {
+			out = tool.NewTextOutput(fmt.Sprintf("The tool %s reported an error.", t.def.Name))
+		}
+		f, err := tool.NewFailure(tool.FailureConfig{Kind: tool.FailureKindFailed, Output: out, Cause: errRemoteIsError})
+		if err != nil {
+			return tool.Result{}, fmt.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
+		}
+		return tool.Result{}, f
+	}
+	return tool.Result{Output: out}, nil
+}
+
+var errRemoteIsError = errors.New("the remote server answered with an isError result")
+
+// remoteState is the continuation state of a remote request for input:
+// what the retry must echo.
+type remoteState struct {
+	RequestState string `json:"request_state"`
+	InputID      string `json:"input_id"`
+}
+
+// remoteInputRequest turns an input-required result with one elicitation
+// form into a tool.InputRequest: the form's message is the prompt, its
+// schema the response schema, and the server's request state and request
+// ID the continuation state.
+func remoteInputRequest(res *mcp.CallToolResult) (tool.InputRequest, error) {
+	if len(res.InputRequests) != 1 {
+		return tool.InputRequest{}, fmt.Errorf("%d input requests, want one elicitation form", len(res.InputRequests))
+	}
+	var id string
+	var request mcp.InputRequest
+	for id, request = range res.InputRequests { // the only entry
+	}
+	form, ok := request.(*mcp.ElicitParams)
+	if !ok || form.Mode == "url" {
+		return tool.InputRequest{}, fmt.Errorf("input request %q is not an elicitation form", id)
+	}
+	raw, err := json.Marshal(form.RequestedSchema)
+	if err != nil {
+		return tool.InputRequest{}, err
+	}
+	schema, err := tool.ParseSchema(raw)
+	if err != nil {
+		return tool.InputRequest{}, err
+	}
+	prompt, err := json.Marshal(form.Message)
+	if err != nil {
+		return tool.InputRequest{}, err
+	}
+	state, err := json.Marshal(remoteState{RequestState: res.RequestState, InputID: id})
+	if err != nil {
+		return tool.InputRequest{}, err
+	}
+	return tool.NewInputRequest(tool.InputRequestConfig{Prompt: prompt, ResponseSchema: schema, ContinuationState: state})
+}
+
+// answerRemote sets the retry of a remote call that asked for input: the
+// person's answer as an accepted form, and the server's request state.
+func answerRemote(params *mcp.CallToolParams, c tool.Continuation) error {
+	var state remoteState
+	if err := json.Unmarshal(c.State(), &state); err != nil {
+		return fmt.Errorf("continuation state: %w", err)
+	}
+	var content map[string]any
+	if err := json.Unmarshal(c.Response(), &content); err != nil {
+		return fmt.Errorf("the answer is not a JSON object: %w", err)
+	}
+	params.InputResponses = mcp.InputResponseMap{state.InputID: &mcp.ElicitResult{Action: "accept", Content: content}}
+	params.RequestState = state.RequestState
+	return nil
+}
+
+// outputOf turns a result's content and structured content into an Output.
+func outputOf(res *mcp.CallToolResult) (tool.Output, error) {
+	var out tool.Output
+	if res.StructuredContent != nil {
+		details, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return tool.Output{}, fmt.Errorf("structured content: %w", err)
+		}
+		out.Details = details
+	}
+	for _, c := range res.Content {
+		b, err := contentBlock(c)
+		if err != nil {
+			return tool.Output{}, err
+		}
+		if b.Kind == "" || b.Kind == tool.BlockText && out.Details != nil && sameJSON(b.Text, out.Details) {
+			continue
+		}
+		out.Content = append(out.Content, b)
+	}
+	if err := out.Validate(); err != nil {
+		return tool.Output{}, err
+	}
+	return out, nil
+}
+
+func contentBlock(c mcp.Content) (tool.Block, error) {
+	switch c := c.(type) {
+	case *mcp.TextContent:
+		if c.Text == "" {
+			return tool.Block{}, nil
+		}
+		return tool.NewTextBlock(c.Text), nil
+	case *mcp.ImageContent:
+		return tool.NewMediaBlock(c.MIMEType, c.Data), nil
+	case *mcp.AudioContent:
+		return tool.NewMediaBlock(c.MIMEType, c.Data), nil
+	case *mcp.ResourceLink:
+		return tool.NewMediaURIBlock(orOctets(c.MIMEType), c.URI), nil
+	case *mcp.EmbeddedResource:
+		if c.Resource == nil {
+			return tool.Block{}, errors.New("an embedded resource without contents")
+		}
+		if c.Resource.Blob == nil {
+			if c.Resource.Text == "" {
+				return tool.Block{}, nil
+			}
+			return tool.NewTextBlock(c.Resource.Text), nil
+		}
+		return tool.NewMediaBlock(orOctets(c.Resource.MIMEType), c.Resource.Blob), nil
+	default:
+		return tool.Block{}, fmt.Errorf("content of type %T is not a tool result", c)
+	}
+}
+
+func orOctets(mediaType string) string {
+	if mediaType == "" {
+		return "application/octet-stream"
+	}
+	return mediaType
+}
+
+// sameJSON reports whether text is a JSON document equal to value, up to
+// whitespace and member order.
+func sameJSON(text string, value []byte) bool {
+	var a, b any
+	if json.Unmarshal([]byte(text), &a) != nil || json.Unmarshal(value, &b) != nil {
+		return false
+	}
+	return reflect.DeepEqual(a, b)
+}

@@ -1,0 +1,494 @@
+package toolmcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+
+	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/dispatch"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Config is what AddTools needs to serve a registry's tools. AddTools
+// copies what it keeps of it. The zero Config is refused: it names no
+// registry and no seal key.
+type Config struct {
+	// Dispatch configures the dispatch.Dispatcher that runs every call:
+	// the registry whose tools are served (required), the keys that seal
+	// the request state of a suspended call (required; every server
+	// instance that may receive a client's retry needs the same keys),
+	// the idempotency keys and the logger. MaxConcurrency is not used:
+	// the MCP server runs each tools/call on its own.
+	Dispatch dispatch.Config
+	// Tools holds per-tool choices that a tool.Definition does not
+	// express, by tool name. A tool without an entry gets the zero
+	// ToolOptions. A name that is not in the registry is an error.
+	Tools map[string]ToolOptions
+}
+
+// ToolOptions are the choices for one served tool that its Definition
+// does not carry.
+type ToolOptions struct {
+	// Title is the human-readable name clients display; empty leaves it
+	// out and clients show the tool's name.
+	Title string
+	// ClosedWorld declares that the tool reaches nothing beyond its own
+	// domain (openWorldHint false). The zero value announces an open
+	// world, MCP's own default, explicitly.
+	ClosedWorld bool
+	// Additive declares that a tool which is not tool.EffectSafe only adds
+	// and never destroys (destructiveHint false). The zero value announces
+	// it as destructive, MCP's default, explicitly.
+	Additive bool
+	// ResponseSchemas lists every schema the tool may ask a person to
+	// answer with a tool.InputRequest. Each must fit MCP's elicitation
+	// form (a flat object of primitives, enums and multi-select arrays);
+	// AddTools refuses the configuration otherwise, so that a tool that
+	// could never be continued over MCP is found before it is served.
+	ResponseSchemas []tool.Schema
+}
+
+// The versions of MCP that matter here: multi-round-trip requests and
+// output of any JSON type (SEP-2322, SEP-2106) arrived in this revision.
+const multiRoundTripVersion = "2026-07-28"
+
+// inputID names the one input request of a suspended call.
+const inputID = "input"
+
+// maxLegacyRounds bounds how many questions one call may ask a client that
+// predates multi-round-trip requests, as the SDK bounds a modern client's
+// retries.
+const maxLegacyRounds = 10
+
+// AddTools adds every tool of config.Dispatch.Registry to server, each with
+// a handler that runs the call through a dispatch.Dispatcher built from
+// config.Dispatch, and installs a receiving middleware on server that
+// adapts tools/list to the client's protocol version. Call it once per
+// server.
+//
+// The tools served are the registry's definitions when AddTools runs;
+// a tool registered later is not listed, and a tool that is gone from the
+// registry by the time it is called answers as unknown.
+//
+// # What the client sees
+//
+// The arguments reach tool.Contract.Prepare as the exact JSON text the
+// client sent: duplicate member names, invalid UTF-8 and number text are
+// judged by the contract, not smoothed over by a decode and re-encode.
+// The tool's Effect becomes the annotations, each hint written out:
+// tool.EffectSafe is readOnlyHint true (and idempotentHint true,
+// destructiveHint false); tool.EffectIdempotent is readOnlyHint false,
+// idempotentHint true; no effect is readOnlyHint false, idempotentHint
+// false; destructiveHint and openWorldHint follow ToolOptions. A
+// Definition's OutputSchema is the tool's outputSchema. A client older than
+// MCP 2026-07-28, where structured output must be an object, is shown an
+// output schema that does not describe objects wrapped as the one member,
+// "result", of an object, and receives {"result": output} as
+// structuredContent — unless the schema uses references or declares its
+// own identity or dialect, which would not survive the move; that client is
+// then shown no output schema and gets the output as text only.
+//
+// Outcomes (see dispatch.Outcome) become results:
+//   - completed: the Output's blocks as content (text, image, audio,
+//     resource, resource link), the Details as structuredContent and, as
+//     MCP asks, once more as a text block;
+//   - failed, rejected and unknown: isError results whose content is the
+//     public text only — a Failure's Output, an InputRejection's message,
+//     or the fixed sentence of an unknown outcome — never the private error;
+//   - unknown tool: a JSON-RPC error (invalid params);
+//   - suspended: see below.
+//
+// Progress the tool reports is sent as notifications/progress with the
+// client's progress token, when it gave one. A client's cancellation
+// cancels the ctx of the call.
+//
+// # Suspension
+//
+// A tool.InputRequest becomes an input-required result (MCP 2026-07-28,
+// multi-round-trip requests): one elicitation form whose message is the
+// prompt (its text when the prompt is a JSON string, else its JSON) and
+// whose schema is the response schema, and a requestState that is the
+// sealed dispatch.Checkpoint, encrypted (AES-256-GCM under a key derived
+// from the seal key), as MCP asks of servers: the client can neither read
+// the tool's state nor change a byte of it. The client retries the call
+// with the person's answer and the state; the retry is
+// dispatch.Dispatcher.Resume, so any server instance holding the seal keys
+// continues the call, after any restart, and a state that was edited,
+// forged or issued under other keys is refused with a JSON-RPC error
+// (invalid params) before anything runs. The retry's arguments are not
+// read: the state carries the call.
+//
+// The answer: accept continues the tool with the form's content as its
+// answer (a content that breaks the response schema is a JSON-RPC error);
+// decline and cancel do not continue the tool at all — the tool sees
+// nothing more of this call, and the client gets an isError result saying
+// that the person declined or dismissed the request. A tool that wants to
+// act on a refusal puts the choice in its form (an "approve" boolean, say).
+//
+// A client older than 2026-07-28 cannot retry with answers: the SDK asks it
+// with a server-initiated elicitation/create and runs the handler once more
+// with the answer; further questions of the same call are asked the same
+// way, at most ten. A client that declared no elicitation capability gets
+// an isError result saying the tool needs an answer it cannot give.
+//
+// Errors wrap ErrInvalidConfig: a nil server, a Dispatch configuration
+// dispatch.New refuses, a Tools entry for a tool the registry lacks, and
+// response schemas outside the elicitation form (every problem listed).
+func AddTools(server *mcp.Server, config Config) error {
+	if server == nil {
+		return fmt.Errorf("%w: the server is nil", ErrInvalidConfig)
+	}
+	d, err := dispatch.New(config.Dispatch)
+	if err != nil {
+		return wrap(ErrInvalidConfig, err)
+	}
+	box, err := newStateBox(config.Dispatch.SealKeys)
+	if err != nil {
+		return wrap(ErrInvalidConfig, err)
+	}
+	defs := config.Dispatch.Registry.Definitions()
+	b := &bridge{d: d, box: box, logger: config.Dispatch.Logger, tools: make(map[string]servedTool, len(defs))}
+	var problems []string
+	for _, def := range defs {
+		opts := config.Tools[def.Name]
+		st := servedTool{objectOutput: len(def.OutputSchema) == 0 || describesObjects(def.OutputSchema), forms: map[string]bool{}}
+		if !st.objectOutput {
+			st.wrappedOutput = wrapOutputSchema(def.OutputSchema)
+		}
+		for i, s := range opts.ResponseSchemas {
+			if !s.Valid() {
+				problems = append(problems, fmt.Sprintf("tool %q: response schema %d is the zero Schema", def.Name, i))
+				continue
+			}
+			if err := checkElicitation(s.JSON()); err != nil {
+				problems = append(problems, fmt.Sprintf("tool %q: response schema %d is not an elicitation form: %v", def.Name, i, err))
+				continue
+			}
+			st.forms[string(s.JSON())] = true
+		}
+		b.tools[def.Name] = st
+	}
+	for _, name := range sortedNames(config.Tools) {
+		if _, ok := b.tools[name]; !ok {
+			problems = append(problems, fmt.Sprintf("tool %q has options but is not in the registry", name))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %s", ErrInvalidConfig, strings.Join(problems, "; "))
+	}
+	for _, def := range defs {
+		server.AddTool(mcpTool(def, config.Tools[def.Name]), b.handle)
+	}
+	server.AddReceivingMiddleware(b.listForVersion)
+	return nil
+}
+
+// servedTool is what the handler needs to know about a tool beyond its
+// definition.
+type servedTool struct {
+	// objectOutput: the output schema, if any, describes objects only,
+	// which every protocol version accepts.
+	objectOutput bool
+	// wrappedOutput, for an output schema that does not describe objects,
+	// is the schema older clients are shown instead: an object whose one
+	// member "result" holds the output. Nil when the schema cannot be
+	// wrapped; older clients are then shown none.
+	wrappedOutput json.RawMessage
+	// forms holds the canonical JSON of the declared response schemas.
+	forms map[string]bool
+}
+
+// wrapOutputSchema wraps an output schema as the one member, "result", of
+// an object, for clients before 2026-07-28, whose protocol requires
+// structured output to be an object. A schema that refers to itself or
+// declares its own identity or dialect ($ref, $dynamicRef, $id, $anchor,
+// $dynamicAnchor, $schema) would change meaning one level down, so it is
+// not wrapped (nil): those clients are shown no output schema and receive
+// the output as text only.
+func wrapOutputSchema(schema json.RawMessage) json.RawMessage {
+	for _, k := range []string{`"$ref"`, `"$dynamicRef"`, `"$id"`, `"$anchor"`, `"$dynamicAnchor"`, `"$schema"`, `"$recursiveRef"`, `"$recursiveAnchor"`} {
+		if bytes.Contains(schema, []byte(k)) {
+			return nil
+		}
+	}
+	return json.RawMessage(`{"type":"object","properties":{"result":` + string(schema) + `},"required":["result"]}`)
+}
+
+// bridge serves the tools of one AddTools call. It is immutable after
+// AddTools and safe for concurrent use.
+type bridge struct {
+	d      *dispatch.Dispatcher
+	box    *stateBox
+	logger *slog.Logger
+	tools  map[string]servedTool
+}
+
+func mcpTool(def tool.Definition, opts ToolOptions) *mcp.Tool {
+	t := &mcp.Tool{
+		Name:        def.Name,
+		Title:       opts.Title,
+		Description: def.Description,
+		InputSchema: json.RawMessage(def.InputSchema),
+		Annotations: annotations(def.Effect, opts),
+	}
+	if len(def.OutputSchema) > 0 {
+		t.OutputSchema = json.RawMessage(def.OutputSchema)
+	}
+	return t
+}
+
+// annotations writes every hint out, so that no client falls back on MCP's
+// defaults (destructive, open world) by omission.
+func annotations(effect tool.Effect, opts ToolOptions) *mcp.ToolAnnotations {
+	a := &mcp.ToolAnnotations{
+		Title:           opts.Title,
+		ReadOnlyHint:    effect == tool.EffectSafe,
+		IdempotentHint:  effect.Replayable(),
+		DestructiveHint: ptr(effect != tool.EffectSafe && !opts.Additive),
+		OpenWorldHint:   ptr(!opts.ClosedWorld),
+	}
+	return a
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// handle is the mcp.ToolHandler of every served tool.
+func (b *bridge) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	progress := progressSink(req)
+	if req.Params.RequestState != "" || req.Params.InputResponses != nil {
+		return b.resume(ctx, req, progress)
+	}
+	o := b.d.Run(ctx, dispatch.Call{
+		Request:  tool.Request{Name: req.Params.Name, Arguments: string(req.Params.Arguments)},
+		Progress: progress,
+	})
+	return b.result(ctx, req, o)
+}
+
+// result maps an Outcome to what the client receives.
+func (b *bridge) result(ctx context.Context, req *mcp.CallToolRequest, o dispatch.Outcome) (*mcp.CallToolResult, error) {
+	switch o.Kind {
+	case dispatch.KindUnknownTool:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: o.Text()}
+	case dispatch.KindSuspended:
+		return b.suspend(ctx, req, o)
+	}
+	res := &mcp.CallToolResult{Content: contentOf(o.Output), IsError: o.IsError}
+	if o.Kind == dispatch.KindCompleted && len(o.Output.Details) > 0 {
+		switch {
+		case !legacy(req.Session) || isObject(o.Output.Details):
+			res.StructuredContent = json.RawMessage(o.Output.Details)
+		case b.tools[o.Tool].wrappedOutput != nil:
+			res.StructuredContent = json.RawMessage(`{"result":` + string(o.Output.Details) + `}`)
+		}
+	}
+	return res, nil
+}
+
+// suspend turns a suspended Outcome into an input-required result.
+func (b *bridge) suspend(ctx context.Context, req *mcp.CallToolRequest, o dispatch.Outcome) (*mcp.CallToolResult, error) {
+	params, res := b.form(ctx, req, o)
+	if res != nil {
+		return res, nil
+	}
+	state, err := o.Checkpoint.MarshalJSON()
+	if err != nil {
+		return b.notContinued(ctx, o, "could not be suspended", err), nil
+	}
+	return &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{inputID: params},
+		RequestState:  b.box.seal(state),
+	}, nil
+}
+
+// form builds the elicitation of a suspended Outcome, or the isError result
+// to send instead when the request cannot be put to this client.
+func (b *bridge) form(ctx context.Context, req *mcp.CallToolRequest, o dispatch.Outcome) (*mcp.ElicitParams, *mcp.CallToolResult) {
+	ir := o.Checkpoint.InputRequest()
+	schema := ir.ResponseSchema().JSON()
+	if !b.tools[o.Tool].forms[string(schema)] {
+		if err := checkElicitation(schema); err != nil {
+			return nil, b.notContinued(ctx, o, "asked for input in a form MCP cannot carry", err)
+		}
+	}
+	if legacy(req.Session) && !canElicit(req.Session) {
+		return nil, b.notContinued(ctx, o, "needs an answer from a person, which this client cannot ask for", nil)
+	}
+	return &mcp.ElicitParams{Mode: "form", Message: promptText(ir.Prompt()), RequestedSchema: json.RawMessage(schema)}, nil
+}
+
+// notContinued is the isError result for a suspended call that cannot be
+// continued over this connection; the reason is logged.
+func (b *bridge) notContinued(ctx context.Context, o dispatch.Outcome, why string, cause error) *mcp.CallToolResult {
+	if b.logger != nil {
+		b.logger.WarnContext(ctx, "tool call not continued", "tool", o.Tool, "idempotency_key", string(o.IdempotencyKey), "reason", why, "error", cause)
+	}
+	text := fmt.Sprintf("The tool %s %s; the call was not continued.", o.Tool, why)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: true}
+}
+
+// resume continues a suspended call with the answers of a retry.
+func (b *bridge) resume(ctx context.Context, req *mcp.CallToolRequest, progress tool.ProgressReporter) (*mcp.CallToolResult, error) {
+	cp, err := b.box.open(req.Params.RequestState)
+	if err != nil {
+		return nil, invalidParams(err)
+	}
+	if err := b.d.Open(cp); err != nil {
+		return nil, invalidParams(err)
+	}
+	if cp.Request().Name != req.Params.Name {
+		return nil, invalidParams(fmt.Errorf("%w: the request state belongs to tool %q, not %q", dispatch.ErrInvalidCheckpoint, cp.Request().Name, req.Params.Name))
+	}
+	answer, _ := req.Params.InputResponses[inputID].(*mcp.ElicitResult)
+	for round := 1; ; round++ {
+		if answer == nil {
+			return nil, invalidParams(fmt.Errorf("%w: the retry carries no elicitation result for input request %q", dispatch.ErrInvalidAnswer, inputID))
+		}
+		if answer.Action != "accept" {
+			return declined(cp.Request().Name, answer.Action), nil
+		}
+		content, err := json.Marshal(answer.Content)
+		if err != nil || answer.Content == nil {
+			content = []byte("{}")
+		}
+		o, err := b.d.Resume(ctx, cp, content, progress)
+		if err != nil {
+			return nil, invalidParams(err)
+		}
+		if o.Kind != dispatch.KindSuspended || !legacy(req.Session) {
+			return b.result(ctx, req, o)
+		}
+		// A client before multi-round-trip requests cannot retry with a
+		// second answer: ask it here, as the SDK asked the first time.
+		if round >= maxLegacyRounds {
+			return b.notContinued(ctx, o, fmt.Sprintf("asked more than %d questions in one call", maxLegacyRounds), nil), nil
+		}
+		params, res := b.form(ctx, req, o)
+		if res != nil {
+			return res, nil
+		}
+		answer, err = req.Session.Elicit(ctx, params)
+		if err != nil {
+			return nil, err
+		}
+		cp = *o.Checkpoint
+	}
+}
+
+// declined is the result of a call whose request for input was declined
+// ("decline") or dismissed (anything else the client sends, "cancel" among
+// them). The tool is not continued.
+func declined(name, action string) *mcp.CallToolResult {
+	text := fmt.Sprintf("The person dismissed the request for input of %s; the call was not continued.", name)
+	if action == "decline" {
+		text = fmt.Sprintf("The person declined the request for input of %s; the call was not continued.", name)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: true}
+}
+
+func invalidParams(err error) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+}
+
+// promptText is the elicitation message for a prompt: the text of a JSON
+// string, or the JSON itself.
+func promptText(prompt json.RawMessage) string {
+	var s string
+	if json.Unmarshal(prompt, &s) == nil {
+		return s
+	}
+	return string(prompt)
+}
+
+func progressSink(req *mcp.CallToolRequest) tool.ProgressReporter {
+	token := req.Params.GetProgressToken()
+	if token == nil {
+		return nil
+	}
+	return tool.ProgressReporterFunc(func(ctx context.Context, p tool.Progress) error {
+		return req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+			ProgressToken: token,
+			Progress:      p.Completed,
+			Total:         p.Total,
+			Message:       p.Message,
+		})
+	})
+}
+
+// legacy reports whether the session speaks a protocol version before
+// multi-round-trip requests and output of any JSON type. A session without
+// initialize parameters is a stateless modern one.
+func legacy(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return false
+	}
+	p := ss.InitializeParams()
+	return p != nil && p.ProtocolVersion < multiRoundTripVersion
+}
+
+func canElicit(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+}
+
+// listForVersion shows a client older than 2026-07-28, whose protocol
+// requires object output, the wrapped form of each output schema that does
+// not describe objects, or none (see wrapOutputSchema).
+func (b *bridge) listForVersion(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil || method != "tools/list" {
+			return res, err
+		}
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		list, ok := res.(*mcp.ListToolsResult)
+		if !ok || !legacy(ss) {
+			return res, err
+		}
+		adapted := *list
+		adapted.Tools = make([]*mcp.Tool, len(list.Tools))
+		for i, t := range list.Tools {
+			if st, ours := b.tools[t.Name]; ours && !st.objectOutput {
+				c := *t
+				c.OutputSchema = nil
+				if st.wrappedOutput != nil {
+					c.OutputSchema = st.wrappedOutput
+				}
+				t = &c
+			}
+			adapted.Tools[i] = t
+		}
+		return &adapted, nil
+	}
+}
+
+// describesObjects reports whether schema has "type":"object" at its root,
+// the only output schema a client before 2026-07-28 accepts.
+func describesObjects(schema []byte) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(schema, &m) != nil {
+		return false
+	}
+	return string(m["type"]) == `"object"`
+}
+
+// isObject reports whether value is a JSON object.
+func isObject(value []byte) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(value, &m) == nil && m != nil
+}
+
+func sortedNames(m map[string]ToolOptions) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
