@@ -7,10 +7,12 @@
 // Usage:
 //
 //	GEMINI_API_KEY=… go run ./examples/live [-provider gemini] [-model name] [-prompt text] [-turns n]
+//	OPENAI_API_KEY=… go run ./examples/live -provider openai
+//	ANTHROPIC_API_KEY=… go run ./examples/live -provider anthropic
 //
-// Without a key it says where to get one and exits with status 2. Only the
-// gemini provider is available in this build; openai and anthropic say so
-// and exit with status 2.
+// Without a key it says where to get one and exits with status 2. OpenAI is
+// played through Chat Completions and Anthropic through the Messages API,
+// both with the tools in strict mode.
 //
 // The tools are the demo's kind: a weather lookup, an order search, a refund
 // behind a policy that refuses refunds over 100 EUR (and that fails on an
@@ -61,7 +63,9 @@ var providers = map[string]struct {
 	keyVar  string
 	keyHelp string
 }{
-	"gemini": {geminiProvider{}, "GEMINI_API_KEY", "create a key at https://aistudio.google.com/apikey"},
+	"gemini":    {geminiProvider{}, "GEMINI_API_KEY", "create a key at https://aistudio.google.com/apikey"},
+	"openai":    {openaiProvider{}, "OPENAI_API_KEY", "create a key at https://platform.openai.com/api-keys"},
+	"anthropic": {anthropicProvider{}, "ANTHROPIC_API_KEY", "create a key at https://console.anthropic.com/settings/keys"},
 }
 
 // run is the program: it returns the exit status, 0 when the model
@@ -70,7 +74,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	flags := flag.NewFlagSet("live", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	var o options
-	flags.StringVar(&o.provider, "provider", "gemini", "model provider: gemini (openai and anthropic are not in this build yet)")
+	flags.StringVar(&o.provider, "provider", "gemini", "model provider: gemini, openai or anthropic")
 	flags.StringVar(&o.model, "model", "", "model name; the provider's default when empty")
 	flags.StringVar(&o.prompt, "prompt", defaultPrompt, "what the user asks")
 	flags.IntVar(&o.turns, "turns", 8, "at most this many model turns")
@@ -82,12 +86,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 2
 	}
 	if flags.NArg() > 0 || o.turns < 1 {
-		fmt.Fprintln(stderr, "live: usage: live [-provider gemini] [-model name] [-prompt text] [-turns n>0]")
+		fmt.Fprintln(stderr, "live: usage: live [-provider gemini|openai|anthropic] [-model name] [-prompt text] [-turns n>0]")
 		return 2
 	}
 	chosen, ok := providers[o.provider]
 	if !ok {
-		fmt.Fprintf(stderr, "live: provider %q is not available in this build; use -provider gemini\n", o.provider)
+		fmt.Fprintf(stderr, "live: provider %q is not available; use -provider gemini, openai or anthropic\n", o.provider)
 		return 2
 	}
 	key := getenv(chosen.keyVar)

@@ -5,67 +5,46 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/transcript.txt")
+var update = flag.Bool("update", false, "rewrite the transcripts in testdata")
 
 // replay answers the Gemini API's generateContent with recorded responses,
 // in order, and keeps what the client sent.
-func replay(t *testing.T, file string) (*httptest.Server, func() [][]byte) {
-	raw, err := os.ReadFile(file)
-	require.NoError(t, err)
-	var responses []json.RawMessage
-	require.NoError(t, json.Unmarshal(raw, &responses))
-	var mu sync.Mutex
-	var bodies [][]byte
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		defer mu.Unlock()
-		n := len(bodies)
-		bodies = append(bodies, body)
-		w.Header().Set("Content-Type", "application/json")
-		if n >= len(responses) || r.Header.Get("x-goog-api-key") != "test-key" ||
-			r.URL.Path != "/v1beta/models/gemini-flash-latest:generateContent" {
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = w.Write([]byte(`{"error":{"code":400,"message":"unexpected request","status":"INVALID_ARGUMENT"}}`))
-			return
-		}
-		_, _ = w.Write(responses[n])
-	}))
-	t.Cleanup(srv.Close)
-	return srv, func() [][]byte {
-		mu.Lock()
-		defer mu.Unlock()
-		return bodies
-	}
+func replay(t *testing.T, file string) (*httptest.Server, func() []json.RawMessage) {
+	return replayAPI(t, file, "/v1beta/models/gemini-flash-latest:generateContent", "x-goog-api-key", "test-key")
 }
 
 func env(vars map[string]string) func(string) string {
 	return func(k string) string { return vars[k] }
 }
 
-func TestGeminiReplay(t *testing.T) {
-	srv, sent := replay(t, "testdata/gemini.json")
+// playReplay runs the program with provider against the replay server at
+// baseURL, with "test-key" in keyVar, and compares what it prints with
+// golden (rewritten with -update).
+func playReplay(t *testing.T, provider, keyVar, baseURL, golden string) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"-provider", "gemini", "-base-url", srv.URL},
-		env(map[string]string{"GEMINI_API_KEY": "test-key"}), &stdout, &stderr)
+	code := run(context.Background(), []string{"-provider", provider, "-base-url", baseURL},
+		env(map[string]string{keyVar: "test-key"}), &stdout, &stderr)
 	require.Equal(t, 0, code, stderr.String())
 	if *update {
-		require.NoError(t, os.WriteFile("testdata/transcript.txt", stdout.Bytes(), 0o644))
+		require.NoError(t, os.WriteFile(golden, stdout.Bytes(), 0o644))
 	}
-	want, err := os.ReadFile("testdata/transcript.txt")
+	want, err := os.ReadFile(golden)
 	require.NoError(t, err)
 	require.Equal(t, string(want), stdout.String())
+}
+
+func TestGeminiReplay(t *testing.T) {
+	srv, sent := replay(t, "testdata/gemini.json")
+	playReplay(t, "gemini", "GEMINI_API_KEY", srv.URL, "testdata/transcript.txt")
 
 	// The last request replays every model turn and answers every call:
 	// 1 prompt + 3 model turns + 3 replies.
@@ -88,10 +67,14 @@ func TestWithoutKey(t *testing.T) {
 	}{
 		{"gemini without a key", []string{"-provider", "gemini"},
 			"live: no API key: set GEMINI_API_KEY (create a key at https://aistudio.google.com/apikey), then run again:\n  GEMINI_API_KEY=… go run ./examples/live -provider gemini\n"},
-		{"a provider not in this build", []string{"-provider", "openai"},
-			"live: provider \"openai\" is not available in this build; use -provider gemini\n"},
+		{"openai without a key", []string{"-provider", "openai"},
+			"live: no API key: set OPENAI_API_KEY (create a key at https://platform.openai.com/api-keys), then run again:\n  OPENAI_API_KEY=… go run ./examples/live -provider openai\n"},
+		{"anthropic without a key", []string{"-provider", "anthropic"},
+			"live: no API key: set ANTHROPIC_API_KEY (create a key at https://console.anthropic.com/settings/keys), then run again:\n  ANTHROPIC_API_KEY=… go run ./examples/live -provider anthropic\n"},
+		{"an unknown provider", []string{"-provider", "mistral"},
+			"live: provider \"mistral\" is not available; use -provider gemini, openai or anthropic\n"},
 		{"a stray argument", []string{"now"},
-			"live: usage: live [-provider gemini] [-model name] [-prompt text] [-turns n>0]\n"},
+			"live: usage: live [-provider gemini|openai|anthropic] [-model name] [-prompt text] [-turns n>0]\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

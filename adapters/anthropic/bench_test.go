@@ -1,0 +1,60 @@
+package toolanthropic_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/adaptertest"
+
+	toolanthropic "github.com/agentcontract/tool/adapters/anthropic"
+)
+
+// BenchmarkProject100Tools: New in strict mode over a registry of 100
+// tools, then the tool parameters. Target: at most 10 ms; on a shared
+// machine, read cpu-ns/op. Only the first
+// 20 tools can be strict (MaxStrictTools); every tool is lowered all the
+// same, to find out.
+func BenchmarkProject100Tools(b *testing.B) {
+	reg := adaptertest.Tools(b, 100)
+	adaptertest.LoopCPU(b, func() {
+		tools, err := toolanthropic.New(toolanthropic.Config{Registry: reg, Strict: true})
+		if err != nil || len(tools.Params()) != 100 {
+			b.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkCall measures what the adapter adds to one dispatched call —
+// the tool_use block turned into a request and the outcome into the
+// tool_result message — against the dispatch of that call (see
+// adaptertest.Overhead). Target: overhead-% at most 20.
+func BenchmarkCall(b *testing.B) {
+	reg := adaptertest.Registry(b)
+	d := adaptertest.Dispatcher(b, reg)
+	tools, err := toolanthropic.New(toolanthropic.Config{Registry: reg, Strict: true})
+	require.NoError(b, err)
+	ctx := context.Background()
+	var msg anthropic.Message
+	require.NoError(b, json.Unmarshal([]byte(`{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-5-5","stop_reason":"tool_use",
+		"content":[{"type":"tool_use","id":"toolu_1","name":"search_orders","input":{"customer":"ana@example.com","status":"open"}}],
+		"usage":{"input_tokens":1,"output_tokens":1}}`), &msg))
+	canonical := tools.Calls(msg)[0]
+
+	outcome := d.Run(ctx, canonical)
+	require.Equal(b, dispatch.KindCompleted, outcome.Kind)
+	adaptertest.Overhead(b, func() {
+		if o := d.Run(ctx, canonical); o.Kind != dispatch.KindCompleted {
+			b.Fatal(o.Kind, o.Err)
+		}
+	}, func() {
+		calls := tools.Calls(msg)
+		if _, err := toolanthropic.Results([]dispatch.Outcome{outcome}); err != nil || calls[0].Request != canonical.Request {
+			b.Fatal(calls, err)
+		}
+	})
+}

@@ -1,0 +1,229 @@
+package toolanthropic
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/adapterkit"
+	"github.com/agentcontract/tool/internal/strictschema"
+)
+
+// ErrInvalidTools: New was given definitions Anthropic would refuse.
+var ErrInvalidTools = errors.New("tool: invalid tools for Anthropic")
+
+// ErrInvalidOutcome: an outcome that has no result to send yet (a
+// suspended call, or the zero Outcome).
+var ErrInvalidOutcome = errors.New("tool: invalid outcome for Anthropic")
+
+// Budgets of one request in strict mode, summed over every strict tool.
+const (
+	MaxStrictTools = 20
+	MaxOptional    = 24
+	MaxUnions      = 16
+)
+
+var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// Config says which tools to offer and how.
+type Config struct {
+	// Registry, when not nil, holds the tools to offer: its definitions
+	// at the time of New, which were validated when they were registered.
+	Registry *tool.Registry
+	// Definitions are the tools to offer when Registry is nil. New copies
+	// them and validates each, which compiles its schemas.
+	Definitions []tool.Definition
+	// Strict asks for strict tool use for every tool whose input schema
+	// can be lowered to Anthropic's strict subset, as long as the
+	// request-wide budgets last; the others are sent with strict set to
+	// false, and Tools.Lints says why. When Strict is false every tool is
+	// sent with strict set to false.
+	Strict bool
+}
+
+// Lint is one finding about a tool's input schema: what blocks strict mode
+// (Tools.Lints), or a constraint Anthropic does not enforce that was moved
+// into the description (Tools.Relaxed). Pointer is a JSON pointer into the
+// tool's canonical input schema; empty for the whole schema.
+type Lint struct {
+	Tool    string
+	Pointer string
+	Rule    string
+}
+
+// String renders l as "tool /pointer: rule".
+func (l Lint) String() string {
+	ptr := l.Pointer
+	if ptr == "" {
+		ptr = "(root)"
+	}
+	return l.Tool + " " + ptr + ": " + l.Rule
+}
+
+type projected struct {
+	def    tool.Definition
+	strict bool
+	// tree is the schema sent, decoded: the lowered one when strict, the
+	// canonical one otherwise.
+	tree map[string]any
+}
+
+// Tools is a set of tool definitions projected for the Messages API: the
+// tool parameters, the strict-mode findings, and what it takes to turn the
+// model's tool_use blocks into requests. It is made by New, is immutable
+// and safe for concurrent use; the parameters it returns are fresh on
+// every call and belong to the caller. The zero Tools offers no tools.
+type Tools struct {
+	tools   []projected
+	lints   []Lint
+	relaxed []Lint
+}
+
+// New projects the definitions of config.Registry or config.Definitions.
+// Errors wrap ErrInvalidTools: both given, a definition that does not
+// validate, a name Anthropic refuses (it allows
+// 1 to 64 of a-z, A-Z, 0-9, _ and -), or a name given twice; every such
+// definition is named in the one error. A schema that cannot be strict is
+// not an error: see Lints.
+//
+// The request-wide budgets of strict mode (MaxStrictTools strict tools,
+// MaxOptional optional members and MaxUnions anyOf or multi-type members,
+// summed over the strict tools) are spent in the order of the
+// definitions: a tool that would overspend one is sent non-strict, with a
+// lint that names the budget.
+func New(config Config) (*Tools, error) {
+	defs, problems := adapterkit.Definitions(config.Registry, config.Definitions, namePattern, "1 to 64 of a-z, A-Z, 0-9, _ and -")
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrInvalidTools, strings.Join(problems, "; "))
+	}
+	t := &Tools{}
+	strictTools, optional, unions := 0, 0, 0
+	for _, d := range defs {
+		p := projected{def: d}
+		if !config.Strict {
+			p.tree = adapterkit.Tree(d.InputSchema)
+			t.tools = append(t.tools, p)
+			continue
+		}
+		if strictTools == MaxStrictTools {
+			// No budget left for any tool: lowering would change nothing.
+			t.lints = append(t.lints, Lint{Tool: d.Name, Rule: fmt.Sprintf(
+				"the request-wide budget of %d strict tools would be exceeded: the strict tools before this one use %d and this one needs 1",
+				MaxStrictTools, strictTools)})
+			p.tree = adapterkit.Tree(d.InputSchema)
+			t.tools = append(t.tools, p)
+			continue
+		}
+		res := strictschema.Lower(d.InputSchema, strictschema.Anthropic)
+		blocked := res.Blocked
+		if len(blocked) == 0 {
+			for _, b := range []struct {
+				used, add, max int
+				what           string
+			}{
+				{strictTools, 1, MaxStrictTools, "strict tools"},
+				{optional, res.Optional, MaxOptional, "optional members"},
+				{unions, res.Unions, MaxUnions, "anyOf or multi-type members"},
+			} {
+				if b.used+b.add > b.max {
+					blocked = append(blocked, strictschema.Finding{Rule: fmt.Sprintf(
+						"the request-wide budget of %d %s would be exceeded: the strict tools before this one use %d and this one needs %d",
+						b.max, b.what, b.used, b.add)})
+				}
+			}
+		}
+		if len(blocked) > 0 {
+			for _, f := range blocked {
+				t.lints = append(t.lints, Lint{Tool: d.Name, Pointer: f.Pointer, Rule: f.Rule})
+			}
+			p.tree = adapterkit.Tree(d.InputSchema)
+			t.tools = append(t.tools, p)
+			continue
+		}
+		strictTools, optional, unions = strictTools+1, optional+res.Optional, unions+res.Unions
+		for _, f := range res.Relaxed {
+			t.relaxed = append(t.relaxed, Lint{Tool: d.Name, Pointer: f.Pointer, Rule: f.Rule})
+		}
+		p.strict, p.tree = true, res.Tree
+		t.tools = append(t.tools, p)
+	}
+	return t, nil
+}
+
+// Lints lists, tool by tool and place by place, why a tool is sent with
+// strict set to false although Config.Strict asked for strict mode. The
+// slice is the caller's.
+func (t *Tools) Lints() []Lint { return slices.Clone(t.lints) }
+
+// Relaxed lists the constraints of strict tools that Anthropic does not
+// enforce (numeric bounds, string lengths, maxItems, …): they were moved
+// into the description of their member, and Prepare still enforces them,
+// so a model that breaks one gets a rejection it can correct. The slice is
+// the caller's.
+func (t *Tools) Relaxed() []Lint { return slices.Clone(t.relaxed) }
+
+// Strict reports whether the tool named name is sent in strict mode.
+func (t *Tools) Strict(name string) bool {
+	for _, p := range t.tools {
+		if p.def.Name == name {
+			return p.strict
+		}
+	}
+	return false
+}
+
+// Params returns the tools as Messages API tool parameters, in the order
+// of the definitions (a registry's are sorted by name), each with strict
+// set explicitly.
+func (t *Tools) Params() []anthropic.ToolUnionParam {
+	out := make([]anthropic.ToolUnionParam, len(t.tools))
+	for i, p := range t.tools {
+		schema := adapterkit.SchemaMap(p.tree)
+		in := anthropic.ToolInputSchemaParam{Properties: schema["properties"]}
+		if req, ok := schema["required"].([]any); ok {
+			for _, r := range req {
+				if s, ok := r.(string); ok {
+					in.Required = append(in.Required, s)
+				}
+			}
+		}
+		delete(schema, "type")
+		delete(schema, "properties")
+		delete(schema, "required")
+		if len(schema) > 0 {
+			in.ExtraFields = schema
+		}
+		tp := anthropic.ToolParam{Name: p.def.Name, InputSchema: in, Strict: anthropic.Bool(p.strict)}
+		if p.def.Description != "" {
+			tp.Description = anthropic.String(p.def.Description)
+		}
+		out[i] = anthropic.ToolUnionParam{OfTool: &tp}
+	}
+	return out
+}
+
+// Calls returns the tool_use blocks of an assistant message as dispatch
+// calls, in order, with the tool_use ID as the correlation ID and the
+// input, as the model wrote it, as the argument text. Strict lowering for
+// Anthropic keeps optional members optional, so there is nothing to undo.
+func (t *Tools) Calls(message anthropic.Message) []dispatch.Call {
+	calls := make([]dispatch.Call, 0, len(message.Content))
+	for _, b := range message.Content {
+		if b.Type != "tool_use" {
+			continue
+		}
+		// The union's own fields, not AsToolUse, which decodes the block
+		// again.
+		calls = append(calls, dispatch.Call{
+			ID:      b.ID,
+			Request: tool.Request{Name: b.Name, Arguments: string(b.Input)},
+		})
+	}
+	return calls
+}

@@ -1,0 +1,147 @@
+package toolanthropic_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/dispatch"
+
+	toolanthropic "github.com/agentcontract/tool/adapters/anthropic"
+)
+
+func def(name, schema string) tool.Definition {
+	return tool.Definition{Name: name, InputSchema: json.RawMessage(schema)}
+}
+
+func TestNewRefusesWhatAnthropicRefuses(t *testing.T) {
+	_, err := toolanthropic.New(toolanthropic.Config{Definitions: []tool.Definition{
+		def("ok", `{"type":"object"}`),
+		def("has.dot", `{"type":"object"}`),
+		def("ok", `{"type":"object"}`),
+		def("bad_schema", `{"type":"array"}`),
+	}})
+	require.ErrorIs(t, err, toolanthropic.ErrInvalidTools)
+	require.EqualError(t, err, `tool: invalid tools for Anthropic: name "has.dot" is not 1 to 64 of a-z, A-Z, 0-9, _ and -; name "ok" is given twice; invalid definition: input schema of tool "bad_schema" must be a JSON object with "type":"object"`)
+}
+
+// TestBudgets: the request-wide budgets are spent in definition order; a
+// tool that would overspend one is sent non-strict, with a lint naming the
+// budget.
+func TestBudgets(t *testing.T) {
+	optional := func(n int) string {
+		props := ""
+		for i := range n {
+			if i > 0 {
+				props += ","
+			}
+			props += fmt.Sprintf(`"p%d":{"type":"string"}`, i)
+		}
+		return `{"type":"object","properties":{` + props + `}}`
+	}
+	unions := `{"type":"object","properties":{` +
+		`"a":{"type":["string","null"]},"b":{"type":["string","null"]},"c":{"type":["string","null"]},"d":{"type":["string","null"]},` +
+		`"e":{"type":["string","null"]},"f":{"type":["string","null"]},"g":{"type":["string","null"]},"h":{"type":["string","null"]},` +
+		`"i":{"type":["string","null"]}},"required":["a","b","c","d","e","f","g","h","i"]}`
+
+	t.Run("optional members", func(t *testing.T) {
+		tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{
+			def("first", optional(20)), def("second", optional(5)), def("third", optional(4)),
+		}})
+		require.NoError(t, err)
+		require.Equal(t, []toolanthropic.Lint{{Tool: "second", Rule: "the request-wide budget of 24 optional members would be exceeded: the strict tools before this one use 20 and this one needs 5"}}, tools.Lints())
+		require.True(t, tools.Strict("first"))
+		require.False(t, tools.Strict("second"))
+		require.True(t, tools.Strict("third"))
+	})
+	t.Run("unions", func(t *testing.T) {
+		tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{
+			def("u1", unions), def("u2", unions),
+		}})
+		require.NoError(t, err)
+		require.Equal(t, []toolanthropic.Lint{{Tool: "u2", Rule: "the request-wide budget of 16 anyOf or multi-type members would be exceeded: the strict tools before this one use 9 and this one needs 9"}}, tools.Lints())
+	})
+	t.Run("strict tools", func(t *testing.T) {
+		var defs []tool.Definition
+		for i := range 22 {
+			defs = append(defs, def(fmt.Sprintf("t%02d", i), `{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`))
+		}
+		tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: defs})
+		require.NoError(t, err)
+		require.Len(t, tools.Lints(), 2)
+		require.Equal(t, "t20", tools.Lints()[0].Tool)
+		require.Equal(t, "the request-wide budget of 20 strict tools would be exceeded: the strict tools before this one use 20 and this one needs 1", tools.Lints()[0].Rule)
+		params, err := json.Marshal(tools.Params())
+		require.NoError(t, err)
+		var sent []struct {
+			Name   string `json:"name"`
+			Strict *bool  `json:"strict"`
+		}
+		require.NoError(t, json.Unmarshal(params, &sent))
+		for i, s := range sent {
+			require.NotNil(t, s.Strict, "strict is always sent")
+			require.Equal(t, i < 20, *s.Strict, s.Name)
+		}
+	})
+}
+
+func TestNotStrict(t *testing.T) {
+	tools, err := toolanthropic.New(toolanthropic.Config{Definitions: []tool.Definition{
+		def("free", `{"type":"object","properties":{"n":{"type":"integer","minimum":1}}}`),
+	}})
+	require.NoError(t, err)
+	require.Empty(t, tools.Lints())
+	raw, err := json.Marshal(tools.Params()[0])
+	require.NoError(t, err)
+	require.JSONEq(t, `{"name":"free","strict":false,"input_schema":{"type":"object","properties":{"n":{"type":"integer","minimum":1}}}}`, string(raw))
+}
+
+func TestRecursiveSchemaIsNotStrict(t *testing.T) {
+	tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{
+		def("tree", `{"type":"object","properties":{"children":{"type":"array","items":{"$ref":"#"}}},"required":["children"]}`),
+	}})
+	require.NoError(t, err)
+	require.Equal(t, []toolanthropic.Lint{{Tool: "tree", Pointer: "/properties/children/items/$ref", Rule: "a recursive schema (a reference to the root) cannot be strict here"}}, tools.Lints())
+	require.Equal(t, "tree /properties/children/items/$ref: a recursive schema (a reference to the root) cannot be strict here", tools.Lints()[0].String())
+}
+
+func TestResults(t *testing.T) {
+	out := tool.Output{Content: []tool.Block{
+		tool.NewTextBlock("report"),
+		tool.NewMediaBlock("application/pdf", []byte("%PDF-1.7")),
+		tool.NewMediaURIBlock("image/jpeg", "https://example.com/a.jpg"),
+		tool.NewMediaBlock("audio/wav", []byte("RIFF")),
+	}}
+	msg, err := toolanthropic.Results([]dispatch.Outcome{
+		{CallID: "toolu_1", Tool: "report", Kind: dispatch.KindCompleted, Output: out},
+		{CallID: "toolu_2", Tool: "stats", Kind: dispatch.KindCompleted, Output: tool.Output{Details: json.RawMessage(`{"n":1}`)}},
+		{CallID: "toolu_3", Tool: "nope", Kind: dispatch.KindUnknownTool, IsError: true, Output: tool.NewTextOutput("no tool nope")},
+	})
+	require.NoError(t, err)
+	raw, err := json.Marshal(msg)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"role":"user","content":[
+		{"type":"tool_result","tool_use_id":"toolu_1","content":[
+			{"type":"text","text":"report"},
+			{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0xLjc="}},
+			{"type":"image","source":{"type":"url","url":"https://example.com/a.jpg"}},
+			{"type":"text","text":"[attachment audio/wav, 4 bytes]"}]},
+		{"type":"tool_result","tool_use_id":"toolu_2","content":[{"type":"text","text":"{\"n\":1}"}]},
+		{"type":"tool_result","tool_use_id":"toolu_3","is_error":true,"content":[{"type":"text","text":"no tool nope"}]}]}`, string(raw))
+
+	_, err = toolanthropic.Results([]dispatch.Outcome{{CallID: "toolu_1", Kind: dispatch.KindSuspended}})
+	require.ErrorIs(t, err, toolanthropic.ErrInvalidOutcome)
+	require.EqualError(t, err, `tool: invalid outcome for Anthropic: outcome 0 (call "toolu_1") is suspended: resume it and send the resumed outcome`)
+}
+
+// TestZeroTools: the zero Tools offers nothing and passes calls through.
+func TestZeroTools(t *testing.T) {
+	var zero toolanthropic.Tools
+	require.Empty(t, zero.Params())
+	require.Empty(t, zero.Lints())
+	require.Empty(t, zero.Relaxed())
+	require.False(t, zero.Strict("x"))
+}

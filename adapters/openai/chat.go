@@ -1,0 +1,133 @@
+package toolopenai
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/adapterkit"
+)
+
+// ChatTools returns the tools as Chat Completions tool parameters, in the
+// order of the definitions (a registry's are sorted by name), each with
+// strict set explicitly.
+func (t *Tools) ChatTools() []openai.ChatCompletionToolUnionParam {
+	out := make([]openai.ChatCompletionToolUnionParam, len(t.tools))
+	for i, p := range t.tools {
+		fn := shared.FunctionDefinitionParam{
+			Name:       p.def.Name,
+			Parameters: shared.FunctionParameters(adapterkit.SchemaMap(p.tree)),
+			Strict:     openai.Bool(p.strict),
+		}
+		if p.def.Description != "" {
+			fn.Description = openai.String(p.def.Description)
+		}
+		out[i] = openai.ChatCompletionFunctionTool(fn)
+	}
+	return out
+}
+
+// ChatCalls returns the function calls of an assistant message as
+// dispatch calls, in order, with the tool call ID as the correlation ID.
+// The argument text reaches Prepare as the model wrote it, except that for
+// a strict tool a null sent for an absent optional member is removed.
+// Custom tool calls are not function calls and are left out.
+func (t *Tools) ChatCalls(message openai.ChatCompletionMessage) []dispatch.Call {
+	calls := make([]dispatch.Call, 0, len(message.ToolCalls))
+	for _, tc := range message.ToolCalls {
+		if tc.Type != "function" {
+			continue
+		}
+		calls = append(calls, dispatch.Call{
+			ID:      tc.ID,
+			Request: t.request(tc.Function.Name, tc.Function.Arguments),
+		})
+	}
+	return calls
+}
+
+// ChatMessages returns the messages that answer the calls of one assistant
+// message: one tool message per outcome, in order, whose text is what the
+// model may see (dispatch.Text; errors are told in the text, as Chat
+// Completions has no error flag). Tool messages carry text only, so images
+// and PDF files follow in one user message after the tool messages, each
+// introduced by the call ID it belongs to, and the tool message notes them;
+// other media are noted only.
+//
+// Errors wrap ErrInvalidOutcome: a suspended or zero outcome, or one
+// without a call ID. Nothing is returned then.
+func ChatMessages(outcomes []dispatch.Outcome) ([]openai.ChatCompletionMessageParamUnion, error) {
+	if err := checkOutcomes(outcomes); err != nil {
+		return nil, err
+	}
+	msgs := make([]openai.ChatCompletionMessageParamUnion, 0, len(outcomes)+1)
+	var parts []openai.ChatCompletionContentPartUnionParam
+	for _, o := range outcomes {
+		msgs = append(msgs, openai.ToolMessage(o.Text(), o.CallID))
+		var attached []openai.ChatCompletionContentPartUnionParam
+		for _, b := range o.Output.Content {
+			if part, ok := chatPart(b, o.Tool, len(parts)+len(attached)+1); ok {
+				attached = append(attached, part)
+			}
+		}
+		if len(attached) > 0 {
+			intro := fmt.Sprintf("Attachments of tool call %s (%s):", o.CallID, o.Tool)
+			parts = append(parts, openai.TextContentPart(intro))
+			parts = append(parts, attached...)
+		}
+	}
+	if len(parts) > 0 {
+		msgs = append(msgs, openai.UserMessage(parts))
+	}
+	return msgs, nil
+}
+
+// chatPart is the user-message part that carries a media block, when Chat
+// Completions can carry it: images by URL or data URL, PDF files inline.
+func chatPart(b tool.Block, toolName string, n int) (openai.ChatCompletionContentPartUnionParam, bool) {
+	if b.Kind != tool.BlockMedia {
+		return openai.ChatCompletionContentPartUnionParam{}, false
+	}
+	switch {
+	case isImage(b.MediaType):
+		return openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: mediaURL(b)}), true
+	case b.MediaType == "application/pdf" && b.URI == "":
+		return openai.FileContentPart(openai.ChatCompletionContentPartFileFileParam{
+			FileData: openai.String(dataURL(b)),
+			Filename: openai.String(fileName(toolName, n, b.MediaType)),
+		}), true
+	}
+	return openai.ChatCompletionContentPartUnionParam{}, false
+}
+
+// isImage reports whether OpenAI accepts images of mediaType as input.
+func isImage(mediaType string) bool {
+	switch mediaType {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return true
+	}
+	return false
+}
+
+// mediaURL is the block's URI, or its data as a data URL.
+func mediaURL(b tool.Block) string {
+	if b.URI != "" {
+		return b.URI
+	}
+	return dataURL(b)
+}
+
+func dataURL(b tool.Block) string {
+	return "data:" + b.MediaType + ";base64," + base64.StdEncoding.EncodeToString(b.Data)
+}
+
+// fileName names the n-th attachment of a call of toolName.
+func fileName(toolName string, n int, mediaType string) string {
+	ext := mediaType[strings.LastIndexByte(mediaType, '/')+1:]
+	return fmt.Sprintf("%s-%d.%s", toolName, n, ext)
+}

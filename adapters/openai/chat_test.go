@@ -1,0 +1,149 @@
+package toolopenai_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/adaptertest"
+
+	toolopenai "github.com/agentcontract/tool/adapters/openai"
+)
+
+// TestChatConversation replays a whole tool-use conversation through the
+// real Chat Completions client: two tools in one turn, one of them with an
+// argument mistake that the model corrects in the next turn, a Failure and
+// a media result, then the final answer. What the client sent is compared
+// with testdata/chat_requests.golden.json (refresh with -update), and the
+// points that matter are asserted one by one.
+func TestChatConversation(t *testing.T) {
+	reg := adaptertest.Registry(t)
+	d := adaptertest.Dispatcher(t, reg)
+	srv := adaptertest.NewServer(t, "/chat/completions", adaptertest.Fixtures(t, "chat_conversation.json"))
+	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
+
+	tools, err := toolopenai.New(toolopenai.Config{Registry: reg, Strict: true})
+	require.NoError(t, err)
+	require.Empty(t, tools.Lints())
+
+	ctx := context.Background()
+	params := openai.ChatCompletionNewParams{
+		Model: openai.ChatModelGPT5_5,
+		Messages: []openai.ChatCompletionMessageParamUnion{
+			openai.UserMessage("Weather in Lisbon, Ana's open orders, stock of K-1 and the November chart, please."),
+		},
+		Tools: tools.ChatTools(),
+	}
+	var kinds [][]dispatch.Kind
+	var final string
+	for turn := 0; turn < 5; turn++ {
+		completion, err := client.Chat.Completions.New(ctx, params)
+		require.NoError(t, err)
+		msg := completion.Choices[0].Message
+		calls := tools.ChatCalls(msg)
+		if len(calls) == 0 {
+			final = msg.Content
+			break
+		}
+		outcomes := d.RunAll(ctx, calls)
+		var k []dispatch.Kind
+		for _, o := range outcomes {
+			k = append(k, o.Kind)
+		}
+		kinds = append(kinds, k)
+		answers, err := toolopenai.ChatMessages(outcomes)
+		require.NoError(t, err)
+		params.Messages = append(params.Messages, msg.ToParam())
+		params.Messages = append(params.Messages, answers...)
+	}
+	require.Equal(t, [][]dispatch.Kind{
+		{dispatch.KindRejected, dispatch.KindCompleted},
+		{dispatch.KindCompleted},
+		{dispatch.KindFailed, dispatch.KindCompleted},
+	}, kinds)
+	require.Contains(t, final, "Lisbon is 21°C")
+
+	reqs := srv.Requests()
+	require.Len(t, reqs, 4)
+	adaptertest.Golden(t, "chat_requests.golden.json", reqs)
+
+	first := reqs[0]
+	require.Equal(t, "get_weather", adaptertest.Field(t, first, "tools.1.function.name"))
+	require.Equal(t, true, adaptertest.Field(t, first, "tools.1.function.strict"))
+	require.Equal(t, false, adaptertest.Field(t, first, "tools.1.function.parameters.additionalProperties"))
+	require.Equal(t, []any{"city", "unit"}, adaptertest.Field(t, first, "tools.1.function.parameters.required"))
+	require.Equal(t, []any{"string", "null"}, adaptertest.Field(t, first, "tools.1.function.parameters.properties.unit.type"))
+
+	// Turn 2 answers both calls of turn 1, by ID, in order; the empty
+	// city is refused by Prepare, the null limit was removed before it.
+	second := reqs[1]
+	require.Equal(t, "tool", adaptertest.Field(t, second, "messages.2.role"))
+	require.Equal(t, "call_7Qm1weather", adaptertest.Field(t, second, "messages.2.tool_call_id"))
+	require.Contains(t, adaptertest.Field(t, second, "messages.2.content"), "city")
+	require.Equal(t, "call_7Qm2orders", adaptertest.Field(t, second, "messages.3.tool_call_id"))
+	require.JSONEq(t, `{"orders":[{"id":"A-1001","status":"open"}]}`, adaptertest.Field(t, second, "messages.3.content").(string))
+
+	// Turn 4: the Failure's public text, then the chart's text with notes,
+	// then a user message carrying the image; the CSV is noted only.
+	fourth := reqs[3]
+	require.Equal(t, "call_9Sp1lookup", adaptertest.Field(t, fourth, "messages.7.tool_call_id"))
+	require.Equal(t, "call_9Sp2chart", adaptertest.Field(t, fourth, "messages.8.tool_call_id"))
+	require.Contains(t, adaptertest.Field(t, fourth, "messages.8.content"), "[attachment text/csv, 28 bytes]")
+	require.Equal(t, "user", adaptertest.Field(t, fourth, "messages.9.role"))
+	require.Equal(t, "image_url", adaptertest.Field(t, fourth, "messages.9.content.1.type"))
+	require.Len(t, adaptertest.Field(t, fourth, "messages.9.content"), 2)
+}
+
+func TestChatMessagesRefuseSuspendedAndZero(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		outcome dispatch.Outcome
+		want    string
+	}{
+		{"suspended", dispatch.Outcome{CallID: "c1", Kind: dispatch.KindSuspended}, `tool: invalid outcome for OpenAI: outcome 0 (call "c1") is suspended: resume it and send the resumed outcome`},
+		{"zero", dispatch.Outcome{}, `tool: invalid outcome for OpenAI: outcome 0 is the zero Outcome`},
+		{"no call ID", dispatch.Outcome{Kind: dispatch.KindCompleted}, `tool: invalid outcome for OpenAI: outcome 0 has no call ID to answer`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msgs, err := toolopenai.ChatMessages([]dispatch.Outcome{tc.outcome})
+			require.ErrorIs(t, err, toolopenai.ErrInvalidOutcome)
+			require.EqualError(t, err, tc.want)
+			require.Nil(t, msgs)
+			items, err := toolopenai.ResponseOutputs([]dispatch.Outcome{tc.outcome})
+			require.ErrorIs(t, err, toolopenai.ErrInvalidOutcome)
+			require.Nil(t, items)
+		})
+	}
+}
+
+// TestChatToolsAreFresh: the parameters belong to the caller; changing them
+// changes nothing the next call returns.
+func TestChatToolsAreFresh(t *testing.T) {
+	tools, err := toolopenai.New(toolopenai.Config{Registry: adaptertest.Registry(t), Strict: true})
+	require.NoError(t, err)
+	first := tools.ChatTools()
+	first[1].OfFunction.Function.Parameters["type"] = "array"
+	first[1].OfFunction.Function.Name = "changed"
+	again, err := json.Marshal(tools.ChatTools()[1])
+	require.NoError(t, err)
+	require.Equal(t, "object", adaptertest.Field(t, again, "function.parameters.type"))
+	require.Equal(t, "get_weather", adaptertest.Field(t, again, "function.name"))
+}
+
+// chatMessage decodes an assistant message with one function call, as the
+// SDK would from the wire.
+func chatMessage(t testing.TB, name, args string) openai.ChatCompletionMessage {
+	t.Helper()
+	raw, err := json.Marshal(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
+		map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": name, "arguments": args}},
+	}})
+	require.NoError(t, err)
+	var msg openai.ChatCompletionMessage
+	require.NoError(t, json.Unmarshal(raw, &msg))
+	return msg
+}

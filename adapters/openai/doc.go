@@ -1,0 +1,51 @@
+// Package toolopenai offers the tools of a tool.Registry to OpenAI models
+// through the official Go SDK (github.com/openai/openai-go/v3), in both the
+// Chat Completions and the Responses API, and brings the model's calls back
+// through dispatch. The name reads at the call site as what it converts
+// between: toolopenai.New, tools.ChatTools(), toolopenai.ChatMessages(…).
+//
+// # One turn
+//
+//	tools, err := toolopenai.New(toolopenai.Config{Registry: reg, Strict: true})
+//	params.Tools = tools.ChatTools()
+//	completion, err := client.Chat.Completions.New(ctx, params)
+//	msg := completion.Choices[0].Message
+//	outcomes := dispatcher.RunAll(ctx, tools.ChatCalls(msg))
+//	answers, err := toolopenai.ChatMessages(outcomes)
+//	params.Messages = append(params.Messages, msg.ToParam())
+//	params.Messages = append(params.Messages, answers...)
+//
+// With Responses, ResponseTools, ResponseCalls and ResponseOutputs play the
+// same parts.
+//
+// # Strict mode
+//
+// With Config.Strict, each tool's canonical input schema is lowered to the
+// subset OpenAI enforces while the model writes arguments: every object
+// closed with additionalProperties false, every member required, an
+// optional member made nullable, default dropped, and a $ref whose member
+// has its own description inlined. Constraints OpenAI does not enforce
+// (string lengths, formats it does not know, uniqueItems, …) are moved into
+// the member's description and listed by Tools.Relaxed: Prepare still
+// enforces them. What cannot be lowered at all (a free-form object, a map,
+// allOf, oneOf, not, a schema that admits any value, the size limits of
+// Structured Outputs counted per tool, …) makes that tool non-strict, and
+// Tools.Lints says, per JSON pointer of the canonical schema, which rule
+// blocks it. strict is always sent explicitly, false included, because the
+// APIs disagree on its default.
+//
+// When a strict tool is called, a null the model sent for a member that is
+// optional in the canonical schema is removed before Prepare sees the
+// arguments; nothing else is changed, and the argument text of any other
+// call reaches Prepare as the model wrote it, malformed or not: Prepare,
+// under the canonical schema, is the only judge.
+//
+// # Results
+//
+// OpenAI has no error flag: an error is told in the text of the result,
+// which is what dispatch.Outcome holds for the model. Chat Completions tool
+// messages carry text only, so images and PDF files follow in a user
+// message; Responses function_call_output items carry images and PDF files
+// themselves. Every other media block is announced by a note
+// (dispatch.MediaNote) rather than dropped.
+package toolopenai

@@ -1,0 +1,120 @@
+package toolopenai
+
+import (
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/adapterkit"
+)
+
+// ResponseTools returns the tools as Responses function tools, in the order
+// of the definitions (a registry's are sorted by name), each with strict
+// set explicitly, and with the
+// tool's output schema, when it has one, as output_schema: the schema of
+// the JSON a completed call's text holds.
+func (t *Tools) ResponseTools() []responses.ToolUnionParam {
+	out := make([]responses.ToolUnionParam, len(t.tools))
+	for i, p := range t.tools {
+		fn := responses.FunctionToolParam{
+			Name:       p.def.Name,
+			Parameters: adapterkit.SchemaMap(p.tree),
+			Strict:     openai.Bool(p.strict),
+		}
+		if p.def.Description != "" {
+			fn.Description = openai.String(p.def.Description)
+		}
+		if len(p.def.OutputSchema) > 0 {
+			fn.OutputSchema = adapterkit.SchemaMap(adapterkit.Tree(p.def.OutputSchema))
+		}
+		out[i] = responses.ToolUnionParam{OfFunction: &fn}
+	}
+	return out
+}
+
+// ResponseCalls returns the function_call items of a response as dispatch
+// calls, in order, with call_id as the correlation ID. Arguments are
+// handled as by ChatCalls. A nil response has no calls.
+func (t *Tools) ResponseCalls(response *responses.Response) []dispatch.Call {
+	if response == nil {
+		return nil
+	}
+	var calls []dispatch.Call
+	for _, item := range response.Output {
+		if item.Type != "function_call" {
+			continue
+		}
+		// The union's own fields, not AsFunctionCall, which decodes the
+		// item again.
+		calls = append(calls, dispatch.Call{
+			ID:      item.CallID,
+			Request: t.request(item.Name, item.Arguments.OfString),
+		})
+	}
+	return calls
+}
+
+// ResponseOutputs returns one function_call_output input item per
+// outcome, in order, answering its call_id. An output of text only (or
+// details, as JSON) is sent as a string; one with media as a list of
+// input_text, input_image (images, by URL or data URL) and input_file (PDF
+// files) items, every other media block announced in an input_text note.
+// Errors are told in the text, as Responses has no error flag.
+//
+// Errors wrap ErrInvalidOutcome, as for ChatMessages.
+func ResponseOutputs(outcomes []dispatch.Outcome) ([]responses.ResponseInputItemUnionParam, error) {
+	if err := checkOutcomes(outcomes); err != nil {
+		return nil, err
+	}
+	items := make([]responses.ResponseInputItemUnionParam, len(outcomes))
+	for i, o := range outcomes {
+		var item responses.ResponseInputItemUnionParam
+		if hasMedia(o.Output) {
+			item = responses.ResponseInputItemParamOfFunctionCallOutput(outputItems(o))
+		} else {
+			item = responses.ResponseInputItemParamOfFunctionCallOutput(o.Text())
+		}
+		item.OfFunctionCallOutput.CallID = openai.String(o.CallID)
+		items[i] = item
+	}
+	return items, nil
+}
+
+func hasMedia(out tool.Output) bool {
+	for _, b := range out.Content {
+		if b.Kind == tool.BlockMedia {
+			return true
+		}
+	}
+	return false
+}
+
+// outputItems renders an output with media as function_call_output items.
+func outputItems(o dispatch.Outcome) responses.ResponseFunctionCallOutputItemListParam {
+	list := make(responses.ResponseFunctionCallOutputItemListParam, 0, len(o.Output.Content))
+	text := func(s string) responses.ResponseFunctionCallOutputItemUnionParam {
+		return responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: s}}
+	}
+	for i, b := range o.Output.Content {
+		switch {
+		case b.Kind != tool.BlockMedia:
+			list = append(list, text(b.Text))
+		case isImage(b.MediaType):
+			list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputImage: &responses.ResponseInputImageContentParam{
+				ImageURL: openai.String(mediaURL(b)),
+			}})
+		case b.MediaType == "application/pdf":
+			f := &responses.ResponseInputFileContentParam{Filename: openai.String(fileName(o.Tool, i+1, b.MediaType))}
+			if b.URI != "" {
+				f.FileURL = openai.String(b.URI)
+			} else {
+				f.FileData = openai.String(dataURL(b))
+			}
+			list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputFile: f})
+		default:
+			list = append(list, text(dispatch.MediaNote(b)))
+		}
+	}
+	return list
+}

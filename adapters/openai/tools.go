@@ -1,0 +1,185 @@
+package toolopenai
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/adapterkit"
+	"github.com/agentcontract/tool/internal/strictschema"
+)
+
+// ErrInvalidTools: New was given definitions OpenAI would refuse.
+var ErrInvalidTools = errors.New("tool: invalid tools for OpenAI")
+
+// ErrInvalidOutcome: an outcome that has no result to send yet (a
+// suspended call, or the zero Outcome).
+var ErrInvalidOutcome = errors.New("tool: invalid outcome for OpenAI")
+
+// Limits of one strict schema, from the Structured Outputs documentation.
+const (
+	maxProperties     = 5000
+	maxDepth          = 10
+	maxStringChars    = 120000
+	maxEnumValues     = 1000
+	maxLargeEnumChars = 15000
+)
+
+var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// Config says which tools to offer and how.
+type Config struct {
+	// Registry, when not nil, holds the tools to offer: its definitions
+	// at the time of New, which were validated when they were registered.
+	Registry *tool.Registry
+	// Definitions are the tools to offer when Registry is nil. New copies
+	// them and validates each, which compiles its schemas.
+	Definitions []tool.Definition
+	// Strict asks for strict mode (Structured Outputs) for every tool whose
+	// input schema can be lowered to OpenAI's strict subset. A tool that
+	// cannot is sent with strict set to false, and Tools.Lints says why.
+	// When Strict is false every tool is sent with strict set to false.
+	Strict bool
+}
+
+// Lint is one finding about a tool's input schema: what blocks strict mode
+// (Tools.Lints), or a constraint OpenAI does not enforce that was moved into
+// the description (Tools.Relaxed). Pointer is a JSON pointer into the
+// tool's canonical input schema.
+type Lint struct {
+	Tool    string
+	Pointer string
+	Rule    string
+}
+
+// String renders l as "tool /pointer: rule".
+func (l Lint) String() string {
+	ptr := l.Pointer
+	if ptr == "" {
+		ptr = "(root)"
+	}
+	return l.Tool + " " + ptr + ": " + l.Rule
+}
+
+type projected struct {
+	def    tool.Definition
+	strict bool
+	// tree is the schema sent, decoded: the lowered one when strict, the
+	// canonical one otherwise.
+	tree map[string]any
+	undo *strictschema.Undo
+}
+
+// Tools is a set of tool definitions projected for OpenAI: the tool
+// parameters of Chat Completions and Responses, the strict-mode findings,
+// and what it takes to turn the model's calls back into canonical
+// requests. It is made by New, is immutable and safe for concurrent use;
+// the parameters it returns are fresh on every call and belong to the
+// caller. The zero Tools offers no tools.
+type Tools struct {
+	tools   []projected
+	byName  map[string]int
+	lints   []Lint
+	relaxed []Lint
+}
+
+// New projects the definitions of config.Registry or config.Definitions.
+// Errors wrap ErrInvalidTools: both given, a definition that does not
+// validate, a name OpenAI refuses (it allows
+// 1 to 64 of a-z, A-Z, 0-9, _ and -), or a name given twice; every such
+// definition is named in the one error. A schema that cannot be strict is
+// not an error: see Lints.
+func New(config Config) (*Tools, error) {
+	defs, problems := adapterkit.Definitions(config.Registry, config.Definitions, namePattern, "1 to 64 of a-z, A-Z, 0-9, _ and -")
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrInvalidTools, strings.Join(problems, "; "))
+	}
+	t := &Tools{byName: make(map[string]int, len(defs))}
+	for _, d := range defs {
+		p := projected{def: d}
+		if config.Strict {
+			p = t.lower(p)
+		}
+		if p.tree == nil {
+			p.tree = adapterkit.Tree(d.InputSchema)
+		}
+		t.byName[d.Name] = len(t.tools)
+		t.tools = append(t.tools, p)
+	}
+	return t, nil
+}
+
+// lower tries strict mode for p and records the findings.
+func (t *Tools) lower(p projected) projected {
+	res := strictschema.Lower(p.def.InputSchema, strictschema.OpenAI)
+	blocked := res.Blocked
+	for _, limit := range []struct {
+		n, max int
+		what   string
+	}{
+		{res.Properties, maxProperties, "object members"},
+		{res.Depth, maxDepth, "levels of object nesting"},
+		{res.StringChars, maxStringChars, "characters of names, enum and const values"},
+		{res.EnumValues, maxEnumValues, "enum values"},
+		{res.LargeEnumChars, maxLargeEnumChars, "characters of string enums of more than 250 values"},
+	} {
+		if limit.n > limit.max {
+			blocked = append(blocked, strictschema.Finding{Rule: fmt.Sprintf("%d %s exceed the strict limit of %d", limit.n, limit.what, limit.max)})
+		}
+	}
+	if len(blocked) > 0 {
+		t.lints = appendLints(t.lints, p.def.Name, blocked)
+		return p
+	}
+	t.relaxed = appendLints(t.relaxed, p.def.Name, res.Relaxed)
+	p.strict, p.tree, p.undo = true, res.Tree, res.Undo
+	return p
+}
+
+func appendLints(dst []Lint, name string, fs []strictschema.Finding) []Lint {
+	for _, f := range fs {
+		dst = append(dst, Lint{Tool: name, Pointer: f.Pointer, Rule: f.Rule})
+	}
+	return dst
+}
+
+// Lints lists, tool by tool and place by place, why a tool is sent with
+// strict set to false although Config.Strict asked for strict mode. Empty
+// when every tool is strict or strict mode was not asked for. The slice is
+// the caller's.
+func (t *Tools) Lints() []Lint { return slices.Clone(t.lints) }
+
+// Relaxed lists the constraints of strict tools that OpenAI does not
+// enforce (string lengths, unsupported formats, …): they were moved into
+// the description of their member, and Prepare still enforces them, so a
+// model that breaks one gets a rejection it can correct. The slice is the
+// caller's.
+func (t *Tools) Relaxed() []Lint { return slices.Clone(t.relaxed) }
+
+// Strict reports whether the tool named name is sent in strict mode.
+func (t *Tools) Strict(name string) bool {
+	i, ok := t.byName[name]
+	return ok && t.tools[i].strict
+}
+
+// request turns a call of the model into a canonical request: for a strict
+// tool, the nulls sent for absent optional members are removed; otherwise
+// the argument text goes to Prepare as it came.
+func (t *Tools) request(name, arguments string) tool.Request {
+	if i, ok := t.byName[name]; ok && t.tools[i].strict {
+		arguments = t.tools[i].undo.Apply(arguments)
+	}
+	return tool.Request{Name: name, Arguments: arguments}
+}
+
+// checkOutcomes refuses outcomes with nothing to send.
+func checkOutcomes(outcomes []dispatch.Outcome) error {
+	if problem := adapterkit.OutcomeProblem(outcomes); problem != "" {
+		return fmt.Errorf("%w: %s", ErrInvalidOutcome, problem)
+	}
+	return nil
+}

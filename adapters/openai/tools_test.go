@@ -1,0 +1,125 @@
+package toolopenai_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/dispatch"
+
+	toolopenai "github.com/agentcontract/tool/adapters/openai"
+)
+
+func def(name, schema string) tool.Definition {
+	return tool.Definition{Name: name, InputSchema: json.RawMessage(schema)}
+}
+
+func TestNewRefusesWhatOpenAIRefuses(t *testing.T) {
+	_, err := toolopenai.New(toolopenai.Config{Definitions: []tool.Definition{
+		def("ok", `{"type":"object"}`),
+		def(strings.Repeat("x", 65), `{"type":"object"}`),
+		def("ok", `{"type":"object"}`),
+		def("bad_schema", `{"type":"object","properties":1}`),
+	}})
+	require.ErrorIs(t, err, toolopenai.ErrInvalidTools)
+	require.ErrorContains(t, err, `tool: invalid tools for OpenAI: name "`+strings.Repeat("x", 65)+`" is not 1 to 64 of a-z, A-Z, 0-9, _ and -; name "ok" is given twice; invalid definition: `)
+}
+
+// TestStrictOrNot: every tool is sent with strict set explicitly; a tool
+// whose schema cannot be strict is sent as written, with its lints.
+func TestStrictOrNot(t *testing.T) {
+	defs := []tool.Definition{
+		def("free", `{"type":"object","properties":{"meta":{"type":"object"}}}`),
+		def("closed", `{"type":"object","properties":{"q":{"type":"string","default":"x"}}}`),
+	}
+	for _, tc := range []struct {
+		name      string
+		strict    bool
+		want      string
+		lintCount int
+	}{
+		{"strict asked", true, `[
+			{"type":"function","function":{"name":"free","strict":false,"parameters":{"type":"object","properties":{"meta":{"type":"object"}}}}},
+			{"type":"function","function":{"name":"closed","strict":true,"parameters":{"type":"object","additionalProperties":false,"required":["q"],"properties":{"q":{"type":["string","null"]}}}}}]`, 1},
+		{"strict not asked", false, `[
+			{"type":"function","function":{"name":"free","strict":false,"parameters":{"type":"object","properties":{"meta":{"type":"object"}}}}},
+			{"type":"function","function":{"name":"closed","strict":false,"parameters":{"type":"object","properties":{"q":{"type":"string","default":"x"}}}}}]`, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tools, err := toolopenai.New(toolopenai.Config{Definitions: defs, Strict: tc.strict})
+			require.NoError(t, err)
+			raw, err := json.Marshal(tools.ChatTools())
+			require.NoError(t, err)
+			require.JSONEq(t, tc.want, string(raw))
+			require.Len(t, tools.Lints(), tc.lintCount)
+			resp, err := json.Marshal(tools.ResponseTools())
+			require.NoError(t, err)
+			require.Contains(t, string(resp), `"strict":false`)
+		})
+	}
+}
+
+// TestChatCallsUndo: for a strict tool only the nulls of optional members
+// go; a non-strict tool's text, and malformed text, reach Prepare as sent.
+func TestChatCallsUndo(t *testing.T) {
+	tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: []tool.Definition{
+		def("strict_one", `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}},"required":["a"]}`),
+		def("loose_one", `{"type":"object","properties":{"m":{"type":"object"}}}`),
+	}})
+	require.NoError(t, err)
+	for _, tc := range []struct{ name, args, want string }{
+		{"strict_one", `{"a":null,"b":null}`, `{"a":null}`},
+		{"strict_one", `{"a":"x","b":null,`, `{"a":"x","b":null,`},
+		{"loose_one", `{"m":null}`, `{"m":null}`},
+		{"unknown", `{"b":null}`, `{"b":null}`},
+	} {
+		var msg = chatMessage(t, tc.name, tc.args)
+		calls := tools.ChatCalls(msg)
+		require.Equal(t, []dispatch.Call{{ID: "call_1", Request: tool.Request{Name: tc.name, Arguments: tc.want}}}, calls)
+	}
+}
+
+func TestResponseOutputsMedia(t *testing.T) {
+	items, err := toolopenai.ResponseOutputs([]dispatch.Outcome{{
+		CallID: "call_1", Tool: "report", Kind: dispatch.KindCompleted,
+		Output: tool.Output{Content: []tool.Block{
+			tool.NewMediaBlock("application/pdf", []byte("%PDF-1.7")),
+			tool.NewMediaURIBlock("image/png", "https://example.com/a.png"),
+			tool.NewMediaURIBlock("video/mp4", "https://example.com/a.mp4"),
+		}},
+	}})
+	require.NoError(t, err)
+	raw, err := json.Marshal(items)
+	require.NoError(t, err)
+	require.JSONEq(t, `[{"type":"function_call_output","call_id":"call_1","output":[
+		{"type":"input_file","filename":"report-1.pdf","file_data":"data:application/pdf;base64,JVBERi0xLjc="},
+		{"type":"input_image","image_url":"https://example.com/a.png"},
+		{"type":"input_text","text":"[attachment video/mp4 at https://example.com/a.mp4]"}]}]`, string(raw))
+}
+
+// TestZeroToolsAndCopies: the zero Tools offers nothing and passes calls
+// through; the lint slices are the caller's.
+func TestZeroToolsAndCopies(t *testing.T) {
+	var zero toolopenai.Tools
+	require.Empty(t, zero.ChatTools())
+	require.Empty(t, zero.ResponseTools())
+	require.Empty(t, zero.Lints())
+	require.False(t, zero.Strict("x"))
+	require.Equal(t, []dispatch.Call{{ID: "call_1", Request: tool.Request{Name: "x", Arguments: `{"a":null}`}}},
+		zero.ChatCalls(chatMessage(t, "x", `{"a":null}`)))
+
+	tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: []tool.Definition{
+		def("free", `{"type":"object"}`),
+		def("bounded", `{"type":"object","properties":{"s":{"type":"string","maxLength":3}},"required":["s"]}`),
+	}})
+	require.NoError(t, err)
+	lints, relaxed := tools.Lints(), tools.Relaxed()
+	require.Len(t, lints, 1)
+	require.Equal(t, []toolopenai.Lint{{Tool: "bounded", Pointer: "/properties/s/maxLength", Rule: "maxLength is not enforced in strict mode; moved into the description"}}, relaxed)
+	lints[0].Tool, relaxed[0].Tool = "changed", "changed"
+	require.Equal(t, "free", tools.Lints()[0].Tool)
+	require.Equal(t, "bounded", tools.Relaxed()[0].Tool)
+}

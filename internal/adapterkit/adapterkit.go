@@ -1,0 +1,119 @@
+// Package adapterkit holds the steps every provider adapter under adapters/
+// takes the same way: checking the definitions it is given, checking the
+// outcomes it is asked to send back, and decoding a schema for an SDK's
+// map-typed parameters. The adapters are separate modules and import it by
+// path; it has no dependency beyond the core's.
+package adapterkit
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/strictschema"
+)
+
+// Definitions returns the definitions to project: registry's, when it is
+// not nil (they were validated when registered), or copies of defs, each
+// validated here (which compiles its schemas); and a problem for each
+// definition a provider would refuse: both sources given, a name that does
+// not match name (described by nameRule), a definition that does not
+// validate, a name given twice. A definition with a problem is left out.
+func Definitions(registry *tool.Registry, defs []tool.Definition, name *regexp.Regexp, nameRule string) ([]tool.Definition, []string) {
+	validate := true
+	if registry != nil {
+		if len(defs) > 0 {
+			return nil, []string{"both a Registry and Definitions are given"}
+		}
+		defs, validate = registry.Definitions(), false
+	}
+	out := make([]tool.Definition, 0, len(defs))
+	var problems []string
+	seen := make(map[string]bool, len(defs))
+	for _, d := range defs {
+		if validate {
+			d = d.Clone()
+		}
+		if !name.MatchString(d.Name) {
+			problems = append(problems, fmt.Sprintf("name %q is not %s", d.Name, nameRule))
+			continue
+		}
+		if validate {
+			if err := d.Validate(); err != nil {
+				problems = append(problems, strings.TrimPrefix(err.Error(), "tool: "))
+				continue
+			}
+		}
+		if seen[d.Name] {
+			problems = append(problems, fmt.Sprintf("name %q is given twice", d.Name))
+			continue
+		}
+		seen[d.Name] = true
+		out = append(out, d)
+	}
+	return out, problems
+}
+
+// OutcomeProblem says why outcomes cannot be sent back to a provider yet,
+// or returns "": a suspended outcome (it has no result until resumed), the
+// zero Outcome, an outcome without a call ID.
+func OutcomeProblem(outcomes []dispatch.Outcome) string {
+	for i, o := range outcomes {
+		switch {
+		case o.Kind == dispatch.KindSuspended:
+			return fmt.Sprintf("outcome %d (call %q) is suspended: resume it and send the resumed outcome", i, o.CallID)
+		case o.Kind == "":
+			return fmt.Sprintf("outcome %d is the zero Outcome", i)
+		case o.CallID == "":
+			return fmt.Sprintf("outcome %d has no call ID to answer", i)
+		}
+	}
+	return ""
+}
+
+// Tree decodes a schema for projection; a schema that does not decode
+// (the callers pass only validated ones) gives an empty tree.
+func Tree(raw []byte) map[string]any {
+	v, err := strictschema.Decode(raw)
+	if m, ok := v.(map[string]any); ok && err == nil {
+		return m
+	}
+	return map[string]any{}
+}
+
+// SchemaMap returns a deep copy of a schema tree (see strictschema.Decode)
+// for an SDK's map-typed parameters: integers become int64 and other
+// numbers float64, which every encoder writes as numbers. The copy is the
+// caller's.
+func SchemaMap(tree map[string]any) map[string]any {
+	return copyTree(tree).(map[string]any)
+}
+
+func copyTree(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = copyTree(e)
+		}
+		return m
+	case []any:
+		a := make([]any, len(x))
+		for i, e := range x {
+			a[i] = copyTree(e)
+		}
+		return a
+	case json.Number:
+		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return i
+		}
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+	}
+	return v
+}

@@ -1,0 +1,290 @@
+// Package adaptertest holds what the provider adapters' tests share: a
+// small registry of tools that covers every kind of result, a dispatcher
+// over it, and a replay server that answers an SDK client's requests from
+// fixtures and records what the client sent. It is imported only by tests.
+package adaptertest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/dispatch"
+)
+
+// Update rewrites golden files instead of comparing with them.
+var Update = flag.Bool("update", false, "rewrite golden files")
+
+type weatherInput struct {
+	City string `json:"city" jsonschema:"minLength=1,description=City name"`
+	Unit string `json:"unit,omitempty" jsonschema:"enum=celsius,enum=fahrenheit"`
+}
+
+type ordersInput struct {
+	Customer string `json:"customer" jsonschema:"format=email"`
+	Status   string `json:"status,omitempty" jsonschema:"enum=open,enum=shipped"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=20"`
+}
+
+type order struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+}
+
+type ordersOutput struct {
+	Orders []order `json:"orders"`
+}
+
+type lookupInput struct {
+	SKU string `json:"sku"`
+}
+
+type chartInput struct {
+	Title string `json:"title"`
+}
+
+// PNG is the image render_chart returns: a 1×1 PNG.
+var PNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82")
+
+// Registry returns the test tools: get_weather (text), search_orders
+// (details under an output schema), flaky_lookup (always a Failure) and
+// render_chart (text, a PNG and a CSV).
+func Registry(t testing.TB) *tool.Registry {
+	t.Helper()
+	weather, err := tool.NewFunc(tool.FuncConfig{Name: "get_weather", Description: "Current weather for a city.", Effect: tool.EffectSafe},
+		func(_ context.Context, in weatherInput) (string, error) {
+			if in.Unit == "fahrenheit" {
+				return in.City + ": 70°F, clear sky.", nil
+			}
+			return in.City + ": 21°C, clear sky.", nil
+		})
+	require.NoError(t, err)
+	orders, err := tool.NewFunc(tool.FuncConfig{Name: "search_orders", Description: "Find a customer's orders.", Effect: tool.EffectSafe},
+		func(_ context.Context, in ordersInput) (ordersOutput, error) {
+			out := ordersOutput{Orders: []order{{ID: "A-1001", Status: "open"}, {ID: "A-1002", Status: "shipped"}}}
+			if in.Status != "" {
+				out.Orders = []order{{ID: "A-1001", Status: in.Status}}
+			}
+			return out, nil
+		})
+	require.NoError(t, err)
+	lookup, err := tool.NewFunc(tool.FuncConfig{Name: "flaky_lookup", Description: "Stock level of a product.", Effect: tool.EffectSafe},
+		func(context.Context, lookupInput) (int, error) {
+			return 0, errors.New("warehouse API: connection refused")
+		})
+	require.NoError(t, err)
+	chart, err := tool.NewFunc(tool.FuncConfig{Name: "render_chart", Description: "Render a sales chart.", Effect: tool.EffectSafe},
+		func(_ context.Context, in chartInput) (tool.Output, error) {
+			return tool.Output{Content: []tool.Block{
+				tool.NewTextBlock("Chart: " + in.Title),
+				tool.NewMediaBlock("image/png", PNG),
+				tool.NewMediaBlock("text/csv", []byte("month,total\n2026-11,1012.40\n")),
+			}}, nil
+		})
+	require.NoError(t, err)
+	var bindings []tool.Binding
+	for _, x := range []tool.Tool{weather, orders, lookup, chart} {
+		b, err := tool.Bind(x, tool.Recover)
+		require.NoError(t, err)
+		bindings = append(bindings, b)
+	}
+	reg, err := tool.NewRegistry(bindings...)
+	require.NoError(t, err)
+	return reg
+}
+
+// Dispatcher returns a dispatcher over reg with fixed idempotency keys.
+func Dispatcher(t testing.TB, reg *tool.Registry) *dispatch.Dispatcher {
+	t.Helper()
+	var mu sync.Mutex
+	n := 0
+	d, err := dispatch.New(dispatch.Config{
+		Registry: reg,
+		SealKeys: []dispatch.SealKey{{ID: "test", Secret: []byte("0123456789abcdef0123456789abcdef")}},
+		NewKey: func() (tool.IdempotencyKey, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			n++
+			return tool.IdempotencyKey(fmt.Sprintf("key-%d", n)), nil
+		},
+	})
+	require.NoError(t, err)
+	return d
+}
+
+// Server is a replay server: the i-th request to Path is answered with the
+// i-th fixture, and every request body is recorded.
+type Server struct {
+	*httptest.Server
+	mu       sync.Mutex
+	requests []json.RawMessage
+}
+
+// NewServer starts a replay server for requests to path answered from
+// responses, and closes it when t ends. A request beyond the fixtures, or
+// to another path, gets a 500 and fails t.
+func NewServer(t testing.TB, path string, responses []json.RawMessage) *Server {
+	t.Helper()
+	s := &Server{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		s.mu.Lock()
+		i := len(s.requests)
+		s.requests = append(s.requests, body)
+		s.mu.Unlock()
+		if err != nil || r.URL.Path != path || i >= len(responses) {
+			t.Errorf("unexpected request %d to %s", i, r.URL.Path)
+			http.Error(w, "unexpected request", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(responses[i])
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Requests returns the bodies the client sent, in order.
+func (s *Server) Requests() []json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]json.RawMessage(nil), s.requests...)
+}
+
+// Fixtures reads testdata/name: a JSON array of response bodies.
+func Fixtures(t testing.TB, name string) []json.RawMessage {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", name))
+	require.NoError(t, err)
+	var out []json.RawMessage
+	require.NoError(t, json.Unmarshal(raw, &out))
+	return out
+}
+
+// Golden compares got, indented, with testdata/name, or writes it there
+// when -update is given.
+func Golden(t testing.TB, name string, got any) {
+	t.Helper()
+	raw, err := json.Marshal(got)
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, json.Indent(&b, raw, "", "  "))
+	b.WriteByte('\n')
+	path := filepath.Join("testdata", name)
+	if *Update {
+		require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run the test with -update to create %s", path)
+	require.Equal(t, string(want), b.String())
+}
+
+// Field decodes the member at the dotted path of a JSON document, with
+// numeric path elements indexing arrays.
+func Field(t testing.TB, doc json.RawMessage, path string) any {
+	t.Helper()
+	var v any
+	require.NoError(t, json.Unmarshal(doc, &v))
+	for _, p := range strings.Split(path, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[p]
+		case []any:
+			var i int
+			_, err := fmt.Sscan(p, &i)
+			require.NoError(t, err)
+			require.Less(t, i, len(x), path)
+			v = x[i]
+		default:
+			t.Fatalf("no %s in %s", path, doc)
+		}
+	}
+	return v
+}
+
+type benchAddress struct {
+	Street string  `json:"street" jsonschema:"description=Street and number"`
+	Zip    *string `json:"zip,omitempty"`
+	Kind   string  `json:"kind,omitempty" jsonschema:"enum=home,enum=work"`
+}
+
+type benchItem struct {
+	SKU   string   `json:"sku" jsonschema:"minLength=2,maxLength=8"`
+	Count int      `json:"count" jsonschema:"minimum=1,maximum=99"`
+	Tags  []string `json:"tags,omitempty" jsonschema:"maxItems=3"`
+}
+
+type benchInput struct {
+	Customer string        `json:"customer" jsonschema:"format=email"`
+	Items    []benchItem   `json:"items" jsonschema:"minItems=1"`
+	Ship     *benchAddress `json:"ship,omitempty"`
+	Bill     benchAddress  `json:"bill" jsonschema:"description=Billing address"`
+	Notes    string        `json:"notes,omitempty" jsonschema:"maxLength=500"`
+	Express  bool          `json:"express,omitempty"`
+}
+
+// Tools returns a registry of n tools named tool_000, tool_001, …, each
+// made by NewFunc on a realistic order form (nested objects in $defs,
+// optional members, enums, bounds): what a projection benchmark projects.
+func Tools(t testing.TB, n int) *tool.Registry {
+	t.Helper()
+	bindings := make([]tool.Binding, n)
+	for i := range bindings {
+		f, err := tool.NewFunc(tool.FuncConfig{Name: fmt.Sprintf("tool_%03d", i), Description: "Place an order for a customer."},
+			func(context.Context, benchInput) (string, error) { return "placed", nil })
+		require.NoError(t, err)
+		bindings[i], err = tool.Bind(f)
+		require.NoError(t, err)
+	}
+	reg, err := tool.NewRegistry(bindings...)
+	require.NoError(t, err)
+	return reg
+}
+
+// Overhead runs base (a call dispatched) and extra (what an adapter adds
+// to it: the provider's call turned into a dispatch call, the outcome into
+// the provider's result) in turn on every iteration, so that both see the
+// same machine load, and reports extra's time in percent of base's as the
+// metric "overhead-%", with each one's ns/call.
+func Overhead(b *testing.B, base, extra func()) {
+	var baseTime, extraTime time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		base()
+		t1 := time.Now()
+		extra()
+		extraTime += time.Since(t1)
+		baseTime += t1.Sub(t0)
+	}
+	b.ReportMetric(100*float64(extraTime)/float64(baseTime), "overhead-%")
+	b.ReportMetric(float64(baseTime.Nanoseconds())/float64(b.N), "dispatch-ns/call")
+	b.ReportMetric(float64(extraTime.Nanoseconds())/float64(b.N), "adapter-ns/call")
+}
+
+// LoopCPU runs body in b.Loop and reports, besides the wall time, the CPU
+// time the process spent per iteration ("cpu-ns/op", garbage collection
+// included), which other work on a shared machine does not inflate.
+func LoopCPU(b *testing.B, body func()) {
+	start, ok := cpuTime()
+	for b.Loop() {
+		body()
+	}
+	if end, ok2 := cpuTime(); ok && ok2 {
+		b.ReportMetric(float64((end-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+}

@@ -1,0 +1,685 @@
+// Package strictschema lowers a canonical input schema (JSON Schema 2020-12,
+// as tool.Definition holds it) to the strict subset a model provider
+// enforces while it generates arguments, and undoes the lowering on the
+// arguments the provider sends back.
+//
+// It is shared by the provider adapters, which are separate modules under
+// adapters/ and import it by path. Each adapter picks its Rules; the walk,
+// the findings and the undo are the same for every provider.
+//
+// The lowering keeps the canonical schema the only authority: it never
+// admits, after Undo, a value the canonical schema refuses, except through a
+// constraint it reports as relaxed (moved into the description because the
+// provider cannot enforce it; Prepare still does). Checked is the lowered
+// schema with those constraints kept, the schema for which that holds
+// exactly.
+package strictschema
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Rules says what one provider's strict mode accepts.
+type Rules struct {
+	// RequireAll: every member of an object must be listed in required,
+	// so an optional member is sent as required and nullable, and a null
+	// for it is removed again by Undo.
+	RequireAll bool
+	// Recursion: a $ref may lead back to a schema that contains it.
+	Recursion bool
+	// NumberBounds: minimum, maximum, exclusiveMinimum, exclusiveMaximum
+	// and multipleOf are enforced.
+	NumberBounds bool
+	// MaxItems: maxItems is enforced.
+	MaxItems bool
+	// MinItemsUpTo is the largest minItems enforced; -1 for any.
+	MinItemsUpTo int
+	// Default: the default keyword may be sent.
+	Default bool
+	// Formats lists the string formats the provider enforces.
+	Formats []string
+	// PatternProblem says why a pattern cannot be enforced, or "" when it
+	// can.
+	PatternProblem func(pattern string) string
+}
+
+// Finding is one place of a canonical input schema that blocks strict mode,
+// or whose constraint was relaxed: Pointer is a JSON pointer into the
+// canonical schema, Rule a sentence saying what and why.
+type Finding struct {
+	Pointer string
+	Rule    string
+}
+
+// Result is the outcome of Lower.
+type Result struct {
+	// Tree is the lowered schema to send, decoded (see Decode); nil when
+	// Blocked is not empty. It is the Result's own: callers that hand it
+	// out copy it.
+	Tree map[string]any
+	// Blocked lists why the schema cannot be strict; empty when it can.
+	Blocked []Finding
+	// Relaxed lists the constraints moved into descriptions.
+	Relaxed []Finding
+	// Undo restores the canonical shape of arguments sent under Wire.
+	Undo *Undo
+	// Optional counts the members not required, and Unions the anyOf and
+	// multi-type nodes, of the lowered schema (definitions counted once).
+	Optional, Unions int
+	// Properties counts the object members, EnumValues the enum values,
+	// and StringChars the characters of member names, definition names,
+	// enum values and const values.
+	Properties, EnumValues, StringChars int
+	// LargeEnumChars counts the characters of the string enums of more
+	// than 250 values.
+	LargeEnumChars int
+	// Depth is the deepest nesting of objects, through references that do
+	// not recur.
+	Depth int
+}
+
+// annotations are keywords that do not constrain a value: dropped when the
+// provider may not accept them, never a reason to block.
+var annotations = map[string]bool{
+	"title": true, "$comment": true, "examples": true, "deprecated": true,
+	"readOnly": true, "writeOnly": true, "$id": true, "$schema": true,
+	"contentSchema": true,
+}
+
+// unsupported are keywords no provider's strict mode accepts; each blocks.
+var unsupported = []string{
+	"allOf", "oneOf", "not", "if", "then", "else", "dependentRequired",
+	"dependentSchemas", "patternProperties", "propertyNames",
+	"unevaluatedProperties", "unevaluatedItems", "prefixItems", "contains",
+	"minContains", "maxContains", "$dynamicRef", "$dynamicAnchor",
+	"$anchor", "$recursiveRef", "$recursiveAnchor", "$vocabulary",
+	"dependencies", "additionalItems",
+}
+
+const dialect2020 = "https://json-schema.org/draft/2020-12/schema"
+
+type defState struct {
+	name   string
+	raw    any
+	out    map[string]any
+	undo   *Undo
+	done   bool
+	active bool
+	height int
+	// recursive: some reference to this definition was met while it was
+	// being lowered.
+	recursive bool
+}
+
+type lowerer struct {
+	rules   Rules
+	defs    map[string]*defState
+	defKey  string
+	res     *Result
+	keep    bool
+	rootRec bool
+	root    any
+	rootU   *Undo
+}
+
+// Lower lowers schema, a canonical input schema, under rules. It never
+// fails: what cannot be lowered is in Result.Blocked.
+func Lower(schema []byte, rules Rules) Result {
+	return lower(schema, rules, false)
+}
+
+// Checked returns the lowered schema with the relaxed constraints kept in
+// place of their description notes: the schema under which a value, after
+// Undo, is valid under the canonical schema. Nil when the schema cannot be
+// lowered. It costs a second lowering, so Lower does not compute it.
+func Checked(schema []byte, rules Rules) []byte {
+	return lower(schema, rules, true).Wire()
+}
+
+// Wire is the lowered schema to send, as JSON; nil when Blocked is not
+// empty.
+func (r Result) Wire() []byte {
+	if r.Tree == nil {
+		return nil
+	}
+	return Encode(r.Tree)
+}
+
+// lower runs one pass; keep keeps the relaxed constraints in place.
+func lower(schema []byte, rules Rules, keep bool) Result {
+	res := Result{}
+	root, err := Decode(schema)
+	if err != nil {
+		res.Blocked = append(res.Blocked, Finding{"", "the schema is not JSON: " + err.Error()})
+		return res
+	}
+	obj, ok := root.(map[string]any)
+	if !ok {
+		res.Blocked = append(res.Blocked, Finding{"", "the schema is not a JSON object"})
+		return res
+	}
+	l := &lowerer{rules: rules, defs: map[string]*defState{}, res: &res, keep: keep, root: root, rootU: &Undo{}}
+	if s, ok := obj["$schema"].(string); ok && strings.TrimSuffix(s, "#") != dialect2020 {
+		l.block("/$schema", "only JSON Schema 2020-12 is lowered; the schema declares "+strconv.Quote(s))
+	}
+	for _, key := range []string{"$defs", "definitions"} {
+		defs, ok := obj[key]
+		if !ok {
+			continue
+		}
+		m, ok := defs.(map[string]any)
+		if !ok {
+			l.block("/"+key, key+" is not an object")
+			continue
+		}
+		if l.defKey != "" {
+			l.block("/"+key, "both $defs and definitions are present")
+			continue
+		}
+		l.defKey = key
+		for name, d := range m {
+			l.defs[name] = &defState{name: name, raw: d, undo: &Undo{}}
+		}
+	}
+	if _, ok := obj["anyOf"]; ok {
+		l.block("/anyOf", "the root of a strict schema cannot be anyOf")
+	}
+	out, u, height := l.walk(root, "", true)
+	*l.rootU = *u
+	res.Depth = height
+	l.finish(l.rootU)
+	byPointer := func(a, b Finding) int { return strings.Compare(a.Pointer, b.Pointer) }
+	slices.SortStableFunc(res.Blocked, byPointer)
+	slices.SortStableFunc(res.Relaxed, byPointer)
+	if len(res.Blocked) > 0 {
+		return res
+	}
+	outObj := out.(map[string]any)
+	var usedDefs map[string]any
+	for name, d := range l.defs {
+		if !d.done {
+			continue
+		}
+		if usedDefs == nil {
+			usedDefs = map[string]any{}
+		}
+		usedDefs[name] = d.out
+		res.StringChars += len(name)
+	}
+	if usedDefs != nil {
+		outObj["$defs"] = usedDefs
+	}
+	res.Undo = l.rootU
+	res.Tree = outObj
+	return res
+}
+
+func (l *lowerer) block(ptr, rule string) {
+	l.res.Blocked = append(l.res.Blocked, Finding{ptr, rule})
+}
+
+// relaxed moves keyword of out (lowered) into a note for its description,
+// unless the pass keeps relaxed constraints: the provider will not enforce
+// it.
+func (l *lowerer) relaxed(out map[string]any, notes *[]string, ptr, keyword string, value any) {
+	if l.keep {
+		return
+	}
+	delete(out, keyword)
+	*notes = append(*notes, keyword+": "+string(Encode(value)))
+	l.res.Relaxed = append(l.res.Relaxed, Finding{ptr + "/" + escape(keyword), keyword + " is not enforced in strict mode; moved into the description"})
+}
+
+// lazyPath is the JSON pointer of a keyword, built only when needed.
+type lazyPath struct{ parent, key string }
+
+func (p lazyPath) String() string { return p.parent + "/" + escape(p.key) }
+
+func escape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+func unescape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+}
+
+// walk lowers one subschema. It returns the lowered node, its undo node and
+// its height (object nesting levels).
+func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
+	u := &Undo{at: ptr}
+	m, ok := node.(map[string]any)
+	if !ok {
+		if b, isBool := node.(bool); isBool && b {
+			l.block(ptr, "the schema true admits any value, which strict mode cannot express")
+		} else if isBool {
+			l.block(ptr, "the schema false admits no value, which strict mode cannot express")
+		} else {
+			l.block(ptr, "a subschema is not a JSON object")
+		}
+		return nil, u, 0
+	}
+	for _, k := range unsupported {
+		if _, ok := m[k]; ok {
+			l.block(ptr+"/"+escape(k), k+" is not supported in strict mode")
+		}
+	}
+	if !root {
+		for _, k := range []string{"$defs", "definitions"} {
+			if _, ok := m[k]; ok {
+				l.block(ptr+"/"+k, "definitions are lowered only at the root")
+			}
+		}
+	}
+	if ref, ok := m["$ref"]; ok {
+		return l.walkRef(m, ref, ptr)
+	}
+	// The node is lowered in place: the tree is this lowering's own
+	// decoded copy, and each node of it is walked once (definitions are
+	// memoized, the root is referred to, never walked again). What the
+	// checks after the loop need of the original is kept first.
+	orig := origOf(m)
+	out := m
+	height := 0
+	typed := false
+	var notes []string
+	// Keys in map order: the findings are sorted at the end, the notes
+	// of a node below, and the output is a map.
+	for k, v := range m {
+		kp := lazyPath{ptr, k}
+		switch k {
+		case "$defs", "definitions":
+			// Lowered on demand, by reference; only the used ones are
+			// put back, at the root.
+			delete(out, k)
+		case "type":
+			out[k] = v
+			typed = true
+			if types, isArr := v.([]any); isArr && len(types) > 1 {
+				l.res.Unions++
+			}
+		case "description":
+			out[k] = v
+		case "default":
+			if !l.rules.Default {
+				delete(out, k)
+			}
+		case "enum":
+			typed = true
+			vals, isArr := v.([]any)
+			if !isArr {
+				l.block(kp.String(), "enum is not an array")
+				continue
+			}
+			chars := 0
+			for i, e := range vals {
+				if !primitive(e) {
+					l.block(kp.String()+"/"+strconv.Itoa(i), "enum values must be strings, numbers, booleans or null")
+				}
+				chars += primitiveChars(e)
+			}
+			l.res.EnumValues += len(vals)
+			l.res.StringChars += chars
+			if len(vals) > 250 {
+				l.res.LargeEnumChars += chars
+			}
+			out[k] = v
+		case "const":
+			typed = true
+			if !primitive(v) {
+				l.block(kp.String(), "const must be a string, number, boolean or null")
+			}
+			l.res.StringChars += primitiveChars(v)
+			out[k] = v
+		case "anyOf":
+			typed = true
+			branches, isArr := v.([]any)
+			if !isArr || len(branches) == 0 {
+				l.block(kp.String(), "anyOf is not a non-empty array")
+				continue
+			}
+			l.res.Unions++
+			lowered := make([]any, len(branches))
+			for i, b := range branches {
+				lb, bu, h := l.walk(b, kp.String()+"/"+strconv.Itoa(i), false)
+				lowered[i] = lb
+				u.Branches = append(u.Branches, Branch{Undo: bu, node: lb})
+				height = max(height, h)
+			}
+			out[k] = lowered
+		case "properties":
+			props, isObj := v.(map[string]any)
+			if !isObj {
+				l.block(kp.String(), "properties is not an object")
+				continue
+			}
+			lp := map[string]any{}
+			base := kp.String()
+			for name, pv := range props {
+				lv, pu, h := l.walk(pv, base+"/"+escape(name), false)
+				lp[name] = lv
+				if u.Props == nil {
+					u.Props = map[string]*Undo{}
+				}
+				u.Props[name] = pu
+				height = max(height, h)
+				l.res.Properties++
+				l.res.StringChars += len(name)
+			}
+			out[k] = lp
+		case "required":
+			out[k] = v
+		case "additionalProperties":
+			delete(out, k) // closeObject closes every object
+			if b, isBool := v.(bool); !isBool || b {
+				if _, isObj := v.(map[string]any); isObj {
+					l.block(kp.String(), "additionalProperties with a schema (a map) cannot be strict: every member must be named")
+				}
+			}
+		case "items":
+			lv, iu, h := l.walk(v, kp.String(), false)
+			out[k] = lv
+			u.Items = iu
+			height = max(height, h)
+		case "minItems":
+			out[k] = v
+			if n, ok := v.(json.Number); ok && l.rules.MinItemsUpTo >= 0 {
+				if i, err := n.Int64(); err != nil || i > int64(l.rules.MinItemsUpTo) {
+					l.relaxed(out, &notes, ptr, k, v)
+				}
+			}
+		case "maxItems":
+			out[k] = v
+			if !l.rules.MaxItems {
+				l.relaxed(out, &notes, ptr, k, v)
+			}
+		case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf":
+			out[k] = v
+			if !l.rules.NumberBounds {
+				l.relaxed(out, &notes, ptr, k, v)
+			}
+		case "pattern":
+			out[k] = v
+			p, _ := v.(string)
+			if l.rules.PatternProblem != nil {
+				if why := l.rules.PatternProblem(p); why != "" {
+					l.relaxed(out, &notes, ptr, k, v)
+				}
+			}
+		case "format":
+			out[k] = v
+			f, _ := v.(string)
+			if !slices.Contains(l.rules.Formats, f) {
+				l.relaxed(out, &notes, ptr, k, v)
+			}
+		case "minLength", "maxLength", "uniqueItems", "minProperties", "maxProperties",
+			"contentEncoding", "contentMediaType":
+			out[k] = v
+			l.relaxed(out, &notes, ptr, k, v)
+		default:
+			// Annotations and unknown keywords constrain nothing in
+			// 2020-12; the unsupported ones were blocked above.
+			delete(out, k)
+		}
+	}
+	if len(notes) > 0 {
+		slices.Sort(notes)
+		desc, _ := out["description"].(string)
+		if desc != "" {
+			desc += " "
+		}
+		out["description"] = desc + "(" + strings.Join(notes, "; ") + ")"
+	}
+	if !typed {
+		l.block(ptr, "a schema without type, enum, const, anyOf or $ref admits any value, which strict mode cannot express")
+	}
+	if hasType(m, "object") {
+		height++
+		l.closeObject(orig, out, u, ptr)
+	} else if _, ok := m["properties"]; ok {
+		l.block(ptr+"/properties", "properties on a schema whose type does not include object")
+	}
+	if hasType(m, "array") {
+		if !orig.hasItems || orig.itemsTrue {
+			l.block(ptr, "an array must declare the schema of its items")
+		}
+	}
+	if root {
+		if !hasType(m, "object") {
+			l.block(ptr, "the root must be of type object")
+		}
+	}
+	return out, u, height
+}
+
+// original is what the checks after a node's walk need of the node as it
+// was.
+type original struct {
+	props               map[string]any
+	required            any
+	addProps            any
+	hasAddProps         bool
+	hasItems, itemsTrue bool
+}
+
+func origOf(m map[string]any) original {
+	o := original{required: m["required"]}
+	o.props, _ = m["properties"].(map[string]any)
+	o.addProps, o.hasAddProps = m["additionalProperties"]
+	var items any
+	items, o.hasItems = m["items"]
+	o.itemsTrue = items == true
+	return o
+}
+
+// closeObject makes the lowered object closed and, under RequireAll, every
+// member required, optional ones nullable.
+func (l *lowerer) closeObject(m original, out map[string]any, u *Undo, ptr string) {
+	props := m.props
+	if len(props) == 0 {
+		if ap, ok := m.addProps, m.hasAddProps; !ok || ap != false {
+			l.block(ptr, "an object that declares no properties and does not forbid others is free-form, which strict mode cannot express")
+			return
+		}
+	}
+	out["additionalProperties"] = false
+	required := map[string]bool{}
+	if rs, ok := m.required.([]any); ok {
+		for _, r := range rs {
+			if s, ok := r.(string); ok {
+				required[s] = true
+			}
+		}
+	}
+	names := sortedKeys(props)
+	lp, _ := out["properties"].(map[string]any)
+	var optional []string
+	for _, name := range names {
+		if !required[name] {
+			optional = append(optional, name)
+		}
+	}
+	if !l.rules.RequireAll {
+		l.res.Optional += len(optional)
+		return
+	}
+	all := make([]any, len(names))
+	for i, n := range names {
+		all[i] = n
+	}
+	if len(names) > 0 {
+		out["required"] = all
+	}
+	for _, name := range optional {
+		if u.Nullable == nil {
+			u.Nullable = map[string]bool{}
+		}
+		u.Nullable[name] = true
+		if lp[name] == nil {
+			continue
+		}
+		lp[name] = l.nullable(lp[name].(map[string]any))
+	}
+}
+
+// nullable returns s, lowered, made to admit null as well.
+func (l *lowerer) nullable(s map[string]any) map[string]any {
+	if admitsNull(s, l.defs, 0) {
+		return s
+	}
+	_, hasRef := s["$ref"]
+	_, hasAnyOf := s["anyOf"]
+	_, hasConst := s["const"]
+	t, hasType := s["type"]
+	enum, hasEnum := s["enum"].([]any)
+	if hasRef || hasAnyOf || hasConst || !hasType && !hasEnum {
+		l.res.Unions++
+		return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
+	}
+	c := make(map[string]any, len(s))
+	for k, v := range s {
+		c[k] = v
+	}
+	if hasType {
+		switch tt := t.(type) {
+		case string:
+			c["type"] = []any{tt, "null"}
+			l.res.Unions++
+		case []any:
+			c["type"] = append(slices.Clone(tt), "null")
+		}
+	}
+	if hasEnum {
+		c["enum"] = append(slices.Clone(enum), nil)
+		l.res.EnumValues++
+	}
+	return c
+}
+
+// walkRef lowers a node holding $ref.
+func (l *lowerer) walkRef(m map[string]any, ref any, ptr string) (any, *Undo, int) {
+	for k := range m {
+		if k != "$ref" && k != "description" && k != "default" && !annotations[k] {
+			l.block(ptr+"/"+escape(k), "$ref with the sibling keyword "+k+" cannot be strict")
+		}
+	}
+	s, _ := ref.(string)
+	if s == "#" {
+		l.rootRec = true
+		if !l.rules.Recursion {
+			l.block(ptr+"/$ref", "a recursive schema (a reference to the root) cannot be strict here")
+			return nil, &Undo{}, 0
+		}
+		return map[string]any{"$ref": "#"}, l.rootU, 0
+	}
+	prefix := "#/" + l.defKey + "/"
+	if l.defKey == "" || !strings.HasPrefix(s, prefix) || strings.Contains(s[len(prefix):], "/") {
+		l.block(ptr+"/$ref", "only references to the root or to a definition of the root's $defs can be strict; found "+strconv.Quote(s))
+		return nil, &Undo{}, 0
+	}
+	name := unescape(s[len(prefix):])
+	d, ok := l.defs[name]
+	if !ok {
+		l.block(ptr+"/$ref", "the reference "+strconv.Quote(s)+" names no definition")
+		return nil, &Undo{}, 0
+	}
+	target := "#/$defs/" + escape(name)
+	if d.active {
+		d.recursive = true
+		if !l.rules.Recursion {
+			l.block(ptr+"/$ref", "a recursive schema (through "+strconv.Quote(s)+") cannot be strict here")
+			return nil, &Undo{}, 0
+		}
+		return map[string]any{"$ref": target}, d.undo, 0
+	}
+	if !d.done {
+		d.active = true
+		out, u, h := l.walk(d.raw, "/"+l.defKey+"/"+escape(name), false)
+		d.active = false
+		d.done = true
+		*d.undo = *u
+		d.height = h
+		if o, ok := out.(map[string]any); ok {
+			d.out = o
+		} else {
+			d.out = map[string]any{}
+		}
+	}
+	desc, hasDesc := m["description"].(string)
+	if hasDesc && !d.recursive {
+		// Inline, so that the member keeps its own description.
+		c := make(map[string]any, len(d.out)+1)
+		for k, v := range d.out {
+			c[k] = v
+		}
+		c["description"] = desc
+		return c, d.undo, d.height
+	}
+	return map[string]any{"$ref": target}, d.undo, d.height
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func primitive(v any) bool {
+	switch v.(type) {
+	case string, json.Number, bool, nil:
+		return true
+	}
+	return false
+}
+
+func primitiveChars(v any) int {
+	switch x := v.(type) {
+	case string:
+		return len(x)
+	case json.Number:
+		return len(x)
+	}
+	return 0
+}
+
+func hasType(m map[string]any, want string) bool {
+	switch t := m["type"].(type) {
+	case string:
+		return t == want
+	case []any:
+		return slices.Contains(t, any(want))
+	}
+	return false
+}
+
+// admitsNull reports whether the lowered schema s surely admits null.
+func admitsNull(s map[string]any, defs map[string]*defState, depth int) bool {
+	if depth > 32 {
+		return false
+	}
+	if _, ok := s["$ref"]; ok {
+		return false
+	}
+	if e, ok := s["enum"].([]any); ok && !slices.Contains(e, nil) {
+		return false
+	}
+	if c, ok := s["const"]; ok && c != nil {
+		return false
+	}
+	if _, ok := s["type"]; ok {
+		return hasType(s, "null")
+	}
+	if b, ok := s["anyOf"].([]any); ok {
+		for _, x := range b {
+			if xm, ok := x.(map[string]any); ok && admitsNull(xm, defs, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}

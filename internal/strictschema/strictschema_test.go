@@ -1,0 +1,119 @@
+package strictschema_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/internal/strictschema"
+)
+
+func TestLowerBlocks(t *testing.T) {
+	for _, tc := range []struct {
+		name, schema string
+		rules        strictschema.Rules
+		want         []strictschema.Finding
+	}{
+		{"free-form object", `{"type":"object"}`, strictschema.OpenAI, []strictschema.Finding{
+			{"", "an object that declares no properties and does not forbid others is free-form, which strict mode cannot express"}}},
+		{"map", `{"type":"object","properties":{"m":{"type":"object","additionalProperties":{"type":"integer"}}}}`, strictschema.OpenAI, []strictschema.Finding{
+			{"/properties/m", "an object that declares no properties and does not forbid others is free-form, which strict mode cannot express"},
+			{"/properties/m/additionalProperties", "additionalProperties with a schema (a map) cannot be strict: every member must be named"}}},
+		{"any value", `{"type":"object","properties":{"x":true,"y":{}}}`, strictschema.OpenAI, []strictschema.Finding{
+			{"/properties/x", "the schema true admits any value, which strict mode cannot express"},
+			{"/properties/y", "a schema without type, enum, const, anyOf or $ref admits any value, which strict mode cannot express"}}},
+		{"allOf oneOf not", `{"type":"object","properties":{"a":{"type":"string","allOf":[{"type":"string"}],"oneOf":[{"type":"string"}],"not":{"type":"null"}}}}`, strictschema.OpenAI, []strictschema.Finding{
+			{"/properties/a/allOf", "allOf is not supported in strict mode"},
+			{"/properties/a/not", "not is not supported in strict mode"},
+			{"/properties/a/oneOf", "oneOf is not supported in strict mode"}}},
+		{"root anyOf", `{"type":"object","anyOf":[{"properties":{"a":{"type":"string"}}}]}`, strictschema.OpenAI, []strictschema.Finding{
+			{"", "an object that declares no properties and does not forbid others is free-form, which strict mode cannot express"},
+			{"/anyOf", "the root of a strict schema cannot be anyOf"},
+			{"/anyOf/0", "a schema without type, enum, const, anyOf or $ref admits any value, which strict mode cannot express"},
+			{"/anyOf/0/properties", "properties on a schema whose type does not include object"}}},
+		{"recursion under Anthropic", recursive, strictschema.Anthropic, []strictschema.Finding{
+			{"/$defs/node/properties/children/items/$ref", `a recursive schema (through "#/$defs/node") cannot be strict here`}}},
+		{"ref with siblings", `{"type":"object","properties":{"a":{"$ref":"#/$defs/s","minLength":2}},"$defs":{"s":{"type":"string"}}}`, strictschema.OpenAI, []strictschema.Finding{
+			{"/properties/a/minLength", "$ref with the sibling keyword minLength cannot be strict"}}},
+		{"ref outside $defs", `{"type":"object","properties":{"a":{"type":"string"},"b":{"$ref":"#/properties/a"}}}`, strictschema.OpenAI, []strictschema.Finding{
+			{"/properties/b/$ref", `only references to the root or to a definition of the root's $defs can be strict; found "#/properties/a"`}}},
+		{"complex enum", `{"type":"object","properties":{"a":{"enum":[{"x":1}]}}}`, strictschema.Anthropic, []strictschema.Finding{
+			{"/properties/a/enum/0", "enum values must be strings, numbers, booleans or null"}}},
+		{"array without items", `{"type":"object","properties":{"a":{"type":"array"}}}`, strictschema.OpenAI, []strictschema.Finding{
+			{"/properties/a", "an array must declare the schema of its items"}}},
+		{"ambiguous anyOf", `{"type":"object","properties":{"a":{"anyOf":[{"type":"object","properties":{"x":{"type":"string"}}},{"type":"object","properties":{"y":{"type":"string"}}}]}}}`, strictschema.OpenAI, []strictschema.Finding{
+			{"/properties/a/anyOf", "anyOf branches with optional members must differ in JSON type from the other branches, so that a null sent for an absent member can be removed unambiguously"}}},
+		{"older dialect", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"type":"string"}}}`, strictschema.OpenAI, []strictschema.Finding{
+			{"/$schema", `only JSON Schema 2020-12 is lowered; the schema declares "http://json-schema.org/draft-07/schema#"`}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := strictschema.Lower([]byte(tc.schema), tc.rules)
+			require.Equal(t, tc.want, res.Blocked)
+			require.Nil(t, res.Wire())
+		})
+	}
+}
+
+func TestLowerRelaxes(t *testing.T) {
+	schema := `{"type":"object","properties":{
+		"name":{"type":"string","minLength":1,"description":"Who"},
+		"n":{"type":"integer","minimum":1,"maximum":5},
+		"tags":{"type":"array","items":{"type":"string","pattern":"\\bx"},"minItems":2,"maxItems":4,"uniqueItems":true},
+		"site":{"type":"string","format":"uri"}},"required":["name"]}`
+	openai := strictschema.Lower([]byte(schema), strictschema.OpenAI)
+	require.Empty(t, openai.Blocked)
+	require.Equal(t, []strictschema.Finding{
+		{"/properties/name/minLength", "minLength is not enforced in strict mode; moved into the description"},
+		{"/properties/site/format", "format is not enforced in strict mode; moved into the description"},
+		{"/properties/tags/uniqueItems", "uniqueItems is not enforced in strict mode; moved into the description"},
+	}, openai.Relaxed)
+	require.JSONEq(t, `{"type":"object","additionalProperties":false,"required":["n","name","site","tags"],"properties":{
+		"name":{"type":"string","description":"Who (minLength: 1)"},
+		"n":{"type":["integer","null"],"minimum":1,"maximum":5},
+		"tags":{"type":["array","null"],"items":{"type":"string","pattern":"\\bx"},"minItems":2,"maxItems":4,"description":"(uniqueItems: true)"},
+		"site":{"type":["string","null"],"description":"(format: \"uri\")"}}}`, string(openai.Wire()))
+
+	anthropic := strictschema.Lower([]byte(schema), strictschema.Anthropic)
+	require.Empty(t, anthropic.Blocked)
+	require.Len(t, anthropic.Relaxed, 7)
+	require.Equal(t, 3, anthropic.Optional)
+	require.JSONEq(t, `{"type":"object","additionalProperties":false,"required":["name"],"properties":{
+		"name":{"type":"string","description":"Who (minLength: 1)"},
+		"n":{"type":"integer","description":"(maximum: 5; minimum: 1)"},
+		"tags":{"type":"array","items":{"type":"string","description":"(pattern: \"\\\\bx\")"},"description":"(maxItems: 4; minItems: 2; uniqueItems: true)"},
+		"site":{"type":"string","format":"uri"}}}`, string(anthropic.Wire()))
+	// Checked keeps what Wire relaxes, and both compile.
+	for _, s := range [][]byte{openai.Wire(), strictschema.Checked([]byte(schema), strictschema.OpenAI), anthropic.Wire(), strictschema.Checked([]byte(schema), strictschema.Anthropic)} {
+		_, err := tool.ParseSchema(s)
+		require.NoError(t, err)
+	}
+}
+
+func TestApply(t *testing.T) {
+	res := strictschema.Lower([]byte(`{"type":"object","properties":{
+		"a":{"type":"string"},
+		"b":{"type":"object","properties":{"c":{"type":"integer"}}},
+		"list":{"type":"array","items":{"type":"object","properties":{"d":{"type":"string"}}}}},"required":["a"]}`), strictschema.OpenAI)
+	require.Empty(t, res.Blocked)
+	for _, tc := range []struct{ name, in, want string }{
+		{"nulls removed at every level", `{"a":null,"b":{"c":null},"list":[{"d":null},{"d":"x"}]}`, `{"a":null,"b":{},"list":[{},{"d":"x"}]}`},
+		{"first member removed, with the comma after it", `{"b":null,"a":"x"}`, `{"a":"x"}`},
+		{"spacing kept around what stays", `{"a":"x", "b" : null , "list":[]}`, `{"a":"x" , "list":[]}`},
+		{"every member removed", `{ "b":null, "list":null }`, `{ }`},
+		{"two leading members removed", `{"b":null,"list":null,"a":"x"}`, `{"a":"x"}`},
+		{"nothing to remove: the same text", `{ "a" : "x",  "b":{"c":1.50} }`, `{ "a" : "x",  "b":{"c":1.50} }`},
+		{"number text kept", `{"a":"x","b":null,"n":1.0e2}`, `{"a":"x","n":1.0e2}`},
+		{"malformed: unchanged", `{"a":"x","b":null`, `{"a":"x","b":null`},
+		{"duplicate names: unchanged", `{"a":"x","b":null,"b":null}`, `{"a":"x","b":null,"b":null}`},
+		{"trailing data: unchanged", `{"b":null} {}`, `{"b":null} {}`},
+		{"not an object: unchanged", `[null]`, `[null]`},
+		{"blank: unchanged", ``, ``},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, res.Undo.Apply(tc.in))
+		})
+	}
+	var none *strictschema.Undo
+	require.Equal(t, `{"b":null}`, none.Apply(`{"b":null}`))
+}

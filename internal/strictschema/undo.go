@@ -1,0 +1,342 @@
+package strictschema
+
+import (
+	"io"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Undo restores the canonical shape of arguments sent under a lowered
+// schema: a null for a member that was made required and nullable only
+// because the provider wants every member listed is removed. It follows the
+// value, so a recursive schema's Undo (a cyclic graph) is walked only as
+// deep as the value goes. An Undo is immutable once Lower returns and safe
+// for concurrent use.
+type Undo struct {
+	// Nullable names the members whose null means "absent".
+	Nullable map[string]bool
+	// Props holds the undo of each declared member.
+	Props map[string]*Undo
+	// Items is the undo of array items.
+	Items *Undo
+	// Branches are the undo of the anyOf branches, chosen by the JSON
+	// kind of the value.
+	Branches []Branch
+	// at is the JSON pointer of the canonical subschema.
+	at string
+	// need: some value under this node can lose a member.
+	need bool
+}
+
+// Branch is one anyOf branch: the JSON kinds it admits ('{', '[', '"',
+// '0' for numbers, 't' for booleans, 'n' for null; empty for any) and its
+// undo.
+type Branch struct {
+	Kinds string
+	Undo  *Undo
+	node  any
+}
+
+// Apply undoes the lowering on args, the argument text a provider sent. It
+// returns args itself, byte for byte, unless a null was removed, and then
+// args with only the removed members cut out; text that is not one
+// well-formed JSON value with unique member names is returned unchanged,
+// for Prepare to refuse.
+func (u *Undo) Apply(args string) string {
+	if u == nil || !u.need || !strings.Contains(args, "null") {
+		return args
+	}
+	dec := decoders.Get().(*jsontext.Decoder)
+	defer decoders.Put(dec)
+	dec.Reset(strings.NewReader(args))
+	var cuts []span
+	if err := u.cut(dec, args, &cuts); err != nil || len(cuts) == 0 {
+		return args
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return args // trailing data: Prepare's to refuse
+	}
+	var b strings.Builder
+	b.Grow(len(args))
+	last := 0
+	for _, c := range cuts {
+		b.WriteString(args[last:c.from])
+		last = c.to
+	}
+	b.WriteString(args[last:])
+	return b.String()
+}
+
+// span is a range of bytes cut out of the argument text.
+type span struct{ from, to int }
+
+// nodes appends u and every node it reaches, each once.
+func (u *Undo) nodes(all []*Undo, seen map[*Undo]bool) []*Undo {
+	if u == nil || seen[u] {
+		return all
+	}
+	seen[u] = true
+	all = append(all, u)
+	all = u.Items.nodes(all, seen)
+	for _, p := range u.Props {
+		all = p.nodes(all, seen)
+	}
+	for _, b := range u.Branches {
+		all = b.Undo.nodes(all, seen)
+	}
+	return all
+}
+
+// markNeed sets need on every node that can remove a member, itself or
+// below; a fixpoint, because a recursive schema's graph has cycles.
+func markNeed(all []*Undo) {
+	for changed := true; changed; {
+		changed = false
+		for _, u := range all {
+			if !u.need && u.below() {
+				u.need, changed = true, true
+			}
+		}
+	}
+}
+
+// below reports whether u, or a node one step below, can remove a member.
+func (u *Undo) below() bool {
+	if len(u.Nullable) > 0 || u.Items != nil && u.Items.need {
+		return true
+	}
+	for _, p := range u.Props {
+		if p != nil && p.need {
+			return true
+		}
+	}
+	for _, b := range u.Branches {
+		if b.Undo != nil && b.Undo.need {
+			return true
+		}
+	}
+	return false
+}
+
+func kindOf(k jsontext.Kind) byte {
+	switch k {
+	case '{', '[', '"', 'n':
+		return byte(k)
+	case 't', 'f':
+		return 't'
+	}
+	return '0'
+}
+
+// pick returns the branch undo for a value of kind k; nil when no branch, or
+// more than one, claims it.
+func (u *Undo) pick(k jsontext.Kind) *Undo {
+	var found *Undo
+	n := 0
+	for _, b := range u.Branches {
+		if b.Kinds == "" || strings.IndexByte(b.Kinds, kindOf(k)) >= 0 {
+			found = b.Undo
+			n++
+		}
+	}
+	if n != 1 {
+		return nil
+	}
+	return found
+}
+
+// cut reads one value from dec, whose input is args, and appends to cuts,
+// in order, the spans to remove from args to undo u on it: a member whose
+// null stands for absence, with the comma that separated it from a kept
+// member.
+func (u *Undo) cut(dec *jsontext.Decoder, args string, cuts *[]span) error {
+	k := dec.PeekKind()
+	if u != nil && len(u.Branches) > 0 {
+		return u.pick(k).cut(dec, args, cuts)
+	}
+	switch {
+	case u != nil && u.need && k == '{':
+		if _, err := dec.ReadToken(); err != nil {
+			return err
+		}
+		kept, pendingComma := false, false
+		for dec.PeekKind() != '}' {
+			lead := int(dec.InputOffset())
+			name, err := dec.ReadToken()
+			if err != nil {
+				return err
+			}
+			if name.Kind() != '"' {
+				return errNotObject
+			}
+			key := name.String()
+			if u.Nullable[key] && dec.PeekKind() == 'n' {
+				if _, err := dec.ReadValue(); err != nil {
+					return err
+				}
+				*cuts = append(*cuts, span{lead, int(dec.InputOffset())})
+				pendingComma = pendingComma || !kept
+				continue
+			}
+			if pendingComma {
+				// The first kept member after removed leading ones loses
+				// the comma before it.
+				comma := strings.IndexByte(args[lead:], ',')
+				*cuts = append(*cuts, span{lead, lead + comma + 1})
+				pendingComma = false
+			}
+			kept = true
+			if err := u.Props[key].cut(dec, args, cuts); err != nil {
+				return err
+			}
+		}
+		_, err := dec.ReadToken()
+		return err
+	case u != nil && u.need && u.Items != nil && k == '[':
+		if _, err := dec.ReadToken(); err != nil {
+			return err
+		}
+		for dec.PeekKind() != ']' {
+			if err := u.Items.cut(dec, args, cuts); err != nil {
+				return err
+			}
+		}
+		_, err := dec.ReadToken()
+		return err
+	}
+	_, err := dec.ReadValue()
+	return err
+}
+
+type undoError string
+
+func (e undoError) Error() string { return string(e) }
+
+const errNotObject = undoError("not an object member name")
+
+// finish computes the kinds of every anyOf branch, now that every
+// definition is lowered, marks the nodes that can remove a member, and
+// blocks a schema whose null removal would be ambiguous: a branch that
+// removes nulls must admit kinds no other branch admits.
+func (l *lowerer) finish(root *Undo) {
+	all := root.nodes(nil, map[*Undo]bool{})
+	markNeed(all)
+	for _, u := range all {
+		for i := range u.Branches {
+			u.Branches[i].Kinds = l.kinds(u.Branches[i].node, 0)
+			u.Branches[i].node = nil
+		}
+		if ambiguous(u.Branches) {
+			l.block(u.at+"/anyOf", "anyOf branches with optional members must differ in JSON type from the other branches, so that a null sent for an absent member can be removed unambiguously")
+		}
+	}
+}
+
+// ambiguous reports whether a branch that removes nulls shares a JSON kind
+// with another branch.
+func ambiguous(branches []Branch) bool {
+	for i, b := range branches {
+		if b.Undo == nil || !b.Undo.need {
+			continue
+		}
+		for j, o := range branches {
+			if i != j && overlap(b.Kinds, o.Kinds) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func overlap(a, b string) bool {
+	if a == "" || b == "" {
+		return true
+	}
+	for i := range len(a) {
+		if strings.IndexByte(b, a[i]) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// kinds returns the JSON kinds a lowered node admits, "" for any.
+func (l *lowerer) kinds(node any, depth int) string {
+	m, ok := node.(map[string]any)
+	if !ok || depth > 64 {
+		return ""
+	}
+	if t, ok := m["type"]; ok {
+		var names []any
+		switch tt := t.(type) {
+		case string:
+			names = []any{tt}
+		case []any:
+			names = tt
+		}
+		var b strings.Builder
+		for _, n := range names {
+			switch n {
+			case "object":
+				b.WriteByte('{')
+			case "array":
+				b.WriteByte('[')
+			case "string":
+				b.WriteByte('"')
+			case "number", "integer":
+				b.WriteByte('0')
+			case "boolean":
+				b.WriteByte('t')
+			case "null":
+				b.WriteByte('n')
+			}
+		}
+		return b.String()
+	}
+	if e, ok := m["enum"].([]any); ok {
+		return valueKinds(e)
+	}
+	if c, ok := m["const"]; ok {
+		return valueKinds([]any{c})
+	}
+	if ref, ok := m["$ref"].(string); ok {
+		if ref == "#" {
+			return "{"
+		}
+		name := unescape(strings.TrimPrefix(ref, "#/$defs/"))
+		if d, ok := l.defs[name]; ok {
+			return l.kinds(d.out, depth+1)
+		}
+		return ""
+	}
+	if br, ok := m["anyOf"].([]any); ok {
+		var b strings.Builder
+		for _, x := range br {
+			k := l.kinds(x, depth+1)
+			if k == "" {
+				return ""
+			}
+			b.WriteString(k)
+		}
+		return b.String()
+	}
+	return ""
+}
+
+func valueKinds(vals []any) string {
+	var b strings.Builder
+	for _, v := range vals {
+		switch v.(type) {
+		case string:
+			b.WriteByte('"')
+		case bool:
+			b.WriteByte('t')
+		case nil:
+			b.WriteByte('n')
+		default:
+			b.WriteByte('0')
+		}
+	}
+	return b.String()
+}
