@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"net/url"
 	"slices"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/agentcontract/tool/internal/fastcheck"
 	"github.com/agentcontract/tool/internal/regex"
+	"github.com/agentcontract/tool/internal/schemacost"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
@@ -205,27 +207,25 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 		}
 		return Schema{}, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
 	}
-	visits := maxVisits(compiled)
-	if visits > MaxSchemaVisits {
-		return Schema{}, fmt.Errorf("%w: validating one value could apply %d subschemas, more than the limit of %d (nested anyOf/oneOf/allOf through $ref multiply)", ErrInvalidSchema, visits, MaxSchemaVisits)
-	}
-	if located, bounded := maxLocationVisits(compiled); !bounded {
-		return Schema{}, fmt.Errorf("%w: counting the subschemas validating one value could apply would take more than %d steps", ErrInvalidSchema, maxLocationWork)
-	} else if located > MaxSchemaVisits {
-		return Schema{}, fmt.Errorf("%w: validating one value could apply %d subschemas to one of its members or items, more than the limit of %d (subschemas reached through several keywords multiply at every level)", ErrInvalidSchema, located, MaxSchemaVisits)
-	} else {
-		visits = max(visits, located)
+	cost := schemacost.Analyze(compiled, MaxSchemaVisits, strictjson.MaxDepth)
+	switch {
+	case cost.Visits > MaxSchemaVisits:
+		return Schema{}, fmt.Errorf("%w: validating one value could apply %d subschemas, more than the limit of %d (nested anyOf/oneOf/allOf through $ref multiply)", ErrInvalidSchema, cost.Visits, MaxSchemaVisits)
+	case !cost.Bounded:
+		return Schema{}, fmt.Errorf("%w: counting the subschemas validating one value could apply would take more than %d steps", ErrInvalidSchema, schemacost.MaxWork)
+	case cost.Located > MaxSchemaVisits:
+		return Schema{}, fmt.Errorf("%w: validating one value could apply %d subschemas to one of its members or items, more than the limit of %d (subschemas reached through several keywords multiply at every level)", ErrInvalidSchema, cost.Located, MaxSchemaVisits)
 	}
 	if err := compileDefinitions(c, tree); err != nil {
 		return Schema{}, err
 	}
-	if err := compilePatterns(compiled); err != nil {
+	if err := compilePatterns(cost.Schemas); err != nil {
 		return Schema{}, err
 	}
 	fast := fastcheck.Compile(compiled)
 	interned := map[string]string{}
 	collectStrings(tree, interned)
-	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled, fast: fast, strings: interned, visits: visits, costs: keywordCostsOf(compiled)}}, nil
+	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled, fast: fast, strings: interned, visits: max(cost.Visits, cost.Located), costs: keywordCostsOf(cost.Schemas)}}, nil
 }
 
 // Bounds on the shape of a schema document; see ParseSchema.
@@ -613,404 +613,6 @@ func pointer(tokens []string) string {
 	return b.String()
 }
 
-// maxVisits returns the largest number of subschemas validating one
-// instance location can apply, over every subschema of root. Edges that
-// stay on the same instance location (applicators and references) add up;
-// edges that descend into children (properties, items, ...) start a new
-// location and are only followed to find more subschemas. A reference cycle
-// that stays on one location is counted once, as the validator stops it.
-func maxVisits(root *jsonschema.Schema) int {
-	all, anchors := reachable(root)
-
-	const inProgress = -1
-	memo := make(map[*jsonschema.Schema]int, len(all))
-	var visits func(*jsonschema.Schema) int
-	visits = func(s *jsonschema.Schema) int {
-		switch n, ok := memo[s]; {
-		case ok && n == inProgress:
-			return 1
-		case ok:
-			return n
-		}
-		memo[s] = inProgress
-		total := 1
-		for _, c := range sameLocation(s, anchors) {
-			total += visits(c)
-			if total > MaxSchemaVisits {
-				total = MaxSchemaVisits + 1 // saturate: the answer is already "too many"
-			}
-		}
-		memo[s] = total
-		return total
-	}
-	highest := 0
-	for _, s := range all {
-		highest = max(highest, visits(s))
-	}
-	return highest
-}
-
-// sameLocation lists the subschemas s applies to the value it is applied
-// to. With anchors, a dynamic reference counts every subschema its anchor
-// could resolve to.
-func sameLocation(s *jsonschema.Schema, anchors map[string][]*jsonschema.Schema) []*jsonschema.Schema {
-	return append(staticSameLocation(s), dynamicTargets(s, anchors)...)
-}
-
-// dynamicTargets lists the subschemas a dynamic reference of s could
-// resolve to: its static target and, with anchors, every subschema that
-// declares its anchor. Exactly one of them applies.
-func dynamicTargets(s *jsonschema.Schema, anchors map[string][]*jsonschema.Schema) []*jsonschema.Schema {
-	if s.DynamicRef == nil {
-		return nil
-	}
-	var out []*jsonschema.Schema
-	if s.DynamicRef.Ref != nil {
-		out = append(out, s.DynamicRef.Ref)
-	}
-	if s.DynamicRef.Anchor != "" {
-		out = append(out, anchors[s.DynamicRef.Anchor]...)
-	}
-	return out
-}
-
-// staticSameLocation is sameLocation without dynamic references.
-func staticSameLocation(s *jsonschema.Schema) []*jsonschema.Schema {
-	var out []*jsonschema.Schema
-	add := func(c ...*jsonschema.Schema) {
-		for _, x := range c {
-			if x != nil {
-				out = append(out, x)
-			}
-		}
-	}
-	add(s.Ref, s.RecursiveRef, s.Not, s.If, s.Then, s.Else)
-	add(s.AllOf...)
-	add(s.AnyOf...)
-	add(s.OneOf...)
-	for _, k := range sortedKeys(s.DependentSchemas) {
-		add(s.DependentSchemas[k])
-	}
-	for _, k := range sortedKeys(s.Dependencies) {
-		if c, ok := s.Dependencies[k].(*jsonschema.Schema); ok {
-			add(c)
-		}
-	}
-	return out
-}
-
-// childLocations lists the subschemas s applies to members, items or
-// decoded content of the value.
-func childLocations(s *jsonschema.Schema) []*jsonschema.Schema {
-	var out []*jsonschema.Schema
-	add := func(c ...*jsonschema.Schema) {
-		for _, x := range c {
-			if x != nil {
-				out = append(out, x)
-			}
-		}
-	}
-	addAny := func(v any) {
-		switch v := v.(type) {
-		case *jsonschema.Schema:
-			add(v)
-		case []*jsonschema.Schema:
-			add(v...)
-		}
-	}
-	add(s.PropertyNames, s.UnevaluatedProperties, s.Contains, s.Items2020, s.UnevaluatedItems, s.ContentSchema)
-	for _, k := range sortedKeys(s.Properties) {
-		add(s.Properties[k])
-	}
-	for _, c := range s.PatternProperties {
-		add(c)
-	}
-	addAny(s.AdditionalProperties)
-	addAny(s.Items)
-	addAny(s.AdditionalItems)
-	add(s.PrefixItems...)
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// maxLocationWork bounds the steps maxLocationVisits may take, so that the
-// analysis itself stays well under a second. Ordinary schemas, even
-// documents of MaxInputBytes, take a small fraction of it.
-const maxLocationWork = 1 << 21
-
-// maxLocationVisits returns the largest number of subschemas validating one
-// value could apply to a single location of that value, at any depth. It
-// complements maxVisits, which counts from one subschema only: the members
-// and items of a value receive subschemas from every subschema applied to
-// the value itself (items and contains both apply to every item; two
-// branches of an allOf may each reach the same definition), so the counts
-// multiply level after level. It follows the value down, one location at a
-// time, with the multiset of subschemas entering that location, until no
-// new multiset appears or the nesting bound of strictjson is reached.
-// Bounded reports false when the analysis would exceed maxLocationWork
-// steps.
-func maxLocationVisits(root *jsonschema.Schema) (visits int, bounded bool) {
-	const saturated = MaxSchemaVisits + 1
-	anchors := dynamicAnchors(root)
-	work := 0
-
-	// apply adds to applied the subschemas that n applications of s apply
-	// to the same location, s included, and returns how many there are. A
-	// subschema already on the path is counted and not followed, as the
-	// validator stops the cycle there. Of the targets of a dynamic
-	// reference only one applies, so they are merged by taking the larger
-	// count of each subschema, not the sum. It gives up past the limit.
-	onPath := map[*jsonschema.Schema]bool{}
-	static := map[*jsonschema.Schema][]*jsonschema.Schema{}
-	var apply func(s *jsonschema.Schema, n int, applied map[*jsonschema.Schema]int) int
-	apply = func(s *jsonschema.Schema, n int, applied map[*jsonschema.Schema]int) int {
-		work++
-		if onPath[s] {
-			return n
-		}
-		applied[s] = min(applied[s]+n, saturated)
-		total := n
-		onPath[s] = true
-		defer func() { onPath[s] = false }()
-		subs, ok := static[s]
-		if !ok {
-			subs = staticSameLocation(s)
-			static[s] = subs
-		}
-		for _, sub := range subs {
-			total = min(total+apply(sub, n, applied), saturated)
-			if total > MaxSchemaVisits {
-				return total
-			}
-		}
-		if targets := dynamicTargets(s, anchors); len(targets) > 0 {
-			merged := map[*jsonschema.Schema]int{}
-			largest := 0
-			for _, target := range targets {
-				one := map[*jsonschema.Schema]int{}
-				largest = max(largest, apply(target, n, one))
-				for x, k := range one {
-					merged[x] = max(merged[x], k)
-				}
-			}
-			for x, k := range merged {
-				applied[x] = min(applied[x]+k, saturated)
-			}
-			total = min(total+largest, saturated)
-		}
-		return total
-	}
-
-	type location struct {
-		entering map[*jsonschema.Schema]int
-		depth    int // of the value at this location; the root value is at 1
-	}
-	seen := map[string]bool{}
-	ids := map[*jsonschema.Schema]int{}
-	key := func(m map[*jsonschema.Schema]int) string {
-		for s := range m {
-			if _, ok := ids[s]; !ok {
-				ids[s] = len(ids)
-			}
-		}
-		var b []byte
-		for _, s := range sortedSchemas(m, ids) {
-			b = strconv.AppendInt(b, int64(ids[s]), 10)
-			b = append(b, '*')
-			b = strconv.AppendInt(b, int64(m[s]), 10)
-			b = append(b, ',')
-		}
-		return string(b)
-	}
-
-	applied := map[*jsonschema.Schema]int{} // reused: cleared for every location
-	queue := []location{{entering: map[*jsonschema.Schema]int{root: 1}, depth: 1}}
-	seen[key(queue[0].entering)] = true
-	for len(queue) > 0 {
-		loc := queue[0]
-		queue = queue[1:]
-
-		// Everything applied at this location, with multiplicity.
-		clear(applied)
-		total := 0
-		for _, s := range sortedSchemas(loc.entering, ids) {
-			clear(onPath)
-			total = min(total+apply(s, loc.entering[s], applied), saturated)
-			if total > MaxSchemaVisits {
-				break
-			}
-		}
-		visits = max(visits, total)
-		if total > MaxSchemaVisits {
-			return visits, true
-		}
-		if work > maxLocationWork {
-			return visits, false
-		}
-		if loc.depth > strictjson.MaxDepth {
-			continue // a value this deep holds no arrays or objects
-		}
-		for _, child := range childMultisets(applied) {
-			work += len(child)
-			k := key(child)
-			if !seen[k] {
-				seen[k] = true
-				queue = append(queue, location{entering: child, depth: loc.depth + 1})
-			}
-		}
-	}
-	return visits, true
-}
-
-// sortedSchemas returns the keys of m in the order of their ids.
-func sortedSchemas(m map[*jsonschema.Schema]int, ids map[*jsonschema.Schema]int) []*jsonschema.Schema {
-	out := make([]*jsonschema.Schema, 0, len(m))
-	for s := range m {
-		out = append(out, s)
-	}
-	slices.SortFunc(out, func(a, b *jsonschema.Schema) int { return ids[a] - ids[b] })
-	return out
-}
-
-// childMultisets returns, for each kind of member or item a value could
-// have, the multiset of subschemas applied reaches it with: one per
-// property name any applied subschema names, one for every other name, one
-// for property names themselves, one per prefix index, one for the items
-// after every prefix, and one for decoded content. Where it is not known
-// which keyword applies (a name that no schema lists could match any
-// pattern), every candidate is counted.
-func childMultisets(applied map[*jsonschema.Schema]int) []map[*jsonschema.Schema]int {
-	var out []map[*jsonschema.Schema]int
-	addTo := func(m map[*jsonschema.Schema]int, s *jsonschema.Schema, n int) {
-		if s != nil {
-			m[s] = min(m[s]+n, MaxSchemaVisits+1)
-		}
-	}
-	keep := func(m map[*jsonschema.Schema]int) {
-		if len(m) > 0 {
-			out = append(out, m)
-		}
-	}
-	schemaOf := func(v any) *jsonschema.Schema {
-		s, _ := v.(*jsonschema.Schema)
-		return s
-	}
-
-	// Members.
-	names := map[string]bool{}
-	prefix := 0
-	for s := range applied {
-		for name := range s.Properties {
-			names[name] = true
-		}
-		prefix = max(prefix, len(s.PrefixItems))
-		if list, ok := s.Items.([]*jsonschema.Schema); ok {
-			prefix = max(prefix, len(list))
-		}
-	}
-	for _, name := range sortedKeys(names) {
-		m := map[*jsonschema.Schema]int{}
-		for s, n := range applied {
-			p, listed := s.Properties[name]
-			addTo(m, p, n)
-			matched := false
-			for re, ps := range s.PatternProperties {
-				if re.MatchString(name) {
-					addTo(m, ps, n)
-					matched = true
-				}
-			}
-			if !listed && !matched {
-				addTo(m, schemaOf(s.AdditionalProperties), n)
-			}
-			addTo(m, s.UnevaluatedProperties, n)
-		}
-		keep(m)
-	}
-	other := map[*jsonschema.Schema]int{}
-	propertyNames := map[*jsonschema.Schema]int{}
-	content := map[*jsonschema.Schema]int{}
-	for s, n := range applied {
-		for _, ps := range s.PatternProperties {
-			addTo(other, ps, n)
-		}
-		addTo(other, schemaOf(s.AdditionalProperties), n)
-		addTo(other, s.UnevaluatedProperties, n)
-		addTo(propertyNames, s.PropertyNames, n)
-		addTo(content, s.ContentSchema, n)
-	}
-	keep(other)
-	keep(propertyNames)
-	keep(content)
-
-	// Items: index i for every prefix position, then any later index.
-	for i := 0; i <= prefix; i++ {
-		m := map[*jsonschema.Schema]int{}
-		for s, n := range applied {
-			if i < len(s.PrefixItems) {
-				addTo(m, s.PrefixItems[i], n)
-			} else {
-				addTo(m, s.Items2020, n)
-			}
-			switch items := s.Items.(type) {
-			case *jsonschema.Schema:
-				addTo(m, items, n)
-			case []*jsonschema.Schema:
-				if i < len(items) {
-					addTo(m, items[i], n)
-				} else {
-					addTo(m, schemaOf(s.AdditionalItems), n)
-				}
-			}
-			addTo(m, s.Contains, n)
-			addTo(m, s.UnevaluatedItems, n)
-		}
-		keep(m)
-	}
-	return out
-}
-
-// dynamicAnchors maps every dynamic anchor name reachable from root to the
-// subschemas that declare it.
-func dynamicAnchors(root *jsonschema.Schema) map[string][]*jsonschema.Schema {
-	_, anchors := reachable(root)
-	return anchors
-}
-
-// reachable lists every subschema reachable from root, and maps every
-// dynamic anchor name among them to the subschemas that declare it.
-func reachable(root *jsonschema.Schema) (all []*jsonschema.Schema, anchors map[string][]*jsonschema.Schema) {
-	seen := map[*jsonschema.Schema]bool{}
-	anchors = map[string][]*jsonschema.Schema{}
-	var collect func(*jsonschema.Schema)
-	collect = func(s *jsonschema.Schema) {
-		if s == nil || seen[s] {
-			return
-		}
-		seen[s] = true
-		all = append(all, s)
-		if s.DynamicAnchor != "" {
-			anchors[s.DynamicAnchor] = append(anchors[s.DynamicAnchor], s)
-		}
-		for _, c := range sameLocation(s, nil) {
-			collect(c)
-		}
-		for _, c := range childLocations(s) {
-			collect(c)
-		}
-	}
-	collect(root)
-	return all, anchors
-}
-
 // keywordCosts are the figures of a schema the full validator's cost model
 // needs: the steps one byte of a string may cost across all its patterns,
 // the size of its largest enum, and its patterns of the backtracking
@@ -1021,8 +623,9 @@ type keywordCosts struct {
 	backtracking   []*regex.Regexp
 }
 
-func keywordCostsOf(root *jsonschema.Schema) keywordCosts {
-	all, _ := reachable(root)
+// keywordCostsOf gathers the keyword costs of all, every subschema of a
+// schema.
+func keywordCostsOf(all []*jsonschema.Schema) keywordCosts {
 	var k keywordCosts
 	for _, s := range all {
 		for _, re := range patternsOf(s) {
@@ -1094,11 +697,10 @@ func patternsOf(s *jsonschema.Schema) []*regex.Regexp {
 	return out
 }
 
-// compilePatterns compiles every regular expression root reaches, once
-// their programs together are known to stay within MaxSchemaPrograms, so
-// that no validation pays for a compilation.
-func compilePatterns(root *jsonschema.Schema) error {
-	all, _ := reachable(root)
+// compilePatterns compiles every regular expression of all, every
+// subschema of a schema, once their programs together are known to stay
+// within MaxSchemaPrograms, so that no validation pays for a compilation.
+func compilePatterns(all []*jsonschema.Schema) error {
 	total := 0
 	for _, s := range all {
 		for _, re := range patternsOf(s) {
@@ -1141,7 +743,7 @@ func checkPatternText(tree any) error {
 	walk = func(v any, at []string) {
 		switch v := v.(type) {
 		case map[string]any:
-			for _, k := range sortedKeys(v) {
+			for _, k := range slices.Sorted(maps.Keys(v)) {
 				child := append(slices.Clip(at), k)
 				switch pattern := v[k].(type) {
 				case string:
@@ -1185,10 +787,10 @@ func compileDefinitions(c *jsonschema.Compiler, tree any) error {
 	walk = func(v any, at string) error {
 		switch v := v.(type) {
 		case map[string]any:
-			for _, k := range sortedKeys(v) {
+			for _, k := range slices.Sorted(maps.Keys(v)) {
 				child := at + "/" + url.PathEscape(strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1"))
 				if defs, ok := v[k].(map[string]any); ok && (k == "$defs" || k == "definitions") {
-					for _, name := range sortedKeys(defs) {
+					for _, name := range slices.Sorted(maps.Keys(defs)) {
 						entry := child + "/" + url.PathEscape(strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1"))
 						_, err := c.Compile(schemaBase + "#" + entry)
 						var load *jsonschema.LoadURLError
