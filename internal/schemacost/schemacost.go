@@ -43,8 +43,9 @@ type Analysis struct {
 }
 
 // MaxWork bounds the steps the count of [Analysis.Located] may take, so
-// that the analysis itself stays well under a second. Ordinary schemas,
-// even documents of a few MiB, take a small fraction of it.
+// that the analysis itself stays small next to compiling the schema.
+// Ordinary schemas, even documents of the largest size a schema may have,
+// take a small fraction of it.
 const MaxWork = 1 << 21
 
 // Analyze walks the subschemas root reaches once and counts the
