@@ -403,7 +403,7 @@ func checkPatternText(tree any) error {
 	walk = func(v any, at []string) {
 		switch v := v.(type) {
 		case map[string]any:
-			for _, k := range slices.Sorted(maps.Keys(v)) {
+			for _, k := range sortedKeys(v) {
 				child := append(slices.Clip(at), k)
 				switch pattern := v[k].(type) {
 				case string:
@@ -447,10 +447,10 @@ func compileDefinitions(c *jsonschema.Compiler, tree any) error {
 	walk = func(v any, at string) error {
 		switch v := v.(type) {
 		case map[string]any:
-			for _, k := range slices.Sorted(maps.Keys(v)) {
+			for _, k := range sortedKeys(v) {
 				child := at + "/" + url.PathEscape(strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1"))
 				if defs, ok := v[k].(map[string]any); ok && (k == "$defs" || k == "definitions") {
-					for _, name := range slices.Sorted(maps.Keys(defs)) {
+					for _, name := range sortedKeys(defs) {
 						entry := child + "/" + url.PathEscape(strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1"))
 						_, err := c.Compile(schemaBase + "#" + entry)
 						var load *jsonschema.LoadURLError
@@ -473,4 +473,11 @@ func compileDefinitions(c *jsonschema.Compiler, tree any) error {
 		return nil
 	}
 	return walk(tree, "")
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := slices.AppendSeq(make([]string, 0, len(m)), maps.Keys(m))
+	slices.Sort(keys)
+	return keys
 }

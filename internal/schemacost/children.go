@@ -1,9 +1,6 @@
 package schemacost
 
 import (
-	"maps"
-	"slices"
-
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -62,7 +59,7 @@ func (c *children) namedMembers() {
 			names[name] = true
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(names)) {
+	for _, name := range sortedKeys(names) {
 		m := multiset{}
 		for s, n := range c.applied {
 			p, listed := s.Properties[name]

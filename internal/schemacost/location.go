@@ -173,5 +173,7 @@ func (w *locationWalk) key(m multiset) string {
 
 // sorted returns the subschemas of m in the order of their ids.
 func (w *locationWalk) sorted(m multiset) []*jsonschema.Schema {
-	return slices.SortedFunc(maps.Keys(m), func(a, b *jsonschema.Schema) int { return w.ids[a] - w.ids[b] })
+	out := slices.AppendSeq(make([]*jsonschema.Schema, 0, len(m)), maps.Keys(m))
+	slices.SortFunc(out, func(a, b *jsonschema.Schema) int { return w.ids[a] - w.ids[b] })
+	return out
 }

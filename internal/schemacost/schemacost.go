@@ -178,10 +178,10 @@ func staticSameLocation(s *jsonschema.Schema) []*jsonschema.Schema {
 	out.add(s.AllOf...)
 	out.add(s.AnyOf...)
 	out.add(s.OneOf...)
-	for _, k := range slices.Sorted(maps.Keys(s.DependentSchemas)) {
+	for _, k := range sortedKeys(s.DependentSchemas) {
 		out.add(s.DependentSchemas[k])
 	}
-	for _, k := range slices.Sorted(maps.Keys(s.Dependencies)) {
+	for _, k := range sortedKeys(s.Dependencies) {
 		if c, ok := s.Dependencies[k].(*jsonschema.Schema); ok {
 			out.add(c)
 		}
@@ -194,7 +194,7 @@ func staticSameLocation(s *jsonschema.Schema) []*jsonschema.Schema {
 func childLocations(s *jsonschema.Schema) []*jsonschema.Schema {
 	var out schemaList
 	out.add(s.PropertyNames, s.UnevaluatedProperties, s.Contains, s.Items2020, s.UnevaluatedItems, s.ContentSchema)
-	for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
+	for _, k := range sortedKeys(s.Properties) {
 		out.add(s.Properties[k])
 	}
 	for _, c := range s.PatternProperties {
@@ -205,4 +205,11 @@ func childLocations(s *jsonschema.Schema) []*jsonschema.Schema {
 	out.addAny(s.AdditionalItems)
 	out.add(s.PrefixItems...)
 	return out
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := slices.AppendSeq(make([]string, 0, len(m)), maps.Keys(m))
+	slices.Sort(keys)
+	return keys
 }
