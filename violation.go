@@ -1,12 +1,17 @@
 package tool
 
 import (
+	"cmp"
 	"fmt"
+	"math/big"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
 	"github.com/agentcontract/tool/internal/fastcheck"
@@ -184,4 +189,248 @@ func shortened(k jsonschema.ErrorKind) jsonschema.ErrorKind {
 		return &containsCount{bound: "max", got: len(k.Got), want: k.Want}
 	}
 	return k
+}
+
+// leafViolations lists the violations verr reports, as collectViolations
+// groups them.
+func leafViolations(verr *jsonschema.ValidationError) []fastcheck.Violation {
+	var leaves []*jsonschema.ValidationError
+	collectViolations(verr, &leaves)
+	if len(leaves) == 0 {
+		leaves = append(leaves, verr)
+	}
+	// Ordered by instance location, then by schema location: the
+	// validator walks some keywords (patternProperties) in map order, and
+	// the message must not depend on it, so that the same value always
+	// gets the same message (a workflow replaying Prepare relies on it).
+	slices.SortStableFunc(leaves, func(a, b *jsonschema.ValidationError) int {
+		return cmp.Or(slices.Compare(a.InstanceLocation, b.InstanceLocation), strings.Compare(a.SchemaURL, b.SchemaURL))
+	})
+	violations := make([]fastcheck.Violation, len(leaves))
+	for i, l := range leaves {
+		violations[i] = fastcheck.Violation{Location: l.InstanceLocation, Kind: l.ErrorKind}
+	}
+	return violations
+}
+
+// rejectViolations is the rejection of a value that breaks the schema in
+// total ways, of which violations are the first found.
+func rejectViolations(violations []fastcheck.Violation, total int) *InputRejection {
+	message := oneLine(violationMessage(violations, total))
+	var all strings.Builder
+	for i, v := range violations {
+		if i > 0 {
+			all.WriteString("; ")
+		}
+		all.WriteString(describeLocated(v))
+	}
+	return &InputRejection{message: message, cause: fmt.Errorf("%w: %d violations: %s", ErrInvalidInvocation, total, all.String())}
+}
+
+var englishPrinter = message.NewPrinter(language.English)
+
+// maxListedViolations is the most violations a public message lists; the
+// package documentation states it.
+const maxListedViolations = 5
+
+// maxMessage bounds the violations part of a public message, in bytes.
+const maxMessage = 4096
+
+// violationMessage renders violations, total in all, as a single line: up
+// to maxListedViolations of them, sorted by location, each with the JSON
+// pointer of the offending value and the rule it breaks, then how many
+// other problems were found.
+func violationMessage(violations []fastcheck.Violation, total int) string {
+	sorted := slices.Clone(violations)
+	slices.SortStableFunc(sorted, func(a, b fastcheck.Violation) int {
+		return compareLocations(a.Location, b.Location)
+	})
+	var b strings.Builder
+	listed := 0
+	for _, v := range sorted[:min(len(sorted), maxListedViolations)] {
+		text := describeLocated(v)
+		if listed > 0 && b.Len()+len("; ")+len(text) > maxMessage {
+			break
+		}
+		if listed > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(text)
+		listed++
+	}
+	if more := total - listed; more == 1 {
+		b.WriteString(" (and 1 more problem)")
+	} else if more > 1 {
+		fmt.Fprintf(&b, " (and %d more problems)", more)
+	}
+	return b.String()
+}
+
+// compareLocations orders locations member by member, array indexes by
+// number.
+func compareLocations(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		if c := compareTokens(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return len(a) - len(b)
+}
+
+func compareTokens(a, b string) int {
+	if x, err := strconv.Atoi(a); err == nil && strconv.Itoa(x) == a {
+		if y, err := strconv.Atoi(b); err == nil && strconv.Itoa(y) == b {
+			return x - y
+		}
+	}
+	return strings.Compare(a, b)
+}
+
+// describeLocated renders one violation with its location, both clipped
+// so that a message stays short whatever the value holds.
+func describeLocated(v fastcheck.Violation) string {
+	return clip(fmt.Sprintf("at %s: %s", clippedPointer(v.Location), describeViolation(v.Kind)), maxViolationText)
+}
+
+// describeViolation renders one broken rule. The validator's own text
+// prints numeric bounds through float64 in scientific notation with
+// superscripts ("9.007199254740992 × 10¹⁵" for a maximum of
+// 9007199254740993), which is both wrong and hard to act on; numeric
+// rules are rendered here with exact decimals instead.
+func describeViolation(k jsonschema.ErrorKind) string {
+	var rule string
+	var got, want *big.Rat
+	switch k := k.(type) {
+	case *kind.Minimum:
+		rule, got, want = "minimum", k.Got, k.Want
+	case *kind.Maximum:
+		rule, got, want = "maximum", k.Got, k.Want
+	case *kind.ExclusiveMinimum:
+		rule, got, want = "exclusiveMinimum", k.Got, k.Want
+	case *kind.ExclusiveMaximum:
+		rule, got, want = "exclusiveMaximum", k.Got, k.Want
+	case *kind.MultipleOf:
+		rule, got, want = "multipleOf", k.Got, k.Want
+	default:
+		return shortened(k).LocalizedString(englishPrinter)
+	}
+	if got == nil || want == nil {
+		return k.LocalizedString(englishPrinter)
+	}
+	return fmt.Sprintf("%s: got %s, want %s", rule, exactDecimal(got), exactDecimal(want))
+}
+
+// exactDecimal renders r, which came from a JSON number and so has a
+// finite decimal expansion, exactly: plain digits for ordinary magnitudes
+// and d.ddde±x beyond them. The digits are those of the number's own
+// significand, so the text stays short.
+func exactDecimal(r *big.Rat) string {
+	num := new(big.Int).Abs(r.Num())
+	den := new(big.Int).Set(r.Denom())
+	two, five, ten := big.NewInt(2), big.NewInt(5), big.NewInt(10)
+	var mod big.Int
+	scale := 0 // r = ±num × 10^-scale once den is 1
+	for den.Cmp(big.NewInt(1)) != 0 {
+		switch {
+		case mod.Mod(den, ten).Sign() == 0:
+			den.Quo(den, ten)
+		case mod.Mod(den, two).Sign() == 0:
+			den.Quo(den, two)
+			num.Mul(num, five)
+		case mod.Mod(den, five).Sign() == 0:
+			den.Quo(den, five)
+			num.Mul(num, two)
+		default:
+			return r.FloatString(20) // not a decimal fraction; cannot come from JSON
+		}
+		scale++
+	}
+	if num.Sign() == 0 {
+		return "0"
+	}
+	digits := num.String()
+	trimmed := strings.TrimRight(digits, "0")
+	exp := len(digits) - len(trimmed) - scale // r = ±trimmed × 10^exp
+	point := len(trimmed) + exp               // digits before the decimal point
+	var out string
+	switch {
+	case exp >= 0 && point <= 21:
+		out = trimmed + strings.Repeat("0", exp)
+	case exp < 0 && point > 0:
+		out = trimmed[:point] + "." + trimmed[point:]
+	case exp < 0 && point > -6:
+		out = "0." + strings.Repeat("0", -point) + trimmed
+	default:
+		out = trimmed[:1]
+		if len(trimmed) > 1 {
+			out += "." + trimmed[1:]
+		}
+		out += fmt.Sprintf("e%+d", point-1)
+	}
+	if r.Sign() < 0 {
+		out = "-" + out
+	}
+	return out
+}
+
+// collectViolations gathers the errors that say what is wrong, looking
+// through the ones that only group others. It stops at anyOf and oneOf: the
+// causes of a failed alternative are guesses, the alternative is the fact.
+func collectViolations(e *jsonschema.ValidationError, out *[]*jsonschema.ValidationError) {
+	switch e.ErrorKind.(type) {
+	case *kind.Schema, *kind.Group, *kind.Reference, *kind.AllOf:
+		for _, c := range e.Causes {
+			collectViolations(c, out)
+		}
+		return
+	case *kind.AnyOf, *kind.OneOf:
+		// When all alternatives but one failed on the type of the value
+		// alone (a nullable field that is not null, say), the one that
+		// matched the type says what is wrong.
+		// Each cause is walked once: walking the chosen one again would
+		// double the work at every nested anyOf, 2^depth in all.
+		var candidate []*jsonschema.ValidationError
+		matches := 0
+		for _, c := range e.Causes {
+			var leaves []*jsonschema.ValidationError
+			collectViolations(c, &leaves)
+			if !onlyTypeMismatch(leaves, e.InstanceLocation) {
+				candidate = leaves
+				matches++
+			}
+		}
+		if matches == 1 {
+			*out = append(*out, candidate...)
+			return
+		}
+	}
+	*out = append(*out, e)
+}
+
+// onlyTypeMismatch reports whether leaves are just a wrong type at loc.
+func onlyTypeMismatch(leaves []*jsonschema.ValidationError, loc []string) bool {
+	if len(leaves) == 0 {
+		return false
+	}
+	for _, l := range leaves {
+		if _, ok := l.ErrorKind.(*kind.Type); !ok || !slices.Equal(l.InstanceLocation, loc) {
+			return false
+		}
+	}
+	return true
+}
+
+// pointer renders reference tokens as an RFC 6901 JSON pointer for a
+// message; see strictjson.Where.
+func pointer(tokens []string) string {
+	if len(tokens) == 0 {
+		return strictjson.Where("")
+	}
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		t = strings.ReplaceAll(t, "~", "~0")
+		b.WriteString(strings.ReplaceAll(t, "/", "~1"))
+	}
+	return b.String()
 }

@@ -153,6 +153,9 @@ type compiler struct {
 	unsupported bool
 }
 
+// node returns the node of s, compiling it (and what it reaches) on first
+// use; nil for no subschema. A subschema the Checker does not cover marks
+// the compiler unsupported.
 func (c *compiler) node(s *jsonschema.Schema) *node {
 	if s == nil {
 		return nil
@@ -166,34 +169,64 @@ func (c *compiler) node(s *jsonschema.Schema) *node {
 		n.boolean = s.Bool
 		return n
 	}
-	if s.DraftVersion != 2020 || s.RecursiveRef != nil || s.DynamicRef != nil ||
-		s.UnevaluatedProperties != nil || s.UnevaluatedItems != nil || len(s.Extensions) > 0 ||
-		len(s.Dependencies) > 0 || s.ContentEncoding != nil || s.ContentMediaType != nil || s.ContentSchema != nil {
+	if !covered(s) {
 		c.unsupported = true
 		return n
 	}
-	if s.Types != nil && !s.Types.IsEmpty() {
-		n.hasType = true
-		n.types = *s.Types
-		for _, t := range s.Types.ToStrings() {
-			switch t {
-			case "number":
-				n.number = true
-			case "integer":
-				n.integer = true
-			}
+	n.setTypes(s)
+	n.enum = enumOf(s)
+	c.applicators(n, s)
+	c.objectKeywords(n, s)
+	c.arrayKeywords(n, s)
+	n.setScalarKeywords(s)
+	return n
+}
+
+// covered reports whether the keywords of s are among those the Checker
+// covers; what s reaches is checked as it is compiled.
+func covered(s *jsonschema.Schema) bool {
+	return s.DraftVersion == 2020 && s.RecursiveRef == nil && s.DynamicRef == nil &&
+		s.UnevaluatedProperties == nil && s.UnevaluatedItems == nil && len(s.Extensions) == 0 &&
+		len(s.Dependencies) == 0 && s.ContentEncoding == nil && s.ContentMediaType == nil && s.ContentSchema == nil
+}
+
+// setTypes records the type keyword of s.
+func (n *node) setTypes(s *jsonschema.Schema) {
+	if s.Types == nil || s.Types.IsEmpty() {
+		return
+	}
+	n.hasType = true
+	n.types = *s.Types
+	for _, t := range s.Types.ToStrings() {
+		switch t {
+		case "number":
+			n.number = true
+		case "integer":
+			n.integer = true
 		}
 	}
-	if s.Enum != nil {
-		n.enum = &enum{strings: map[string]bool{}}
-		for i, v := range s.Enum.Values {
-			if str, ok := v.(string); ok {
-				n.enum.strings[str] = true
-			} else {
-				n.enum.others = append(n.enum.others, i)
-			}
+}
+
+// enumOf returns the enum keyword of s, its strings in a set; nil when s
+// has none.
+func enumOf(s *jsonschema.Schema) *enum {
+	if s.Enum == nil {
+		return nil
+	}
+	e := &enum{strings: map[string]bool{}}
+	for i, v := range s.Enum.Values {
+		if str, ok := v.(string); ok {
+			e.strings[str] = true
+		} else {
+			e.others = append(e.others, i)
 		}
 	}
+	return e
+}
+
+// applicators compiles the keywords of s that apply subschemas to the
+// value itself: references, combinations, conditionals and dependencies.
+func (c *compiler) applicators(n *node, s *jsonschema.Schema) {
 	n.ref = c.node(s.Ref)
 	n.not = c.node(s.Not)
 	n.allOf = c.list(s.AllOf)
@@ -206,6 +239,11 @@ func (c *compiler) node(s *jsonschema.Schema) *node {
 	for _, k := range slices.Sorted(maps.Keys(s.DependentRequired)) {
 		n.dependentRequired = append(n.dependentRequired, namedList{k, s.DependentRequired[k]})
 	}
+}
+
+// objectKeywords compiles the keywords of s about objects, and its
+// pattern, compiled with the patterns of patternProperties.
+func (c *compiler) objectKeywords(n *node, s *jsonschema.Schema) {
 	if len(s.Properties) > 0 {
 		n.properties = make(map[string]*node, len(s.Properties))
 		for k, v := range s.Properties {
@@ -229,6 +267,10 @@ func (c *compiler) node(s *jsonschema.Schema) *node {
 	n.required = s.Required
 	setInt(&n.minProps, s.MinProperties)
 	setInt(&n.maxProps, s.MaxProperties)
+}
+
+// arrayKeywords compiles the keywords of s about arrays.
+func (c *compiler) arrayKeywords(n *node, s *jsonschema.Schema) {
 	n.prefixItems = c.list(s.PrefixItems)
 	n.items = c.node(s.Items2020)
 	n.contains = c.node(s.Contains)
@@ -237,6 +279,11 @@ func (c *compiler) node(s *jsonschema.Schema) *node {
 	setInt(&n.minItems, s.MinItems)
 	setInt(&n.maxItems, s.MaxItems)
 	n.uniqueItems = s.UniqueItems
+}
+
+// setScalarKeywords records the keywords of s about strings and numbers
+// (pattern aside, see objectKeywords).
+func (n *node) setScalarKeywords(s *jsonschema.Schema) {
 	setInt(&n.minLength, s.MinLength)
 	setInt(&n.maxLength, s.MaxLength)
 	n.minimum, n.maximum = newLimit(s.Minimum), newLimit(s.Maximum)
@@ -244,7 +291,6 @@ func (c *compiler) node(s *jsonschema.Schema) *node {
 	if s.MultipleOf != nil {
 		n.multipleOf = &multiple{rat: s.MultipleOf, exact: ratDecimal(s.MultipleOf)}
 	}
-	return n
 }
 
 // regexp returns re as this package's regular expression, which knows

@@ -1,0 +1,151 @@
+package tool
+
+import (
+	"encoding/json"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentcontract/tool/internal/regex"
+	"github.com/agentcontract/tool/internal/strictjson"
+)
+
+// MaxValidationWork bounds the work of checking one value against a
+// schema, in steps. A step is one short operation: one subschema applied
+// to one value costs a few, matching a string against a pattern costs its
+// length times the size of the pattern's compiled program, looking a
+// string up in an enum costs its length, comparing another value with an
+// enum or a constant costs the size of what is compared, and recording a
+// violation costs a few more. A value whose check would take more is
+// refused with an *InputRejection that says so, and where the limit was
+// reached when that is known; validation is charged as it goes and stops
+// there. The bound keeps one check within the budget the package
+// documentation states ("What one call may cost"); ordinary arguments take
+// a few thousand steps.
+const MaxValidationWork = 12 << 20
+
+// checkWork refuses, before the full validator runs, a value whose check
+// could exceed MaxValidationWork by the cost model of the full validator;
+// see fullValidatorWork.
+func (s Schema) checkWork(tree any) error {
+	if work := s.s.fullValidatorWork(tree); work > MaxValidationWork {
+		return rejectf("at the root: checking the value against the schema could take %d steps of work, more than the limit of %d (MaxValidationWork); send fewer or shorter values", work, MaxValidationWork)
+	}
+	return nil
+}
+
+// workExhausted is the rejection of a value whose check ran out of steps.
+// Where is the location the check had reached; the root stands for the
+// whole value when it is not known.
+func workExhausted(where []string) *InputRejection {
+	return rejectf("at %s: checking the value against the schema takes more than the limit of %d steps of work (MaxValidationWork); send fewer or shorter values", clippedPointer(where), MaxValidationWork)
+}
+
+// keywordCosts are the figures of a schema the full validator's cost model
+// needs: the steps one byte of a string may cost across all its patterns,
+// the size of its largest enum, and its patterns of the backtracking
+// engine, which are rehearsed (see rehearseBacktracking).
+type keywordCosts struct {
+	patternPerByte int
+	largestEnum    int
+	backtracking   []*regex.Regexp
+}
+
+// keywordCostsOf gathers the keyword costs of all, every subschema of a
+// schema.
+func keywordCostsOf(all []*jsonschema.Schema) keywordCosts {
+	var k keywordCosts
+	for _, s := range all {
+		for _, re := range patternsOf(s) {
+			k.patternPerByte += re.MatchCost(1) - re.MatchCost(0)
+			if re.Backtracking() {
+				k.backtracking = append(k.backtracking, re)
+			}
+		}
+		if s.Enum != nil {
+			k.largestEnum = max(k.largestEnum, len(s.Enum.Values))
+		}
+	}
+	return k
+}
+
+// fullValidatorWork bounds, in the steps of MaxValidationWork, what the
+// full validator may spend on tree: every value may meet every subschema
+// one of its locations can meet (visits), every byte of every string and
+// member name every pattern of the schema, every value the largest enum,
+// and every violation copies its location. The bound is coarse, and it is
+// used only for the schemas the fast check does not cover.
+func (c *compiledSchema) fullValidatorWork(tree any) int {
+	perValue := func(depth int) int { return c.visits * (4 + depth + c.costs.largestEnum) }
+	perString := func(s string) int { return c.visits * (len(s) + 1) * (1 + c.costs.patternPerByte) }
+	var walk func(v any, depth int) int
+	walk = func(v any, depth int) int {
+		work := perValue(depth)
+		switch v := v.(type) {
+		case string:
+			work += perString(v)
+		case json.Number:
+			d := strictjson.ParseDecimal(string(v))
+			work += c.visits * (len(v) + max(d.Exp, -d.Exp)/4)
+		case []any:
+			for _, item := range v {
+				work += walk(item, depth+1)
+			}
+		case map[string]any:
+			for name, member := range v {
+				work += perString(name) + walk(member, depth+1)
+			}
+		}
+		return min(work, MaxValidationWork+1)
+	}
+	return walk(tree, 0)
+}
+
+// rehearseBacktracking matches every string and member name of tree
+// against every pattern of the backtracking engine in a schema the full
+// validator checks, charging each match its cost up front and the time it
+// takes, as the fast check does. The full validator cannot be stopped
+// between matches, so a value whose matches would not fit
+// MaxValidationWork is refused before it runs; one that fits costs the
+// validator about as much again, since a match takes the same time twice.
+func (c *compiledSchema) rehearseBacktracking(tree any) error {
+	if len(c.costs.backtracking) == 0 {
+		return nil
+	}
+	work := 0
+	try := func(s string) bool {
+		for _, re := range c.costs.backtracking {
+			if work += re.MatchCost(len(s)); work > MaxValidationWork {
+				return false
+			}
+			_, extra, err := re.Match(s)
+			if work += extra; err != nil || work > MaxValidationWork {
+				return false
+			}
+		}
+		return true
+	}
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case string:
+			return try(v)
+		case []any:
+			for _, item := range v {
+				if !walk(item) {
+					return false
+				}
+			}
+		case map[string]any:
+			for name, member := range v {
+				if !try(name) || !walk(member) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if !walk(tree) {
+		return workExhausted(nil)
+	}
+	return nil
+}
