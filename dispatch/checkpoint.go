@@ -4,7 +4,9 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -73,6 +75,38 @@ func (c Checkpoint) InputRequest() tool.InputRequest { return c.inputRequest }
 
 // KeyID returns the ID of the key that sealed the checkpoint.
 func (c Checkpoint) KeyID() string { return c.keyID }
+
+// CheckAnswer reports whether answer satisfies the response schema of the
+// checkpoint's input request, as Resume checks it before anything runs, so
+// that a runtime can refuse an answer to its sender before it accepts it.
+// It does not verify the seal (see Dispatcher.Open). Errors wrap
+// ErrInvalidAnswer and say why, in the words of the schema's rejection.
+func (c Checkpoint) CheckAnswer(answer json.RawMessage) error {
+	_, err := c.continuation(answer)
+	return err
+}
+
+// continuation answers the checkpoint's input request with answer.
+func (c Checkpoint) continuation(answer json.RawMessage) (tool.Continuation, error) {
+	continuation, err := c.inputRequest.Continuation(answer)
+	if err != nil {
+		return tool.Continuation{}, fmt.Errorf("%w: %s", ErrInvalidAnswer, answerProblem(err))
+	}
+	return continuation, nil
+}
+
+// answerProblem says why an answer was refused, without the sentinels of
+// the core package.
+func answerProblem(err error) string {
+	if rejection, ok := tool.ClassifyInputRejection(err); ok {
+		return rejection.Message()
+	}
+	msg := err.Error()
+	for _, prefix := range []string{tool.ErrInvalidInputRequest.Error() + ": ", "tool: "} {
+		msg = strings.TrimPrefix(msg, prefix)
+	}
+	return msg
+}
 
 // checkpointWire is the JSON form of a Checkpoint.
 type checkpointWire struct {

@@ -205,3 +205,15 @@ func TestSettle(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, `answer true state {"step":1} key k`, o.Text())
 }
+
+// CheckAnswer refuses what Resume refuses for the answer, with the same
+// message, and runs nothing.
+func TestCheckpointCheckAnswer(t *testing.T) {
+	cp := decode(t, suspend(t, newDispatcher(t, registry(t, nil))))
+	require.NoError(t, cp.CheckAnswer(json.RawMessage(`true`)))
+	err := cp.CheckAnswer(json.RawMessage(`"yes"`))
+	require.ErrorIs(t, err, dispatch.ErrInvalidAnswer)
+	require.EqualError(t, err, "tool: invalid answer: the answer does not match the response schema: at the root: got string, want boolean")
+	_, resumeErr := newDispatcher(t, registry(t, nil)).Resume(context.Background(), cp, json.RawMessage(`"yes"`), nil)
+	require.EqualError(t, resumeErr, err.Error())
+}

@@ -321,9 +321,9 @@ func (d *Dispatcher) Resume(ctx context.Context, cp Checkpoint, answer json.RawM
 		return Outcome{}, err
 	}
 	call := Call{ID: cp.callID, Request: cp.request, IdempotencyKey: cp.key, Progress: progress}
-	continuation, err := cp.inputRequest.Continuation(answer)
+	continuation, err := cp.continuation(answer)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("%w: %s", ErrInvalidAnswer, answerProblem(err))
+		return Outcome{}, err
 	}
 	binding, ok := d.registry.Resolve(cp.request.Name)
 	if !ok {
@@ -340,19 +340,6 @@ func (d *Dispatcher) Resume(ctx context.Context, cp Checkpoint, answer json.RawM
 	o.Duration = time.Since(start)
 	d.log(ctx, o)
 	return o, nil
-}
-
-// answerProblem says why an answer was refused, without the sentinels of
-// the core package.
-func answerProblem(err error) string {
-	if rejection, ok := tool.ClassifyInputRejection(err); ok {
-		return rejection.Message()
-	}
-	msg := err.Error()
-	for _, prefix := range []string{tool.ErrInvalidInputRequest.Error() + ": ", "tool: "} {
-		msg = strings.TrimPrefix(msg, prefix)
-	}
-	return msg
 }
 
 // RunAll runs the calls of one model turn, at most Config.MaxConcurrency at

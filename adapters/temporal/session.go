@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -114,10 +113,7 @@ func (s *Session) check(a Answer) error {
 	if w == nil {
 		return fmt.Errorf("%w: no call is waiting for an answer with idempotency key %q", dispatch.ErrInvalidAnswer, a.IdempotencyKey)
 	}
-	if _, err := w.checkpoint.InputRequest().Continuation(a.Response); err != nil {
-		return fmt.Errorf("%w: %s", dispatch.ErrInvalidAnswer, answerProblem(err))
-	}
-	return nil
+	return w.checkpoint.CheckAnswer(a.Response)
 }
 
 // accept is the handler of UpdateAnswer, run only for an answer check
@@ -140,15 +136,6 @@ func (s *Session) find(key tool.IdempotencyKey) *suspension {
 		}
 	}
 	return nil
-}
-
-// answerProblem says why an answer was refused, in the words of the
-// response schema's rejection when there is one.
-func answerProblem(err error) string {
-	if rejection, ok := tool.ClassifyInputRejection(err); ok {
-		return rejection.Message()
-	}
-	return strings.TrimPrefix(strings.TrimPrefix(err.Error(), tool.ErrInvalidInputRequest.Error()+": "), "tool: ")
 }
 
 // Run runs the calls of one model turn and returns their outcomes in the
