@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // SealKey is one secret key for sealing checkpoints, named by an ID that
@@ -131,7 +132,7 @@ func (c Checkpoint) MarshalJSON() ([]byte, error) {
 	}
 	ir, err := c.inputRequest.MarshalJSON()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidCheckpoint, quoted{err})
+		return nil, fmt.Errorf("%w: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
 	}
 	return jsonv2.Marshal(checkpointWire{
 		Version:        checkpointVersion,
@@ -165,11 +166,11 @@ func (c *Checkpoint) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("%w: seal: the MAC is %d bytes, want %d", ErrInvalidCheckpoint, len(w.Seal.HMACSHA256), sha256.Size)
 	}
 	if err := w.Request.Validate(); err != nil {
-		return fmt.Errorf("%w: request: %w", ErrInvalidCheckpoint, quoted{err})
+		return fmt.Errorf("%w: request: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
 	}
 	var ir tool.InputRequest
 	if err := ir.UnmarshalJSON(w.InputRequest); err != nil {
-		return fmt.Errorf("%w: input request: %w", ErrInvalidCheckpoint, quoted{err})
+		return fmt.Errorf("%w: input request: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
 	}
 	*c = Checkpoint{
 		callID:       w.CallID,

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // Config is what the runtime decides for every call a Dispatcher runs.
@@ -262,7 +263,7 @@ func quoteName(name string) string {
 func (d *Dispatcher) seal(call Call, key tool.IdempotencyKey, ir tool.InputRequest) (Checkpoint, error) {
 	encoded, err := ir.MarshalJSON()
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: %w", ErrInvalidCheckpoint, quoted{err})
+		return Checkpoint{}, fmt.Errorf("%w: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
 	}
 	k := d.keys[0]
 	return Checkpoint{
@@ -291,7 +292,7 @@ func (d *Dispatcher) Open(cp Checkpoint) error {
 	}
 	encoded, err := cp.inputRequest.MarshalJSON()
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidCheckpoint, quoted{err})
+		return fmt.Errorf("%w: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
 	}
 	want := mac(d.keys[i].Secret, cp.keyID, cp.callID, cp.request, cp.key, encoded)
 	if !hmac.Equal(want, cp.mac) {
@@ -332,7 +333,7 @@ func (d *Dispatcher) Resume(ctx context.Context, cp Checkpoint, answer json.RawM
 	contract := binding.Contract()
 	invocation, err := contract.Prepare(cp.request, tool.Admission{IdempotencyKey: cp.key, Continuation: &continuation})
 	if err != nil {
-		return Outcome{}, fmt.Errorf("%w: the call is no longer admitted: %w", ErrInvalidCheckpoint, quoted{err})
+		return Outcome{}, fmt.Errorf("%w: the call is no longer admitted: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
 	}
 	o := Outcome{CallID: cp.callID, Tool: cp.request.Name, Effect: contract.Effect(), IdempotencyKey: cp.key}
 	result, err := callSafely(ctx, binding, invocation, progress)

@@ -1,9 +1,6 @@
 package dispatch
 
-import (
-	"errors"
-	"strings"
-)
+import "errors"
 
 // Errors returned by this package. Every error wraps exactly one of them,
 // so that errors.Is tells them apart.
@@ -17,11 +14,3 @@ var (
 	// response schema of its input request.
 	ErrInvalidAnswer = errors.New("tool: invalid answer")
 )
-
-// quoted shows an error of package tool inside a message of this package
-// without a second "tool: " prefix, and keeps it visible to errors.Is and
-// errors.As.
-type quoted struct{ err error }
-
-func (q quoted) Error() string { return strings.TrimPrefix(q.err.Error(), "tool: ") }
-func (q quoted) Unwrap() error { return q.err }

@@ -2,7 +2,9 @@ package toolmcp
 
 import (
 	"errors"
-	"strings"
+	"fmt"
+
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // Errors returned by this package. Every error it returns wraps exactly one
@@ -21,19 +23,9 @@ var (
 	ErrRemoteTool = errors.New("tool: remote mcp tool refused")
 )
 
-// chain is an error of this package caused by an error of another package
-// of this module: its message carries one "tool: " prefix, and errors.Is
-// finds both sentinels.
-type chain struct {
-	sentinel error
-	cause    error
+// wrap returns sentinel caused by cause, an error of another package of
+// this module: its message carries one "tool: " prefix, and errors.Is finds
+// both.
+func wrap(sentinel, cause error) error {
+	return fmt.Errorf("%w: %w", sentinel, errprefix.Quote(cause))
 }
-
-// wrap returns sentinel caused by cause.
-func wrap(sentinel, cause error) error { return &chain{sentinel: sentinel, cause: cause} }
-
-func (e *chain) Error() string {
-	return e.sentinel.Error() + ": " + strings.TrimPrefix(e.cause.Error(), "tool: ")
-}
-
-func (e *chain) Unwrap() []error { return []error{e.sentinel, e.cause} }
