@@ -111,17 +111,8 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 		cont := *admission.Continuation
 		inv.continuation = &cont
 	}
-	tree, values, err := c.core.frozen.input.parse(args)
-	if err != nil {
-		return Invocation{}, rejectf("arguments of %q are not valid JSON %v", name, err)
-	}
-	if _, ok := tree.(map[string]any); !ok {
-		return Invocation{}, rejectf("arguments of %q must be a JSON object", name)
-	}
-	if err := c.core.frozen.input.validateTree(tree, values); err != nil {
-		rej := err.(*InputRejection)
-		rej.message = fmt.Sprintf("arguments of %q do not match its input schema %s", name, rej.message)
-		return Invocation{}, rej
+	if err := c.checkArguments(args); err != nil {
+		return Invocation{}, err
 	}
 	if c.admit != nil {
 		value, err := runValidator(c.admit, args)
@@ -131,6 +122,50 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 		inv.decoded = value
 	}
 	return inv, nil
+}
+
+// checkArguments checks that args is a JSON object that satisfies the input
+// schema: read directly when that shows it valid, and otherwise through its
+// value tree, which says what is wrong.
+func (c Contract) checkArguments(args []byte) error {
+	name := c.core.frozen.def.Name
+	input := c.core.frozen.input
+	if startsObject(args) && input.shownValid(args) {
+		return nil
+	}
+	tree, values, err := input.parse(args)
+	if err != nil {
+		return rejectf("arguments of %q are not valid JSON %v", name, err)
+	}
+	if _, ok := tree.(map[string]any); !ok {
+		return rejectf("arguments of %q must be a JSON object", name)
+	}
+	if err := input.validateTree(tree, values); err != nil {
+		rej := err.(*InputRejection)
+		rej.message = fmt.Sprintf("arguments of %q do not match its input schema %s", name, rej.message)
+		return rej
+	}
+	return nil
+}
+
+// detailsShownValid reports whether o is a valid Output whose details the
+// output schema's fast check shows valid, reading them directly. False
+// means only that ValidateResult must decide, and explain.
+func (c Contract) detailsShownValid(o Output) bool {
+	out := c.core.frozen.output
+	return out.Valid() && len(o.Details) > 0 && len(o.Details) <= MaxInputBytes &&
+		o.validateContent() == nil && out.shownValid(o.Details)
+}
+
+// startsObject reports whether the first byte of data after JSON
+// whitespace opens an object.
+func startsObject(data []byte) bool {
+	for _, c := range data {
+		if !strictjson.IsSpace(c) {
+			return c == '{'
+		}
+	}
+	return false
 }
 
 // ValidateResult checks result against the contract the [Binding] enforces on
@@ -151,6 +186,9 @@ func (c Contract) ValidateResult(result Result) error {
 		if !result.InputRequest.Valid() {
 			return fmt.Errorf("%w: tool %q returned an invalid input request", ErrInvalidResult, name)
 		}
+		return nil
+	}
+	if c.detailsShownValid(result.Output) {
 		return nil
 	}
 	details, values, err := result.Output.validate()

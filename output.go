@@ -225,18 +225,27 @@ func (o Output) Validate() error {
 // validate is Validate that also returns the value tree of the details,
 // nil when there are none.
 func (o Output) validate() (details any, values int, err error) {
-	if size := o.size(); size > MaxOutputBytes {
-		return nil, 0, fmt.Errorf("%w: the content and details hold more than the limit of %d bytes (MaxOutputBytes)", ErrInvalidOutput, MaxOutputBytes)
-	}
-	for i, b := range o.Content {
-		if err := b.Validate(); err != nil {
-			return nil, 0, fmt.Errorf("content[%d]: %w", i, err)
-		}
+	if err := o.validateContent(); err != nil {
+		return nil, 0, err
 	}
 	if len(o.Details) > 0 {
 		return parseDetails(o.Details)
 	}
 	return nil, 0, nil
+}
+
+// validateContent is Validate but for the details: the size of o and its
+// content blocks.
+func (o Output) validateContent() error {
+	if size := o.size(); size > MaxOutputBytes {
+		return fmt.Errorf("%w: the content and details hold more than the limit of %d bytes (MaxOutputBytes)", ErrInvalidOutput, MaxOutputBytes)
+	}
+	for i, b := range o.Content {
+		if err := b.Validate(); err != nil {
+			return fmt.Errorf("content[%d]: %w", i, err)
+		}
+	}
+	return nil
 }
 
 // outputWire is the JSON form of an Output.

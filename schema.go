@@ -279,11 +279,26 @@ func (s Schema) Validate(value []byte) error {
 	if len(value) > MaxInputBytes {
 		return rejectf("value is %d bytes, more than the limit of %d", len(value), MaxInputBytes)
 	}
+	if s.shownValid(value) {
+		return nil
+	}
 	tree, values, err := s.parse(value)
 	if err != nil {
 		return rejectf("invalid JSON %v", err)
 	}
 	return s.validateTree(tree, values)
+}
+
+// shownValid reports whether the fast check shows value, read directly,
+// to be one I-JSON document that passes every check validateTree makes of
+// its tree. False means only that validateTree must decide, and explain.
+func (s Schema) shownValid(value []byte) bool {
+	fast := s.s.fast
+	if fast == nil {
+		return false
+	}
+	maxValues := MaxValidationWork / (max(1, s.s.visits) * fastcheck.CostPerApplication)
+	return fast.CheckJSON(value, MaxValidationWork, maxValues).Valid
 }
 
 // validateTree checks an already parsed value holding values JSON values.
