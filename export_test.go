@@ -37,3 +37,7 @@ func SchemaForType(t reflect.Type) (Schema, error) {
 	}
 	return ParseSchema(doc)
 }
+
+// ShownValid reports whether Validate decides value valid by reading it
+// directly, without building its value tree.
+func ShownValid(s Schema, value []byte) bool { return s.shownValid(value) }
