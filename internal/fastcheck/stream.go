@@ -135,6 +135,7 @@ type target struct {
 	kind              byte // a strictjson Kind
 	text              string
 	start, end, depth int
+	members           int // of an object, once read
 }
 
 func (t *target) container() bool {
@@ -145,6 +146,16 @@ func (t *target) container() bool {
 // n; a nil n only reads it. When it reports false, where the scanner stopped
 // matters only when reading for the first time, which then ends.
 func (s *stream) check(n *node) bool {
+	// Check charges a reference alone the application, and a visit per
+	// member of an object; reading the value with the reference at once
+	// saves reading it twice.
+	hops := 0
+	for ; n != nil && n.onlyRef(); hops++ {
+		if !s.spend(costApply) {
+			return false
+		}
+		n = n.ref
+	}
 	if s.primary {
 		s.values++
 		if s.values > s.maxValues {
@@ -157,7 +168,7 @@ func (s *stream) check(n *node) bool {
 	}
 	t := target{kind: k, start: s.sc.Pos(), depth: s.sc.Depth()}
 	if t.container() {
-		return s.container(n, &t)
+		return s.container(n, &t) && s.spend(hops*costMember*t.members)
 	}
 	mark := len(s.text)
 	if !s.scalar(&t) {
@@ -166,6 +177,25 @@ func (s *stream) check(n *node) bool {
 	ok := n == nil || s.scalarCheck(n, &t)
 	s.forget(mark)
 	return ok
+}
+
+// onlyRef reports whether n is a reference and nothing else, the form a
+// derived schema gives a member of a named type. Every field of node must
+// be considered here (TestOnlyRefConsidersEveryField).
+func (n *node) onlyRef() bool {
+	return n.ref != nil && n.boolean == nil && !n.hasType && n.enum == nil &&
+		n.src.Const == nil && n.src.Format == nil &&
+		n.not == nil && len(n.allOf)+len(n.anyOf)+len(n.oneOf) == 0 &&
+		n.ifN == nil && n.thenN == nil && n.elseN == nil &&
+		len(n.dependentSchemas)+len(n.dependentRequired) == 0 &&
+		len(n.properties)+len(n.patternProperties)+len(n.required)+len(n.prefixItems) == 0 &&
+		n.additional == nil && !n.noAdditional && n.propertyNames == nil &&
+		n.minProps < 0 && n.maxProps < 0 &&
+		n.items == nil && n.contains == nil && n.minContains < 0 && n.maxContains < 0 &&
+		n.minItems < 0 && n.maxItems < 0 && !n.uniqueItems &&
+		n.minLength < 0 && n.maxLength < 0 && n.pattern == nil &&
+		n.minimum == nil && n.maximum == nil && n.exclusiveMinimum == nil && n.exclusiveMaximum == nil &&
+		n.multipleOf == nil
 }
 
 // scalar reads the scalar at the position into t.
@@ -476,6 +506,7 @@ func (s *stream) object(n *node, t *target) bool {
 		}
 	}
 	names := s.names[base:]
+	t.members = len(names)
 	ok := (!s.primary || len(names) <= linearDuplicateScan+1 || s.distinct(names)) &&
 		(n == nil || s.objectKeywords(n, t, names, present))
 	clear(names)

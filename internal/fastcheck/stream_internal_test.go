@@ -1,0 +1,26 @@
+package fastcheck
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestOnlyRefConsidersEveryField fails when node gains a field, so that
+// whoever adds a keyword also teaches onlyRef about it: a keyword onlyRef
+// overlooked would be skipped by CheckJSON.
+func TestOnlyRefConsidersEveryField(t *testing.T) {
+	var fields []string
+	for f := range reflect.TypeFor[node]().Fields() {
+		fields = append(fields, f.Name)
+	}
+	require.Equal(t, []string{
+		"src", "boolean", "types", "integer", "number", "hasType", "enum", "ref", "not", "allOf", "anyOf",
+		"oneOf", "ifN", "thenN", "elseN", "dependentSchemas", "dependentRequired", "properties",
+		"patternProperties", "additional", "noAdditional", "propertyNames", "required", "minProps",
+		"maxProps", "prefixItems", "items", "contains", "minContains", "maxContains", "minItems",
+		"maxItems", "uniqueItems", "minLength", "maxLength", "pattern", "minimum", "maximum",
+		"exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+	}, fields)
+}
