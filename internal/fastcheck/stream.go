@@ -37,13 +37,15 @@ type Streamed struct {
 // document it shows valid is one Check shows valid within the same
 // budget, give or take the order in which failed alternatives stop.
 //
-// It does not read directly, and so never shows valid, a document where
-// it would meet uniqueItems over two or more items, an enum or const
-// comparing an object or array with one, a format applied to an object
-// or array, or, in one object of more than 64 members, required with more
-// than 64 names or dependent keywords: callers then parse the tree and
-// use Check and Explain, which also say what is wrong with an invalid
-// document.
+// It reads no more than a few times the document's length in all: a
+// document whose subschemas would read its values again more than that
+// is not shown valid. Nor does it read directly, and so show valid, a
+// document where it would meet uniqueItems over two or more items, an
+// enum or const comparing an object or array with one, a format applied
+// to an object or array, or, in one object of more than 64 members,
+// required with more than 64 names or dependent keywords: callers then
+// parse the tree and use Check and Explain, which also say what is wrong
+// with an invalid document.
 //
 // Data is only read during the call, and nothing retains it. On the valid
 // path CheckJSON allocates nothing, unless the schema asserts a format or
@@ -54,6 +56,7 @@ func (c *Checker) CheckJSON(data []byte, budget, maxValues int) Streamed {
 	s.sc.Reset(data)
 	s.run = run{budget: budget}
 	s.primary, s.maxValues = true, maxValues
+	s.rereadable = maxReread*len(data) + minReread
 	valid := s.sc.Begin() == nil && s.check(c.root) && s.sc.End() == nil && !s.aborted()
 	out := Streamed{Valid: valid, Values: s.values, Work: s.work}
 	s.release()
@@ -68,6 +71,8 @@ type stream struct {
 	declined  bool // met invalid JSON or something not read directly
 	values    int
 	maxValues int
+
+	rereadable int // bytes that may still be read again
 
 	text   []byte   // decoded strings with escapes, innermost last
 	names  []string // member names of the objects being read, innermost last
@@ -92,6 +97,16 @@ func (s *stream) release() {
 		streams.Put(s)
 	}
 }
+
+// Bytes a stream may read again, in all: maxReread times the document
+// plus minReread. Reading again is charged to the budget like every other
+// step, but a step of reading costs more time than most; past this bound
+// the tree, which a subschema applies to without reading anything, is
+// cheaper.
+const (
+	maxReread = 4
+	minReread = 1 << 12
+)
 
 // manyMembers is the member count above which an object is read directly
 // only when the keywords about it take time independent of its size.
@@ -404,6 +419,9 @@ func (s *stream) apply(n *node, t *target) bool {
 func (s *stream) reread(n *node, t *target) bool {
 	if !s.spend((t.end - t.start) / bytesPerStep) {
 		return false
+	}
+	if s.rereadable -= t.end - t.start; s.rereadable < 0 {
+		return s.decline()
 	}
 	primary, names, text := s.primary, len(s.names), len(s.text)
 	s.primary = false

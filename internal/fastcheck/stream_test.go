@@ -176,6 +176,13 @@ func TestStreamBounds(t *testing.T) {
 	got := twice.CheckJSON(long, math.MaxInt, math.MaxInt)
 	require.True(t, got.Valid)
 	require.GreaterOrEqual(t, got.Work, work+len(long)/16)
+
+	// Reading a value again is bounded by a few times the document.
+	many := fastcheck.Compile(compile(t, []byte(`{"allOf":[`+strings.TrimSuffix(strings.Repeat(`{"type":"object"},`, 20), ",")+`]}`), nil))
+	valid, _, _ := treeVerdict(many, long, math.MaxInt)
+	require.True(t, valid)
+	require.False(t, many.CheckJSON(long, math.MaxInt, math.MaxInt).Valid)
+	require.True(t, many.CheckJSON([]byte(`{"a":"x"}`), math.MaxInt, math.MaxInt).Valid)
 }
 
 // TestStreamAllocatesNothing checks the valid path of CheckJSON for a tool
