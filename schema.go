@@ -298,8 +298,14 @@ func (s Schema) shownValid(value []byte) bool {
 		return false
 	}
 	maxValues := MaxValidationWork / (max(1, s.s.visits) * fastcheck.CostPerApplication)
-	return fast.CheckJSON(value, MaxValidationWork, maxValues).Valid
+	return fast.CheckJSON(value, streamWork, maxValues).Valid
 }
+
+// streamWork is the budget of reading a value directly. A value that needs
+// more, valid or not, is decided on the tree: an eighth of the budget keeps
+// what a costly value spends here small beside what the tree then spends,
+// and is still twice what a megabyte of small objects needs.
+const streamWork = MaxValidationWork / 8
 
 // validateTree checks an already parsed value holding values JSON values.
 // Where the fast check covers the schema it decides and explains, within

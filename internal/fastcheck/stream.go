@@ -40,7 +40,7 @@ type Streamed struct {
 // It reads no more than a few times the document's length in all: a
 // document whose subschemas would read its values again more than that
 // is not shown valid. Nor does it read directly, and so show valid, a
-// document where it would meet uniqueItems over two or more items, an
+// document where it would meet uniqueItems over a nonempty array, an
 // enum or const comparing an object or array with one, a format applied
 // to an object or array, or, in one object of more than 64 members,
 // required with more than 64 names or dependent keywords: callers then
@@ -641,7 +641,7 @@ func (s *stream) objectKeywords(n *node, t *target, names []string, present uint
 // about arrays; a nil n only reads it.
 func (s *stream) array(n *node) bool {
 	empty, err := s.sc.OpenArray()
-	if err != nil {
+	if err != nil || n != nil && n.uniqueItems && !empty {
 		return s.decline()
 	}
 	count, contained := 0, 0
@@ -682,8 +682,6 @@ func (s *stream) array(n *node) bool {
 	switch {
 	case n.minItems >= 0 && count < n.minItems, n.maxItems >= 0 && count > n.maxItems:
 		return false
-	case n.uniqueItems && count > 1:
-		return s.decline()
 	case n.contains == nil:
 		return true
 	case n.minContains >= 0 && contained < n.minContains, n.minContains < 0 && contained == 0:
