@@ -40,7 +40,9 @@ type Streamed struct {
 // It reads no more than a few times the document's length in all: a
 // document whose subschemas would read its values again more than that
 // is not shown valid. Nor does it read directly, and so show valid, a
-// document where it would meet uniqueItems over a nonempty array, an
+// document where it would match a pattern of the backtracking engine
+// (whose matches may each run until regex.MatchTimeout, a cost better
+// paid once, on the tree), meet uniqueItems over a nonempty array, an
 // enum or const comparing an object or array with one, a format applied
 // to an object or array, or, in one object of more than 64 members,
 // required with more than 64 names or dependent keywords: callers then
@@ -289,6 +291,9 @@ func (s *stream) scalarCheck(n *node, t *target) bool {
 	}
 	switch t.kind {
 	case strictjson.KindString:
+		if n.pattern != nil && n.pattern.Backtracking() {
+			return s.decline()
+		}
 		if !s.str(n, t.text) {
 			return false
 		}
@@ -574,6 +579,9 @@ func (s *stream) member(n *node, name string) bool {
 		}
 	}
 	for _, p := range n.patternProperties {
+		if p.re.Backtracking() {
+			return s.decline()
+		}
 		if !s.spend(p.re.MatchCost(len(name))) {
 			return false
 		}

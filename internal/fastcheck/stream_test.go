@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool/internal/fastcheck"
+	"github.com/agentcontract/tool/internal/regex"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
@@ -43,6 +44,8 @@ func streamable(schema, data []byte) bool {
 				switch k {
 				case "uniqueItems":
 					ok = ok && m != true
+				case "pattern", "patternProperties":
+					ok = ok && !backtracking(m)
 				case "format":
 					ok = ok && !containers
 				case "enum", "const":
@@ -58,6 +61,26 @@ func streamable(schema, data []byte) bool {
 	}
 	walk(tree)
 	return ok
+}
+
+// backtracking reports whether v, a pattern or the patterns of
+// patternProperties, needs the backtracking engine.
+func backtracking(v any) bool {
+	var sources []string
+	switch v := v.(type) {
+	case string:
+		sources = append(sources, v)
+	case map[string]any:
+		for k := range v {
+			sources = append(sources, k)
+		}
+	}
+	for _, source := range sources {
+		if re, err := regex.Engine(source); err == nil && re.(*regex.Regexp).Backtracking() {
+			return true
+		}
+	}
+	return false
 }
 
 // holdsContainer reports whether v is, or is an array holding, an array or
@@ -183,6 +206,14 @@ func TestStreamBounds(t *testing.T) {
 	require.True(t, valid)
 	require.False(t, many.CheckJSON(long, math.MaxInt, math.MaxInt).Valid)
 	require.True(t, many.CheckJSON([]byte(`{"a":"x"}`), math.MaxInt, math.MaxInt).Valid)
+
+	// Patterns of the backtracking engine are left to the tree.
+	for schema, doc := range map[string]string{`{"pattern":"^(?=a)"}`: `"ab"`, `{"patternProperties":{"^(?=a)":true}}`: `{"ab":1}`} {
+		back := fastcheck.Compile(compile(t, []byte(schema), nil))
+		valid, _, _ := treeVerdict(back, []byte(doc), math.MaxInt)
+		require.True(t, valid, schema)
+		require.False(t, back.CheckJSON([]byte(doc), math.MaxInt, math.MaxInt).Valid, schema)
+	}
 }
 
 // TestStreamAllocatesNothing checks the valid path of CheckJSON for a tool
