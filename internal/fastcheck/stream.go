@@ -39,15 +39,15 @@ type Streamed struct {
 //
 // It reads no more than a few times the document's length in all: a
 // document whose subschemas would read its values again more than that
-// is not shown valid. Nor does it read directly, and so show valid, a
-// document where it would match a pattern of the backtracking engine
-// (whose matches may each run until regex.MatchTimeout, a cost better
-// paid once, on the tree), meet uniqueItems over a nonempty array, an
-// enum or const comparing an object or array with one, a format applied
-// to an object or array, or, in one object of more than 64 members,
-// required with more than 64 names or dependent keywords: callers then
-// parse the tree and use Check and Explain, which also say what is wrong
-// with an invalid document.
+// is not shown valid. Nor is, because CheckJSON does not read it directly,
+// a document where it would meet: a pattern of the backtracking engine
+// (whose matches may each run until regex.MatchTimeout, a cost better paid
+// once, on the tree); the "regex" format (whose parser allocates much), or
+// any format applied to an object or array; uniqueItems over a nonempty
+// array; an enum or const comparing an object or array with one; or, in
+// one object of more than 64 members, required with more than 64 names or
+// dependent keywords. Callers then parse the tree and use Check and
+// Explain, which also say what is wrong with an invalid document.
 //
 // Data is only read during the call, and nothing retains it. On the valid
 // path CheckJSON allocates nothing, unless the schema asserts a format or
@@ -339,7 +339,7 @@ func (s *stream) valueKeywords(n *node, t *target) bool {
 	if f == nil {
 		return true
 	}
-	if t.container() {
+	if t.container() || f.Name == "regex" {
 		return s.decline()
 	}
 	cost := costFormat

@@ -47,7 +47,7 @@ func streamable(schema, data []byte) bool {
 				case "pattern", "patternProperties":
 					ok = ok && !backtracking(m)
 				case "format":
-					ok = ok && !containers
+					ok = ok && !containers && m != "regex"
 				case "enum", "const":
 					ok = ok && !strings.ContainsAny(fmt.Sprint(m), "[{") && !holdsContainer(m)
 				}
