@@ -91,8 +91,8 @@ const (
 
 // release forgets every view of the document and returns s to the pool.
 func (s *stream) release() {
-	clear(s.names)
-	clear(s.sorted)
+	clear(s.names[:cap(s.names)])
+	clear(s.sorted[:cap(s.sorted)])
 	keep := cap(s.names) <= maxPooledNames && cap(s.sorted) <= maxPooledNames && cap(s.text) <= maxPooledText
 	*s = stream{text: s.text[:0], names: s.names[:0], sorted: s.sorted[:0]}
 	if keep {
@@ -532,7 +532,7 @@ func (s *stream) object(n *node, t *target) bool {
 	t.members = len(names)
 	ok := (!s.primary || len(names) <= linearDuplicateScan+1 || s.distinct(names)) &&
 		(n == nil || s.objectKeywords(n, t, names, present))
-	clear(names)
+	clear(s.names[base:])
 	s.names = s.names[:base]
 	s.forget(mark)
 	return ok
