@@ -10,7 +10,10 @@
 //
 // The parser is recursive descent; MaxDepth bounds its recursion, so a hostile
 // document can neither exhaust the stack nor make the work grow faster than
-// its length.
+// its length. Its tokens are read by a Scanner, which enforces every rule
+// on strings, numbers and nesting; code that checks a document without
+// building its tree reads it with a Scanner too, so the rules live in one
+// place.
 package strictjson
 
 import (
