@@ -14,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentcontract/tool/internal/fastcheck"
+	"github.com/agentcontract/tool/internal/metacheck"
 	"github.com/agentcontract/tool/internal/regex"
 	"github.com/agentcontract/tool/internal/schemacost"
 	"github.com/agentcontract/tool/internal/strictjson"
@@ -114,6 +115,12 @@ func (s Schema) parse(value []byte) (tree any, values int, err error) {
 // cost" in the package documentation. Raw is not retained; every error
 // wraps ErrInvalidSchema.
 func ParseSchema(raw []byte) (Schema, error) {
+	return parseSchema(raw, true)
+}
+
+// parseSchema is ParseSchema, with the meta-schema shortcut of
+// compileSchemaWith on or off.
+func parseSchema(raw []byte, shortcut bool) (Schema, error) {
 	if len(raw) > MaxInputBytes {
 		return Schema{}, fmt.Errorf("%w: document is %d bytes, more than the limit of %d", ErrInvalidSchema, len(raw), MaxInputBytes)
 	}
@@ -121,16 +128,38 @@ func ParseSchema(raw []byte) (Schema, error) {
 	if err != nil {
 		return Schema{}, fmt.Errorf("%w: not one I-JSON document: %v", ErrInvalidSchema, err)
 	}
-	return compileSchema(tree, strictjson.Compact(make([]byte, 0, len(raw)), raw))
+	return compileSchemaWith(tree, strictjson.Compact(make([]byte, 0, len(raw)), raw), refuseLoader{}, shortcut)
 }
 
 func compileSchema(tree any, canonical []byte) (Schema, error) {
-	return compileSchemaWith(tree, canonical, refuseLoader{})
+	return compileSchemaWith(tree, canonical, refuseLoader{}, true)
 }
 
+// shortcutBase is the URL under which a document that metacheck.Conforms
+// accepts is compiled. The validator does not validate documents under
+// https://json-schema.org/ against their meta-schema, taking them for
+// meta-schemas of its own; metacheck has established that this one
+// satisfies the draft 2020-12 meta-schema, and that it has no $id and only
+// references to fragments of itself, so the URL changes nothing the
+// document means and nothing is ever loaded from it.
+const shortcutBase = "https://json-schema.org/schema.invalid/schema.json"
+
 // compileSchemaWith compiles with loader; only tests install another loader
-// than refuseLoader.
-func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) (Schema, error) {
+// than refuseLoader, and only they turn shortcut off.
+//
+// With shortcut on, a document metacheck.Conforms accepts is compiled
+// under shortcutBase, without the validator's pass over the meta-schema.
+// The result is kept when that compilation succeeds and the fast check
+// covers the schema, so that every message about a value comes from the
+// fast check, which names no URL (the full validator's message about a
+// reference cycle quotes the URL the document was compiled under).
+// Otherwise the document is compiled again under schemaBase, which
+// validates it against the meta-schema and words every error exactly as
+// before. An error after compilation (the cost bounds, the definitions,
+// the patterns) names no URL and is returned as it is: the ordinary
+// compilation, whose pass over the meta-schema would have succeeded,
+// would have met it as well.
+func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader, shortcut bool) (Schema, error) {
 	switch tree.(type) {
 	case map[string]any, bool:
 	default:
@@ -144,33 +173,75 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 	if err := checkPatternText(tree); err != nil {
 		return Schema{}, err
 	}
+	if shortcut {
+		// The patterns metacheck parses are handed to the compiler, so
+		// that none is parsed twice.
+		parsed := map[string]jsonschema.Regexp{}
+		validRegex := func(source string) bool {
+			re, err := regex.Engine(source)
+			parsed[source] = re
+			return err == nil
+		}
+		engine := func(source string) (jsonschema.Regexp, error) {
+			if re, ok := parsed[source]; ok && re != nil {
+				return re, nil
+			}
+			return regex.Engine(source)
+		}
+		if metacheck.Conforms(tree, validRegex) {
+			c, compiled, err := compileValidator(tree, loader, shortcutBase, engine)
+			if err == nil {
+				s, err := finishSchema(tree, canonical, c, compiled, shortcutBase)
+				if err != nil || s.s.fast != nil {
+					return s, err
+				}
+			}
+		}
+	}
+	c, compiled, err := compileValidator(tree, loader, schemaBase, regex.Engine)
+	if err != nil {
+		return Schema{}, err
+	}
+	return finishSchema(tree, canonical, c, compiled, schemaBase)
+}
+
+// compileValidator compiles tree under base with the validator. Errors are
+// worded for the caller.
+func compileValidator(tree any, loader jsonschema.URLLoader, base string, engine jsonschema.RegexpEngine) (*jsonschema.Compiler, *jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
 	c.RegisterFormat(dateTimeFormat)
 	c.UseLoader(loader)
-	c.UseRegexpEngine(regex.Engine)
-	if err := c.AddResource(schemaBase, tree); err != nil {
-		return Schema{}, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+	c.UseRegexpEngine(engine)
+	if err := c.AddResource(base, tree); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
 	}
-	compiled, err := c.Compile(schemaBase)
-	if err != nil {
-		var load *jsonschema.LoadURLError
-		if errors.As(err, &load) {
-			return Schema{}, fmt.Errorf("%w: reference to %q outside the document is not allowed", ErrInvalidSchema, load.URL)
-		}
-		var meta *jsonschema.SchemaValidationError
-		var verr *jsonschema.ValidationError
-		if errors.As(err, &meta) && errors.As(meta.Err, &verr) {
-			violations := leafViolations(verr)
-			return Schema{}, fmt.Errorf("%w: %s", ErrInvalidSchema, oneLine(violationMessage(violations, len(violations))))
-		}
-		var invalid *jsonschema.InvalidRegexError
-		if errors.As(err, &invalid) {
-			return Schema{}, fmt.Errorf("%w: at %s: %s %q: %v", ErrInvalidSchema, schemaLocation(invalid.URL), "pattern", clipRunes(invalid.Regex, maxQuoted), invalid.Err)
-		}
-		return Schema{}, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+	compiled, err := c.Compile(base)
+	if err == nil {
+		return c, compiled, nil
 	}
+	var load *jsonschema.LoadURLError
+	if errors.As(err, &load) {
+		return nil, nil, fmt.Errorf("%w: reference to %q outside the document is not allowed", ErrInvalidSchema, load.URL)
+	}
+	var meta *jsonschema.SchemaValidationError
+	var verr *jsonschema.ValidationError
+	if errors.As(err, &meta) && errors.As(meta.Err, &verr) {
+		violations := leafViolations(verr)
+		return nil, nil, fmt.Errorf("%w: %s", ErrInvalidSchema, oneLine(violationMessage(violations, len(violations))))
+	}
+	var invalid *jsonschema.InvalidRegexError
+	if errors.As(err, &invalid) {
+		return nil, nil, fmt.Errorf("%w: at %s: %s %q: %v", ErrInvalidSchema, schemaLocation(invalid.URL), "pattern", clipRunes(invalid.Regex, maxQuoted), invalid.Err)
+	}
+	return nil, nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+}
+
+// finishSchema bounds and completes compiled, the validator's schema of
+// tree compiled by c under base: the cost bounds, the definitions, the
+// patterns, the fast check and the strings to intern.
+func finishSchema(tree any, canonical []byte, c *jsonschema.Compiler, compiled *jsonschema.Schema, base string) (Schema, error) {
 	cost := schemacost.Analyze(compiled, MaxSchemaVisits, strictjson.MaxDepth)
 	switch {
 	case cost.Visits > MaxSchemaVisits:
@@ -180,7 +251,7 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 	case cost.Located > MaxSchemaVisits:
 		return Schema{}, fmt.Errorf("%w: validating one value could apply %d subschemas to one of its members or items, more than the limit of %d (subschemas reached through several keywords multiply at every level)", ErrInvalidSchema, cost.Located, MaxSchemaVisits)
 	}
-	if err := compileDefinitions(c, tree); err != nil {
+	if err := compileDefinitions(c, base, tree); err != nil {
 		return Schema{}, err
 	}
 	if err := compilePatterns(cost.Schemas); err != nil {
@@ -442,7 +513,7 @@ func checkPatternText(tree any) error {
 // next revision. An entry that does not compile for another reason is
 // left alone: it is never applied, and it may not be a subschema at all
 // (the $defs member of a const value, say).
-func compileDefinitions(c *jsonschema.Compiler, tree any) error {
+func compileDefinitions(c *jsonschema.Compiler, base string, tree any) error {
 	var walk func(v any, at string) error
 	walk = func(v any, at string) error {
 		switch v := v.(type) {
@@ -452,7 +523,7 @@ func compileDefinitions(c *jsonschema.Compiler, tree any) error {
 				if defs, ok := v[k].(map[string]any); ok && (k == "$defs" || k == "definitions") {
 					for _, name := range sortedKeys(defs) {
 						entry := child + "/" + url.PathEscape(strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1"))
-						_, err := c.Compile(schemaBase + "#" + entry)
+						_, err := c.Compile(base + "#" + entry)
 						var load *jsonschema.LoadURLError
 						if errors.As(err, &load) {
 							return fmt.Errorf("%w: at %s: reference to %q outside the document is not allowed", ErrInvalidSchema, schemaLocation("#"+entry), load.URL)
