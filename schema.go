@@ -53,6 +53,7 @@ type compiledSchema struct {
 	compiled  *jsonschema.Schema
 	fast      *fastcheck.Checker // nil when the schema needs the full validator
 	strings   map[string]string  // short strings of the document, for interning
+	object    bool               // the document is an object whose "type" is "object"
 	visits    int                // the most subschemas one location of a value can meet
 	costs     keywordCosts       // for the full validator's cost model
 }
@@ -251,8 +252,12 @@ func finishSchema(tree any, canonical []byte, c *jsonschema.Compiler, compiled *
 	case cost.Located > MaxSchemaVisits:
 		return Schema{}, fmt.Errorf("%w: validating one value could apply %d subschemas to one of its members or items, more than the limit of %d (subschemas reached through several keywords multiply at every level)", ErrInvalidSchema, cost.Located, MaxSchemaVisits)
 	}
-	if err := compileDefinitions(c, base, tree); err != nil {
-		return Schema{}, err
+	// A document compiled under shortcutBase has no reference outside
+	// itself (metacheck), so its definitions need no such check.
+	if base != shortcutBase {
+		if err := compileDefinitions(c, base, tree); err != nil {
+			return Schema{}, err
+		}
 	}
 	if err := compilePatterns(cost.Schemas); err != nil {
 		return Schema{}, err
@@ -260,7 +265,7 @@ func finishSchema(tree any, canonical []byte, c *jsonschema.Compiler, compiled *
 	fast := fastcheck.Compile(compiled)
 	interned := map[string]string{}
 	collectStrings(tree, interned)
-	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled, fast: fast, strings: interned, visits: max(cost.Visits, cost.Located), costs: keywordCostsOf(cost.Schemas)}}, nil
+	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled, fast: fast, strings: interned, object: isObjectSchema(tree), visits: max(cost.Visits, cost.Located), costs: keywordCostsOf(cost.Schemas)}}, nil
 }
 
 // Bounds on the shape of a schema document; see ParseSchema.
@@ -468,6 +473,9 @@ const maxPatternParse = 1 << 22
 // such as \pL afresh at every use, 80 µs and 13 KB each, so a document
 // of a megabyte could hold seconds of parsing.
 func checkPatternText(tree any) error {
+	if patternParseWork(tree) <= maxPatternParse {
+		return nil
+	}
 	work := 0
 	var where []string
 	var walk func(v any, at []string)
@@ -504,6 +512,36 @@ func checkPatternText(tree any) error {
 		return fmt.Errorf("%w: at %s: the patterns of the schema would take %d steps to parse, more than the limit of %d (a Unicode class escape such as \\pL costs %d)", ErrInvalidSchema, pointer(where), work, maxPatternParse, regex.UnicodeClassCost)
 	}
 	return nil
+}
+
+// patternParseWork is the work checkPatternText counts in tree, added up
+// without allocating: most documents are within the limit, and only a
+// document beyond it needs the walk in order that finds where.
+func patternParseWork(v any) int {
+	work := 0
+	switch v := v.(type) {
+	case map[string]any:
+		for k, m := range v {
+			switch pattern := m.(type) {
+			case string:
+				if k == "pattern" {
+					work += regex.ParseCost(pattern)
+				}
+			case map[string]any:
+				if k == "patternProperties" {
+					for p := range pattern {
+						work += regex.ParseCost(p)
+					}
+				}
+			}
+			work += patternParseWork(m)
+		}
+	case []any:
+		for _, item := range v {
+			work += patternParseWork(item)
+		}
+	}
+	return work
 }
 
 // compileDefinitions compiles every entry of every $defs (and definitions)
