@@ -99,10 +99,10 @@ func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
 		}
 	}
 	f.def = Definition{
-		Name:         d.Name,
-		Description:  d.Description,
-		InputSchema:  input.s.canonical,
-		Effect:       d.Effect,
+		Name:        d.Name,
+		Description: d.Description,
+		InputSchema: input.s.canonical,
+		Effect:      d.Effect,
 	}
 	if f.output.Valid() {
 		f.def.OutputSchema = f.output.s.canonical
