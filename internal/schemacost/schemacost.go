@@ -54,14 +54,46 @@ const MaxWork = 1 << 21
 // Root must be non-nil and is only read; Analyze is safe for concurrent use
 // on the same schema.
 func Analyze(root *jsonschema.Schema, limit, maxDepth int) Analysis {
+	return analyze(root, limit, maxDepth, true)
+}
+
+// analyze is Analyze; without shortcut it walks even a schema oneEach
+// accepts, for tests to compare.
+func analyze(root *jsonschema.Schema, limit, maxDepth int, shortcut bool) Analysis {
 	all, anchors := reachable(root)
 	a := Analysis{Schemas: all, Bounded: true}
+	if shortcut && limit >= 1 && oneEach(all) {
+		a.Visits, a.Located = 1, 1
+		return a
+	}
 	a.Visits = maxVisits(all, anchors, limit)
 	if a.Visits > limit {
 		return a
 	}
 	a.Located, a.Bounded = newLocationWalk(anchors, limit).run(root, maxDepth)
 	return a
+}
+
+// oneEach reports whether every location of every value meets at most
+// one of the subschemas all: none of them applies a subschema to the value
+// it is applied to (no reference, combination or conditional), and no two
+// of its keywords reach the same member or item (no patternProperties,
+// contains, unevaluated keywords or items of the older drafts). Derived
+// schemas without shared definitions are of this kind; for them both
+// counts are 1, and there is nothing to walk.
+func oneEach(all []*jsonschema.Schema) bool {
+	for _, s := range all {
+		if s.Ref != nil || s.RecursiveRef != nil || s.DynamicRef != nil || s.Not != nil ||
+			s.If != nil || s.Then != nil || s.Else != nil ||
+			len(s.AllOf) > 0 || len(s.AnyOf) > 0 || len(s.OneOf) > 0 ||
+			len(s.DependentSchemas) > 0 || len(s.Dependencies) > 0 ||
+			len(s.PatternProperties) > 0 || s.Contains != nil ||
+			s.UnevaluatedProperties != nil || s.UnevaluatedItems != nil ||
+			s.Items != nil || s.AdditionalItems != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // maxVisits returns the largest number of subschemas applying one
