@@ -484,18 +484,7 @@ func checkPatternText(tree any) error {
 		case map[string]any:
 			for _, k := range sortedKeys(v) {
 				child := append(slices.Clip(at), k)
-				switch pattern := v[k].(type) {
-				case string:
-					if k == "pattern" {
-						work += regex.ParseCost(pattern)
-					}
-				case map[string]any:
-					if k == "patternProperties" {
-						for p := range pattern {
-							work += regex.ParseCost(p)
-						}
-					}
-				}
+				work += memberPatternCost(k, v[k])
 				if work > maxPatternParse && where == nil {
 					where = child
 				}
@@ -514,6 +503,25 @@ func checkPatternText(tree any) error {
 	return nil
 }
 
+// memberPatternCost is the work of parsing the patterns of member k, of
+// value v, of an object: a pattern, or the names of patternProperties.
+func memberPatternCost(k string, v any) int {
+	work := 0
+	switch pattern := v.(type) {
+	case string:
+		if k == "pattern" {
+			work += regex.ParseCost(pattern)
+		}
+	case map[string]any:
+		if k == "patternProperties" {
+			for p := range pattern {
+				work += regex.ParseCost(p)
+			}
+		}
+	}
+	return work
+}
+
 // patternParseWork is the work checkPatternText counts in tree, added up
 // without allocating: most documents are within the limit, and only a
 // document beyond it needs the walk in order that finds where.
@@ -522,19 +530,7 @@ func patternParseWork(v any) int {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, m := range v {
-			switch pattern := m.(type) {
-			case string:
-				if k == "pattern" {
-					work += regex.ParseCost(pattern)
-				}
-			case map[string]any:
-				if k == "patternProperties" {
-					for p := range pattern {
-						work += regex.ParseCost(p)
-					}
-				}
-			}
-			work += patternParseWork(m)
+			work += memberPatternCost(k, m) + patternParseWork(m)
 		}
 	case []any:
 		for _, item := range v {

@@ -55,13 +55,7 @@ func TestSchemaShortcutSuite(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		var groups []struct {
-			Description string         `json:"description"`
-			Schema      jsontext.Value `json:"schema"`
-			Tests       []struct {
-				Data jsontext.Value `json:"data"`
-			} `json:"tests"`
-		}
+		var groups []suiteGroup
 		require.NoError(t, jsonv2.Unmarshal(data, &groups), path)
 		for _, g := range groups {
 			values := make([]jsontext.Value, 0, len(g.Tests))
