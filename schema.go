@@ -174,20 +174,22 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader, 
 	if err := checkPatternText(tree); err != nil {
 		return Schema{}, err
 	}
+	// The patterns metacheck parses are handed to the compiler, so that
+	// none is parsed twice. The map is written only by metacheck, before
+	// any compilation; the compiled schema keeps the engine (for the
+	// "regex" format) and only reads it, so it is safe for concurrent use.
+	parsed := map[string]jsonschema.Regexp{}
+	engine := func(source string) (jsonschema.Regexp, error) {
+		if re, ok := parsed[source]; ok && re != nil {
+			return re, nil
+		}
+		return regex.Engine(source)
+	}
 	if shortcut {
-		// The patterns metacheck parses are handed to the compiler, so
-		// that none is parsed twice.
-		parsed := map[string]jsonschema.Regexp{}
 		validRegex := func(source string) bool {
 			re, err := regex.Engine(source)
 			parsed[source] = re
 			return err == nil
-		}
-		engine := func(source string) (jsonschema.Regexp, error) {
-			if re, ok := parsed[source]; ok && re != nil {
-				return re, nil
-			}
-			return regex.Engine(source)
 		}
 		if metacheck.Conforms(tree, validRegex) {
 			c, compiled, err := compileValidator(tree, loader, shortcutBase, engine)
@@ -199,7 +201,7 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader, 
 			}
 		}
 	}
-	c, compiled, err := compileValidator(tree, loader, schemaBase, regex.Engine)
+	c, compiled, err := compileValidator(tree, loader, schemaBase, engine)
 	if err != nil {
 		return Schema{}, err
 	}
