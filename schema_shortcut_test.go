@@ -129,3 +129,23 @@ func valuesOf(texts []string) []jsontext.Value {
 	}
 	return out
 }
+
+// FuzzSchemaShortcut mutates schema documents and requires ParseSchema to
+// give each the same outcome with the meta-schema shortcut as without it,
+// and the same verdict and message for a few values of every type.
+func FuzzSchemaShortcut(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"object","properties":{"a":{"type":"integer","minimum":1},"b":{"type":"array","items":{"type":"string","maxLength":3}}},"required":["a"],"additionalProperties":false}`,
+		`{"$defs":{"n":{"anyOf":[{"type":"null"},{"type":"object","properties":{"next":{"$ref":"#/$defs/n"}}}]}},"$ref":"#/$defs/n"}`,
+		`{"patternProperties":{"^x-":{"pattern":"^[a-z]+$"}},"dependentRequired":{"a":["b"]},"multipleOf":0.5,"format":"date-time"}`,
+		`{"enum":["a",1,null],"const":"a","not":{"type":"boolean"},"if":{"minLength":2},"then":{"maxLength":4}}`,
+		`{"$ref":"#"}`,
+		`{"pattern":"("}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	values := valuesOf([]string{`null`, `true`, `1`, `2.5`, `"ab"`, `"2024-01-02T03:04:05Z"`, `[]`, `["a",1]`, `{}`, `{"a":1,"b":["xyz"]}`, `{"next":{"next":null}}`, `{"x-a":"b"}`})
+	f.Fuzz(func(t *testing.T, schema []byte) {
+		sameParse(t, schema, values, string(schema))
+	})
+}
