@@ -11,6 +11,7 @@ package schemacost
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -229,8 +230,14 @@ func childLocations(s *jsonschema.Schema) []*jsonschema.Schema {
 	for _, k := range sortedKeys(s.Properties) {
 		out.add(s.Properties[k])
 	}
-	for _, c := range s.PatternProperties {
-		out.add(c)
+	if len(s.PatternProperties) > 0 {
+		// In the order of the patterns' text: a map's order would change
+		// the order of Schemas from one analysis to the next.
+		patterns := slices.AppendSeq(make([]jsonschema.Regexp, 0, len(s.PatternProperties)), maps.Keys(s.PatternProperties))
+		slices.SortFunc(patterns, func(a, b jsonschema.Regexp) int { return strings.Compare(a.String(), b.String()) })
+		for _, re := range patterns {
+			out.add(s.PatternProperties[re])
+		}
 	}
 	out.addAny(s.AdditionalProperties)
 	out.addAny(s.Items)

@@ -176,7 +176,7 @@ func TestOneEachAgreesWithTheWalk(t *testing.T) {
 		for _, limit := range []int{0, 1, 1000} {
 			fast, walked := analyze(s, limit, 128, true), analyze(s, limit, 128, false)
 			require.Equal(t, [3]any{walked.Visits, walked.Located, walked.Bounded}, [3]any{fast.Visits, fast.Located, fast.Bounded}, "%s, limit %d", doc, limit)
-			require.ElementsMatch(t, walked.Schemas, fast.Schemas, doc)
+			require.Equal(t, walked.Schemas, fast.Schemas, "%s: the same subschemas in the same order", doc)
 		}
 		if oneEach(Analyze(s, 1000, 128).Schemas) {
 			accepted++
