@@ -74,19 +74,24 @@ func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
 	if len(d.InputSchema) > MaxInputBytes {
 		return frozenDefinition{}, errorf("%w: input schema of tool %q: %w: document is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, ErrInvalidSchema, len(d.InputSchema), MaxInputBytes)
 	}
-	tree, err := strictjson.Parse(d.InputSchema)
-	if err != nil {
-		return frozenDefinition{}, errorf("%w: input schema of tool %q: %w: not one I-JSON document: %v", ErrInvalidDefinition, d.Name, ErrInvalidSchema, err)
-	}
-	obj, ok := tree.(map[string]any)
-	if !ok || obj["type"] != "object" {
+	input, ok := knownSchema(d.InputSchema, known)
+	if ok && !input.s.object {
 		return frozenDefinition{}, fmt.Errorf(`%w: input schema of tool %q must be a JSON object with "type":"object"`, ErrInvalidDefinition, d.Name)
 	}
-	input, err := compileKnown(tree, strictjson.Compact(nil, d.InputSchema), known)
-	if err != nil {
-		return frozenDefinition{}, errorf("%w: input schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
+	if !ok {
+		tree, err := strictjson.Parse(d.InputSchema)
+		if err != nil {
+			return frozenDefinition{}, errorf("%w: input schema of tool %q: %w: not one I-JSON document: %v", ErrInvalidDefinition, d.Name, ErrInvalidSchema, err)
+		}
+		if !isObjectSchema(tree) {
+			return frozenDefinition{}, fmt.Errorf(`%w: input schema of tool %q must be a JSON object with "type":"object"`, ErrInvalidDefinition, d.Name)
+		}
+		if input, err = compileKnown(tree, strictjson.Compact(nil, d.InputSchema), known); err != nil {
+			return frozenDefinition{}, errorf("%w: input schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
+		}
 	}
 	f := frozenDefinition{input: input}
+	var err error
 	if len(d.OutputSchema) > 0 {
 		f.output, err = parseKnown(d.OutputSchema, known)
 		if err != nil {
@@ -94,13 +99,12 @@ func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
 		}
 	}
 	f.def = Definition{
-		Name:         d.Name,
-		Description:  d.Description,
-		InputSchema:  input.s.canonical,
-		OutputSchema: f.output.JSON(),
-		Effect:       d.Effect,
+		Name:        d.Name,
+		Description: d.Description,
+		InputSchema: input.s.canonical,
+		Effect:      d.Effect,
 	}
-	if f.def.OutputSchema != nil {
+	if f.output.Valid() {
 		f.def.OutputSchema = f.output.s.canonical
 	}
 	return f, nil
@@ -124,6 +128,18 @@ func (d Definition) validateHead() error {
 	return nil
 }
 
+// knownSchema returns the known [Schema] whose canonical bytes are raw, if
+// there is one: raw is then a compact document already compiled, and need
+// not be parsed again.
+func knownSchema(raw []byte, known []Schema) (Schema, bool) {
+	for _, k := range known {
+		if k.Valid() && bytes.Equal(k.s.canonical, raw) {
+			return k, true
+		}
+	}
+	return Schema{}, false
+}
+
 // compileKnown returns the known [Schema] with these canonical bytes, or
 // compiles tree.
 func compileKnown(tree any, canonical []byte, known []Schema) (Schema, error) {
@@ -140,6 +156,9 @@ func compileKnown(tree any, canonical []byte, known []Schema) (Schema, error) {
 func parseKnown(raw []byte, known []Schema) (Schema, error) {
 	if len(known) == 0 || len(raw) > MaxInputBytes {
 		return ParseSchema(raw)
+	}
+	if k, ok := knownSchema(raw, known); ok {
+		return k, nil
 	}
 	tree, err := strictjson.Parse(raw)
 	if err != nil {

@@ -3,6 +3,7 @@ package tool
 import (
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/agentcontract/tool/internal/strictjson"
 )
@@ -15,7 +16,7 @@ func ParseSchemaWithRemotes(raw []byte, remotes map[string][]byte) (Schema, erro
 	if err != nil {
 		return Schema{}, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
 	}
-	return compileSchemaWith(tree, strictjson.Compact(nil, raw), memoryLoader(remotes))
+	return compileSchemaWith(tree, strictjson.Compact(nil, raw), memoryLoader(remotes), true)
 }
 
 type memoryLoader map[string][]byte
@@ -41,3 +42,14 @@ func SchemaForType(t reflect.Type) (Schema, error) {
 // ShownValid reports whether Validate decides value valid by reading it
 // directly, without building its value tree.
 func ShownValid(s Schema, value []byte) bool { return s.shownValid(value) }
+
+// ParseSchemaWithoutShortcut is ParseSchema that always has the validator
+// check the document against the meta-schema, for comparison with the
+// shortcut ParseSchema takes for documents metacheck accepts.
+func ParseSchemaWithoutShortcut(raw []byte) (Schema, error) { return parseSchema(raw, false) }
+
+// TookShortcut reports whether s was compiled without the validator's
+// pass over the meta-schema.
+func TookShortcut(s Schema) bool {
+	return strings.HasPrefix(s.s.compiled.Location, shortcutBase)
+}

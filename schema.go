@@ -14,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentcontract/tool/internal/fastcheck"
+	"github.com/agentcontract/tool/internal/metacheck"
 	"github.com/agentcontract/tool/internal/regex"
 	"github.com/agentcontract/tool/internal/schemacost"
 	"github.com/agentcontract/tool/internal/strictjson"
@@ -52,6 +53,7 @@ type compiledSchema struct {
 	compiled  *jsonschema.Schema
 	fast      *fastcheck.Checker // nil when the schema needs the full validator
 	strings   map[string]string  // short strings of the document, for interning
+	object    bool               // the document is an object whose "type" is "object"
 	visits    int                // the most subschemas one location of a value can meet
 	costs     keywordCosts       // for the full validator's cost model
 }
@@ -114,6 +116,12 @@ func (s Schema) parse(value []byte) (tree any, values int, err error) {
 // cost" in the package documentation. Raw is not retained; every error
 // wraps ErrInvalidSchema.
 func ParseSchema(raw []byte) (Schema, error) {
+	return parseSchema(raw, true)
+}
+
+// parseSchema is ParseSchema, with the meta-schema shortcut of
+// compileSchemaWith on or off.
+func parseSchema(raw []byte, shortcut bool) (Schema, error) {
 	if len(raw) > MaxInputBytes {
 		return Schema{}, fmt.Errorf("%w: document is %d bytes, more than the limit of %d", ErrInvalidSchema, len(raw), MaxInputBytes)
 	}
@@ -121,16 +129,38 @@ func ParseSchema(raw []byte) (Schema, error) {
 	if err != nil {
 		return Schema{}, fmt.Errorf("%w: not one I-JSON document: %v", ErrInvalidSchema, err)
 	}
-	return compileSchema(tree, strictjson.Compact(make([]byte, 0, len(raw)), raw))
+	return compileSchemaWith(tree, strictjson.Compact(make([]byte, 0, len(raw)), raw), refuseLoader{}, shortcut)
 }
 
 func compileSchema(tree any, canonical []byte) (Schema, error) {
-	return compileSchemaWith(tree, canonical, refuseLoader{})
+	return compileSchemaWith(tree, canonical, refuseLoader{}, true)
 }
 
+// shortcutBase is the URL under which a document that metacheck.Conforms
+// accepts is compiled. The validator does not validate documents under
+// https://json-schema.org/ against their meta-schema, taking them for
+// meta-schemas of its own; metacheck has established that this one
+// satisfies the draft 2020-12 meta-schema, and that it has no $id and only
+// references to fragments of itself, so the URL changes nothing the
+// document means and nothing is ever loaded from it.
+const shortcutBase = "https://json-schema.org/schema.invalid/schema.json"
+
 // compileSchemaWith compiles with loader; only tests install another loader
-// than refuseLoader.
-func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) (Schema, error) {
+// than refuseLoader, and only they turn shortcut off.
+//
+// With shortcut on, a document metacheck.Conforms accepts is compiled
+// under shortcutBase, without the validator's pass over the meta-schema.
+// The result is kept when that compilation succeeds and the fast check
+// covers the schema, so that every message about a value comes from the
+// fast check, which names no URL (the full validator's message about a
+// reference cycle quotes the URL the document was compiled under).
+// Otherwise the document is compiled again under schemaBase, which
+// validates it against the meta-schema and words every error exactly as
+// before. An error after compilation (the cost bounds, the definitions,
+// the patterns) names no URL and is returned as it is: the ordinary
+// compilation, whose pass over the meta-schema would have succeeded,
+// would have met it as well.
+func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader, shortcut bool) (Schema, error) {
 	switch tree.(type) {
 	case map[string]any, bool:
 	default:
@@ -144,33 +174,77 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 	if err := checkPatternText(tree); err != nil {
 		return Schema{}, err
 	}
+	// The patterns metacheck parses are handed to the compiler, so that
+	// none is parsed twice. The map is written only by metacheck, before
+	// any compilation; the compiled schema keeps the engine (for the
+	// "regex" format) and only reads it, so it is safe for concurrent use.
+	parsed := map[string]jsonschema.Regexp{}
+	engine := func(source string) (jsonschema.Regexp, error) {
+		if re, ok := parsed[source]; ok && re != nil {
+			return re, nil
+		}
+		return regex.Engine(source)
+	}
+	if shortcut {
+		validRegex := func(source string) bool {
+			re, err := regex.Engine(source)
+			parsed[source] = re
+			return err == nil
+		}
+		if metacheck.Conforms(tree, validRegex) {
+			c, compiled, err := compileValidator(tree, loader, shortcutBase, engine)
+			if err == nil {
+				s, err := finishSchema(tree, canonical, c, compiled, shortcutBase)
+				if err != nil || s.s.fast != nil {
+					return s, err
+				}
+			}
+		}
+	}
+	c, compiled, err := compileValidator(tree, loader, schemaBase, engine)
+	if err != nil {
+		return Schema{}, err
+	}
+	return finishSchema(tree, canonical, c, compiled, schemaBase)
+}
+
+// compileValidator compiles tree under base with the validator. Errors are
+// worded for the caller.
+func compileValidator(tree any, loader jsonschema.URLLoader, base string, engine jsonschema.RegexpEngine) (*jsonschema.Compiler, *jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
 	c.RegisterFormat(dateTimeFormat)
 	c.UseLoader(loader)
-	c.UseRegexpEngine(regex.Engine)
-	if err := c.AddResource(schemaBase, tree); err != nil {
-		return Schema{}, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+	c.UseRegexpEngine(engine)
+	if err := c.AddResource(base, tree); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
 	}
-	compiled, err := c.Compile(schemaBase)
-	if err != nil {
-		var load *jsonschema.LoadURLError
-		if errors.As(err, &load) {
-			return Schema{}, fmt.Errorf("%w: reference to %q outside the document is not allowed", ErrInvalidSchema, load.URL)
-		}
-		var meta *jsonschema.SchemaValidationError
-		var verr *jsonschema.ValidationError
-		if errors.As(err, &meta) && errors.As(meta.Err, &verr) {
-			violations := leafViolations(verr)
-			return Schema{}, fmt.Errorf("%w: %s", ErrInvalidSchema, oneLine(violationMessage(violations, len(violations))))
-		}
-		var invalid *jsonschema.InvalidRegexError
-		if errors.As(err, &invalid) {
-			return Schema{}, fmt.Errorf("%w: at %s: %s %q: %v", ErrInvalidSchema, schemaLocation(invalid.URL), "pattern", clipRunes(invalid.Regex, maxQuoted), invalid.Err)
-		}
-		return Schema{}, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+	compiled, err := c.Compile(base)
+	if err == nil {
+		return c, compiled, nil
 	}
+	var load *jsonschema.LoadURLError
+	if errors.As(err, &load) {
+		return nil, nil, fmt.Errorf("%w: reference to %q outside the document is not allowed", ErrInvalidSchema, load.URL)
+	}
+	var meta *jsonschema.SchemaValidationError
+	var verr *jsonschema.ValidationError
+	if errors.As(err, &meta) && errors.As(meta.Err, &verr) {
+		violations := leafViolations(verr)
+		return nil, nil, fmt.Errorf("%w: %s", ErrInvalidSchema, oneLine(violationMessage(violations, len(violations))))
+	}
+	var invalid *jsonschema.InvalidRegexError
+	if errors.As(err, &invalid) {
+		return nil, nil, fmt.Errorf("%w: at %s: %s %q: %v", ErrInvalidSchema, schemaLocation(invalid.URL), "pattern", clipRunes(invalid.Regex, maxQuoted), invalid.Err)
+	}
+	return nil, nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+}
+
+// finishSchema bounds and completes compiled, the validator's schema of
+// tree compiled by c under base: the cost bounds, the definitions, the
+// patterns, the fast check and the strings to intern.
+func finishSchema(tree any, canonical []byte, c *jsonschema.Compiler, compiled *jsonschema.Schema, base string) (Schema, error) {
 	cost := schemacost.Analyze(compiled, MaxSchemaVisits, strictjson.MaxDepth)
 	switch {
 	case cost.Visits > MaxSchemaVisits:
@@ -180,8 +254,12 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 	case cost.Located > MaxSchemaVisits:
 		return Schema{}, fmt.Errorf("%w: validating one value could apply %d subschemas to one of its members or items, more than the limit of %d (subschemas reached through several keywords multiply at every level)", ErrInvalidSchema, cost.Located, MaxSchemaVisits)
 	}
-	if err := compileDefinitions(c, tree); err != nil {
-		return Schema{}, err
+	// A document compiled under shortcutBase has no reference outside
+	// itself (metacheck), so its definitions need no such check.
+	if base != shortcutBase {
+		if err := compileDefinitions(c, base, tree); err != nil {
+			return Schema{}, err
+		}
 	}
 	if err := compilePatterns(cost.Schemas); err != nil {
 		return Schema{}, err
@@ -189,7 +267,7 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader) 
 	fast := fastcheck.Compile(compiled)
 	interned := map[string]string{}
 	collectStrings(tree, interned)
-	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled, fast: fast, strings: interned, visits: max(cost.Visits, cost.Located), costs: keywordCostsOf(cost.Schemas)}}, nil
+	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled, fast: fast, strings: interned, object: isObjectSchema(tree), visits: max(cost.Visits, cost.Located), costs: keywordCostsOf(cost.Schemas)}}, nil
 }
 
 // Bounds on the shape of a schema document; see ParseSchema.
@@ -418,6 +496,9 @@ const maxPatternParse = 1 << 22
 // such as \pL afresh at every use, 80 µs and 13 KB each, so a document
 // of a megabyte could hold seconds of parsing.
 func checkPatternText(tree any) error {
+	if patternParseWork(tree) <= maxPatternParse {
+		return nil
+	}
 	work := 0
 	var where []string
 	var walk func(v any, at []string)
@@ -426,18 +507,7 @@ func checkPatternText(tree any) error {
 		case map[string]any:
 			for _, k := range sortedKeys(v) {
 				child := append(slices.Clip(at), k)
-				switch pattern := v[k].(type) {
-				case string:
-					if k == "pattern" {
-						work += regex.ParseCost(pattern)
-					}
-				case map[string]any:
-					if k == "patternProperties" {
-						for p := range pattern {
-							work += regex.ParseCost(p)
-						}
-					}
-				}
+				work += memberPatternCost(k, v[k])
 				if work > maxPatternParse && where == nil {
 					where = child
 				}
@@ -456,6 +526,43 @@ func checkPatternText(tree any) error {
 	return nil
 }
 
+// memberPatternCost is the work of parsing the patterns of member k, of
+// value v, of an object: a pattern, or the names of patternProperties.
+func memberPatternCost(k string, v any) int {
+	work := 0
+	switch pattern := v.(type) {
+	case string:
+		if k == "pattern" {
+			work += regex.ParseCost(pattern)
+		}
+	case map[string]any:
+		if k == "patternProperties" {
+			for p := range pattern {
+				work += regex.ParseCost(p)
+			}
+		}
+	}
+	return work
+}
+
+// patternParseWork is the work checkPatternText counts in tree, added up
+// without allocating: most documents are within the limit, and only a
+// document beyond it needs the walk in order that finds where.
+func patternParseWork(v any) int {
+	work := 0
+	switch v := v.(type) {
+	case map[string]any:
+		for k, m := range v {
+			work += memberPatternCost(k, m) + patternParseWork(m)
+		}
+	case []any:
+		for _, item := range v {
+			work += patternParseWork(item)
+		}
+	}
+	return work
+}
+
 // compileDefinitions compiles every entry of every $defs (and definitions)
 // of the document, so that a reference outside the document is refused
 // even where no reference reaches it: the document is advertised to
@@ -463,7 +570,7 @@ func checkPatternText(tree any) error {
 // next revision. An entry that does not compile for another reason is
 // left alone: it is never applied, and it may not be a subschema at all
 // (the $defs member of a const value, say).
-func compileDefinitions(c *jsonschema.Compiler, tree any) error {
+func compileDefinitions(c *jsonschema.Compiler, base string, tree any) error {
 	var walk func(v any, at string) error
 	walk = func(v any, at string) error {
 		switch v := v.(type) {
@@ -473,7 +580,7 @@ func compileDefinitions(c *jsonschema.Compiler, tree any) error {
 				if defs, ok := v[k].(map[string]any); ok && (k == "$defs" || k == "definitions") {
 					for _, name := range sortedKeys(defs) {
 						entry := child + "/" + url.PathEscape(strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1"))
-						_, err := c.Compile(schemaBase + "#" + entry)
+						_, err := c.Compile(base + "#" + entry)
 						var load *jsonschema.LoadURLError
 						if errors.As(err, &load) {
 							return fmt.Errorf("%w: at %s: reference to %q outside the document is not allowed", ErrInvalidSchema, schemaLocation("#"+entry), load.URL)

@@ -100,7 +100,7 @@ func newSignature[In, Out any]() (Signature[In, Out], error) {
 	if s.input, err = ParseSchema(doc); err != nil {
 		return Signature[In, Out]{}, fmt.Errorf("input type %v: %w", in, err)
 	}
-	if tree, _ := strictjson.Parse(doc); !isObjectSchema(tree) {
+	if !s.input.s.object {
 		// A struct with its own JSON methods is described as any value.
 		return Signature[In, Out]{}, fmt.Errorf(`input type %v has its own JSON encoding, so its schema is not "type":"object"; give it a JSONSchemaModel method`, in)
 	}

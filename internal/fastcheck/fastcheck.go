@@ -126,6 +126,9 @@ func newLimit(r *big.Rat) *limit {
 // so has a finite decimal expansion of at most as many fractional digits
 // as its denominator has bits.
 func ratDecimal(r *big.Rat) strictjson.Decimal {
+	if r.IsInt() {
+		return strictjson.ParseDecimal(r.Num().String())
+	}
 	text := r.FloatString(r.Denom().BitLen())
 	if strings.Contains(text, ".") {
 		text = strings.TrimRight(strings.TrimRight(text, "0"), ".")
@@ -329,7 +332,7 @@ func (c *compiler) sameLocationCycle() bool {
 		visiting = 1
 		done     = 2
 	)
-	state := map[*node]int{}
+	state := make(map[*node]int8, len(c.nodes))
 	var visit func(n *node) bool
 	visit = func(n *node) bool {
 		if n == nil {
@@ -342,10 +345,8 @@ func (c *compiler) sameLocationCycle() bool {
 			return false
 		}
 		state[n] = visiting
-		for _, m := range n.sameLocation() {
-			if visit(m) {
-				return true
-			}
+		if n.anySameLocation(visit) {
+			return true
 		}
 		state[n] = done
 		return false
@@ -358,13 +359,26 @@ func (c *compiler) sameLocationCycle() bool {
 	return false
 }
 
-func (n *node) sameLocation() []*node {
-	out := []*node{n.ref, n.not, n.ifN, n.thenN, n.elseN}
-	out = append(out, n.allOf...)
-	out = append(out, n.anyOf...)
-	out = append(out, n.oneOf...)
-	for _, m := range n.dependentSchemas {
-		out = append(out, m.node)
+// anySameLocation reports whether f is true of any node n applies to the
+// value it is applied to: references, combinations, conditionals and
+// dependent schemas. It allocates nothing.
+func (n *node) anySameLocation(f func(*node) bool) bool {
+	for _, m := range [...]*node{n.ref, n.not, n.ifN, n.thenN, n.elseN} {
+		if f(m) {
+			return true
+		}
 	}
-	return out
+	for _, list := range [...][]*node{n.allOf, n.anyOf, n.oneOf} {
+		for _, m := range list {
+			if f(m) {
+				return true
+			}
+		}
+	}
+	for _, m := range n.dependentSchemas {
+		if f(m.node) {
+			return true
+		}
+	}
+	return false
 }

@@ -27,11 +27,16 @@ type children struct {
 	out       []multiset
 }
 
-// add counts n more applications of s in m; a nil s is no subschema.
-func (c *children) add(m multiset, s *jsonschema.Schema, n int) {
-	if s != nil {
-		m[s] = min(m[s]+n, c.saturated)
+// add counts n more applications of s in *m, making the multiset on its
+// first subschema: most are left empty. A nil s is no subschema.
+func (c *children) add(m *multiset, s *jsonschema.Schema, n int) {
+	if s == nil {
+		return
 	}
+	if *m == nil {
+		*m = multiset{}
+	}
+	(*m)[s] = min((*m)[s]+n, c.saturated)
 }
 
 // keep records m unless it is empty.
@@ -60,21 +65,21 @@ func (c *children) namedMembers() {
 		}
 	}
 	for _, name := range sortedKeys(names) {
-		m := multiset{}
+		var m multiset
 		for s, n := range c.applied {
 			p, listed := s.Properties[name]
-			c.add(m, p, n)
+			c.add(&m, p, n)
 			matched := false
 			for re, ps := range s.PatternProperties {
 				if re.MatchString(name) {
-					c.add(m, ps, n)
+					c.add(&m, ps, n)
 					matched = true
 				}
 			}
 			if !listed && !matched {
-				c.add(m, schemaOf(s.AdditionalProperties), n)
+				c.add(&m, schemaOf(s.AdditionalProperties), n)
 			}
-			c.add(m, s.UnevaluatedProperties, n)
+			c.add(&m, s.UnevaluatedProperties, n)
 		}
 		c.keep(m)
 	}
@@ -84,17 +89,15 @@ func (c *children) namedMembers() {
 // pattern may match it), of property names themselves, and of decoded
 // content.
 func (c *children) otherMembers() {
-	other := multiset{}
-	propertyNames := multiset{}
-	content := multiset{}
+	var other, propertyNames, content multiset
 	for s, n := range c.applied {
 		for _, ps := range s.PatternProperties {
-			c.add(other, ps, n)
+			c.add(&other, ps, n)
 		}
-		c.add(other, schemaOf(s.AdditionalProperties), n)
-		c.add(other, s.UnevaluatedProperties, n)
-		c.add(propertyNames, s.PropertyNames, n)
-		c.add(content, s.ContentSchema, n)
+		c.add(&other, schemaOf(s.AdditionalProperties), n)
+		c.add(&other, s.UnevaluatedProperties, n)
+		c.add(&propertyNames, s.PropertyNames, n)
+		c.add(&content, s.ContentSchema, n)
 	}
 	c.keep(other)
 	c.keep(propertyNames)
@@ -113,9 +116,9 @@ func (c *children) items() {
 		}
 	}
 	for i := 0; i <= prefix; i++ {
-		m := multiset{}
+		var m multiset
 		for s, n := range c.applied {
-			c.addItem(m, s, i, n)
+			c.addItem(&m, s, i, n)
 		}
 		c.keep(m)
 	}
@@ -123,7 +126,7 @@ func (c *children) items() {
 
 // addItem counts in m the subschemas n applications of s apply to the
 // item at index i.
-func (c *children) addItem(m multiset, s *jsonschema.Schema, i, n int) {
+func (c *children) addItem(m *multiset, s *jsonschema.Schema, i, n int) {
 	if i < len(s.PrefixItems) {
 		c.add(m, s.PrefixItems[i], n)
 	} else {

@@ -11,6 +11,7 @@ package schemacost
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -54,14 +55,46 @@ const MaxWork = 1 << 21
 // Root must be non-nil and is only read; Analyze is safe for concurrent use
 // on the same schema.
 func Analyze(root *jsonschema.Schema, limit, maxDepth int) Analysis {
+	return analyze(root, limit, maxDepth, true)
+}
+
+// analyze is Analyze; without shortcut it walks even a schema oneEach
+// accepts, for tests to compare.
+func analyze(root *jsonschema.Schema, limit, maxDepth int, shortcut bool) Analysis {
 	all, anchors := reachable(root)
 	a := Analysis{Schemas: all, Bounded: true}
+	if shortcut && limit >= 1 && oneEach(all) {
+		a.Visits, a.Located = 1, 1
+		return a
+	}
 	a.Visits = maxVisits(all, anchors, limit)
 	if a.Visits > limit {
 		return a
 	}
 	a.Located, a.Bounded = newLocationWalk(anchors, limit).run(root, maxDepth)
 	return a
+}
+
+// oneEach reports whether every location of every value meets at most
+// one of the subschemas all: none of them applies a subschema to the value
+// it is applied to (no reference, combination or conditional), and no two
+// of its keywords reach the same member or item (no patternProperties,
+// contains, unevaluated keywords or items of the older drafts). Derived
+// schemas without shared definitions are of this kind; for them both
+// counts are 1, and there is nothing to walk.
+func oneEach(all []*jsonschema.Schema) bool {
+	for _, s := range all {
+		if s.Ref != nil || s.RecursiveRef != nil || s.DynamicRef != nil || s.Not != nil ||
+			s.If != nil || s.Then != nil || s.Else != nil ||
+			len(s.AllOf) > 0 || len(s.AnyOf) > 0 || len(s.OneOf) > 0 ||
+			len(s.DependentSchemas) > 0 || len(s.Dependencies) > 0 ||
+			len(s.PatternProperties) > 0 || s.Contains != nil ||
+			s.UnevaluatedProperties != nil || s.UnevaluatedItems != nil ||
+			s.Items != nil || s.AdditionalItems != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // maxVisits returns the largest number of subschemas applying one
@@ -197,8 +230,14 @@ func childLocations(s *jsonschema.Schema) []*jsonschema.Schema {
 	for _, k := range sortedKeys(s.Properties) {
 		out.add(s.Properties[k])
 	}
-	for _, c := range s.PatternProperties {
-		out.add(c)
+	if len(s.PatternProperties) > 0 {
+		// In the order of the patterns' text: a map's order would change
+		// the order of Schemas from one analysis to the next.
+		patterns := slices.AppendSeq(make([]jsonschema.Regexp, 0, len(s.PatternProperties)), maps.Keys(s.PatternProperties))
+		slices.SortFunc(patterns, func(a, b jsonschema.Regexp) int { return strings.Compare(a.String(), b.String()) })
+		for _, re := range patterns {
+			out.add(s.PatternProperties[re])
+		}
 	}
 	out.addAny(s.AdditionalProperties)
 	out.addAny(s.Items)

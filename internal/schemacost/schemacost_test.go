@@ -3,6 +3,8 @@ package schemacost
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -129,4 +131,56 @@ func TestChildMultisets(t *testing.T) {
 
 	saturated := childMultisets(multiset{root: 7}, 5)
 	require.Equal(t, 5, saturated[0][root.Properties["a"]], "counts saturate")
+}
+
+// TestOneEachAgreesWithTheWalk compiles every schema of
+// JSON-Schema-Test-Suite, and a few of the derived kind, and requires the
+// shortcut for schemas oneEach accepts to give what the walk gives.
+func TestOneEachAgreesWithTheWalk(t *testing.T) {
+	docs := []string{
+		`true`, `{}`, `{"type":"string"}`,
+		`{"type":"object","properties":{"a":{"type":"array","items":{"type":"object","properties":{"b":{"type":"integer"}},"additionalProperties":false}},"c":{"enum":[1,2]}},"required":["a"],"additionalProperties":{"type":"string"},"propertyNames":{"maxLength":3}}`,
+		`{"prefixItems":[{"type":"string"},{"type":"integer"}],"items":{"type":"boolean"}}`,
+		`{"properties":{"a":{}},"patternProperties":{"^a":{}}}`,
+		`{"items":{},"contains":{}}`,
+	}
+	root := "../../../shared/corpora/JSON-Schema-Test-Suite/tests/draft2020-12"
+	files, _ := filepath.Glob(filepath.Join(root, "*.json"))
+	if len(files) == 0 {
+		t.Skip("JSON-Schema-Test-Suite not found beside the repository (../shared/corpora)")
+	}
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		var groups []struct {
+			Schema json.RawMessage `json:"schema"`
+		}
+		require.NoError(t, json.Unmarshal(data, &groups), path)
+		for _, g := range groups {
+			docs = append(docs, string(g.Schema))
+		}
+	}
+	accepted := 0
+	for _, doc := range docs {
+		var tree any
+		require.NoError(t, json.Unmarshal([]byte(doc), &tree))
+		c := jsonschema.NewCompiler()
+		c.DefaultDraft(jsonschema.Draft2020)
+		if c.AddResource(base, tree) != nil {
+			continue
+		}
+		s, err := c.Compile(base)
+		if err != nil {
+			continue
+		}
+		for _, limit := range []int{0, 1, 1000} {
+			fast, walked := analyze(s, limit, 128, true), analyze(s, limit, 128, false)
+			require.Equal(t, [3]any{walked.Visits, walked.Located, walked.Bounded}, [3]any{fast.Visits, fast.Located, fast.Bounded}, "%s, limit %d", doc, limit)
+			require.Equal(t, walked.Schemas, fast.Schemas, "%s: the same subschemas in the same order", doc)
+		}
+		if oneEach(Analyze(s, 1000, 128).Schemas) {
+			accepted++
+		}
+	}
+	require.Greater(t, accepted, 50)
 }
