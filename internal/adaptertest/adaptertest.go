@@ -260,7 +260,9 @@ func Tools(t testing.TB, n int) *tool.Registry {
 // to it: the provider's call turned into a dispatch call, the outcome into
 // the provider's result) in turn on every iteration, so that both see the
 // same machine load, and reports extra's time in percent of base's as the
-// metric "overhead-%", with each one's ns/call.
+// metric "overhead-%", with each one's ns/call, and the heap allocations
+// extra makes on its own as "adapter-allocs/call" (the benchmark's
+// allocs/op counts both).
 func Overhead(b *testing.B, base, extra func()) {
 	var baseTime, extraTime time.Duration
 	for b.Loop() {
@@ -274,6 +276,7 @@ func Overhead(b *testing.B, base, extra func()) {
 	b.ReportMetric(100*float64(extraTime)/float64(baseTime), "overhead-%")
 	b.ReportMetric(float64(baseTime.Nanoseconds())/float64(b.N), "dispatch-ns/call")
 	b.ReportMetric(float64(extraTime.Nanoseconds())/float64(b.N), "adapter-ns/call")
+	b.ReportMetric(testing.AllocsPerRun(100, extra), "adapter-allocs/call")
 }
 
 // LoopCPU runs body in b.Loop and reports, besides the wall time, the CPU
