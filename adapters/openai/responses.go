@@ -25,8 +25,8 @@ func (t *Tools) ResponseTools() []responses.ToolUnionParam {
 		if p.def.Description != "" {
 			fn.Description = openai.String(p.def.Description)
 		}
-		if len(p.def.OutputSchema) > 0 {
-			fn.OutputSchema = adapterkit.SchemaMap(adapterkit.Tree(p.def.OutputSchema))
+		if p.output != nil {
+			fn.OutputSchema = adapterkit.SchemaMap(p.output)
 		}
 		out[i] = responses.ToolUnionParam{OfFunction: &fn}
 	}

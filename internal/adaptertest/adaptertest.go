@@ -256,6 +256,35 @@ func Tools(t testing.TB, n int) *tool.Registry {
 	return reg
 }
 
+// DistinctTools is Tools with every input schema different: the
+// description of one member names the tool, so that nothing a projection
+// learns from one schema serves another.
+func DistinctTools(t testing.TB, n int) *tool.Registry {
+	t.Helper()
+	base := Tools(t, n).Definitions()
+	bindings := make([]tool.Binding, n)
+	for i, d := range base {
+		schema := strings.Replace(string(d.InputSchema), `"Billing address"`, `"Billing address of `+d.Name+`"`, 1)
+		require.NotEqual(t, string(d.InputSchema), schema)
+		d.InputSchema = json.RawMessage(schema)
+		var err error
+		bindings[i], err = tool.Bind(rawTool{d})
+		require.NoError(t, err)
+	}
+	reg, err := tool.NewRegistry(bindings...)
+	require.NoError(t, err)
+	return reg
+}
+
+// rawTool is a tool of a given definition that answers "placed".
+type rawTool struct{ def tool.Definition }
+
+func (r rawTool) Definition() tool.Definition { return r.def }
+
+func (rawTool) Call(context.Context, tool.Invocation) (tool.Result, error) {
+	return tool.Result{Output: tool.NewTextOutput("placed")}, nil
+}
+
 // Overhead runs base (a call dispatched) and extra (what an adapter adds
 // to it: the provider's call turned into a dispatch call, the outcome into
 // the provider's result) in turn on every iteration, so that both see the

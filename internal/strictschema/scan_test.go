@@ -1,6 +1,7 @@
 package strictschema
 
 import (
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -52,7 +53,7 @@ func (u *Undo) cutTokens(dec *jsontext.Decoder, args string, cuts *[]span) error
 				return err
 			}
 			if name.Kind() != '"' {
-				return errTrailing
+				return syntaxError(lead)
 			}
 			key := name.String()
 			if u.Nullable[key] && dec.PeekKind() == 'n' {
@@ -163,5 +164,33 @@ func FuzzApplyMatchesTokens(f *testing.F) {
 		for _, u := range undos {
 			require.Equal(t, applyTokens(u, args), u.Apply(args), "%q", args)
 		}
+	})
+}
+
+// FuzzDecode: Decode accepts exactly what jsontext accepts, and builds the
+// value encoding/json decodes.
+func FuzzDecode(f *testing.F) {
+	for _, s := range differentialSeeds {
+		f.Add(s)
+	}
+	for _, s := range differentialSchemas {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		v, err := Decode([]byte(raw))
+		if !jsontext.Value(raw).IsValid() {
+			require.Error(t, err, "%q", raw)
+			return
+		}
+		require.NoError(t, err, "%q", raw)
+		dec := json.NewDecoder(strings.NewReader(raw))
+		dec.UseNumber()
+		var want any
+		require.NoError(t, dec.Decode(&want))
+		if want == nil {
+			require.Nil(t, v)
+			return
+		}
+		require.Equal(t, want, v, "%q", raw)
 	})
 }

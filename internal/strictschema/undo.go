@@ -132,10 +132,6 @@ func (u *Undo) pick(k byte) *Undo {
 	return found
 }
 
-type undoError string
-
-func (e undoError) Error() string { return string(e) }
-
 // finish computes the kinds of every anyOf branch, now that every
 // definition is lowered, marks the nodes that can remove a member, and
 // blocks a schema whose null removal would be ambiguous: a branch that
