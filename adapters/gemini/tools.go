@@ -61,6 +61,7 @@ func Project(defs []tool.Definition, config Config) (Projection, error) {
 	var refusals []Lint
 	seen := make(map[string]bool, len(defs))
 	decls := make([]*genai.FunctionDeclaration, 0, len(defs))
+	memo := jsonMemo{}
 	for _, d := range defs {
 		if msg := checkName(d.Name); msg != "" {
 			refusals = append(refusals, Lint{Tool: d.Name, Rule: msg})
@@ -71,7 +72,7 @@ func Project(defs []tool.Definition, config Config) (Projection, error) {
 			continue
 		}
 		seen[d.Name] = true
-		decl, lints, refused := declare(d, config)
+		decl, lints, refused := declare(d, config, memo)
 		refusals = append(refusals, refused...)
 		p.Lints = append(p.Lints, lints...)
 		decls = append(decls, decl)
@@ -128,8 +129,9 @@ func checkName(name string) string {
 
 func isLetter(c byte) bool { return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') }
 
-// declare projects one valid Definition.
-func declare(d tool.Definition, config Config) (*genai.FunctionDeclaration, []Lint, []Lint) {
+// declare projects one valid Definition; memo holds the JSON-path lowerings
+// of the schemas projected before.
+func declare(d tool.Definition, config Config, memo jsonMemo) (*genai.FunctionDeclaration, []Lint, []Lint) {
 	decl := &genai.FunctionDeclaration{Name: d.Name, Description: d.Description}
 	in := &lowering{tool: d.Name, schema: "input"}
 	out := &lowering{tool: d.Name, schema: "output"}
@@ -139,12 +141,72 @@ func declare(d tool.Definition, config Config) (*genai.FunctionDeclaration, []Li
 			decl.Response = out.lowerOpenAPIDoc(d.OutputSchema, false)
 		}
 	} else {
-		decl.ParametersJsonSchema = in.lowerJSONDoc(d.InputSchema)
+		decl.ParametersJsonSchema = memo.lower(in, d.InputSchema)
 		if len(d.OutputSchema) > 0 {
-			decl.ResponseJsonSchema = out.lowerJSONDoc(d.OutputSchema)
+			decl.ResponseJsonSchema = memo.lower(out, d.OutputSchema)
 		}
 	}
 	return decl, append(in.losses, out.losses...), append(in.refusals, out.refusals...)
+}
+
+// jsonMemo holds, per schema text and role ("input" or "output"), the
+// JSON-path lowering of a schema and what it found: tools of one projection
+// often share a schema (those NewFunc derives from one Go type do), and a
+// copy costs less than a lowering.
+type jsonMemo map[[2]string]*lowered
+
+// lowered is one schema lowered for the JSON path, and its findings.
+type lowered struct {
+	doc              any
+	losses, refusals []Lint
+}
+
+// lower is l.lowerJSONDoc(raw), lowered once per schema text and role: the
+// first tool gets the lowered document, the later ones copies of it (made
+// while Project runs, before the caller can change the first), so that no
+// two share memory; the findings are the memoized ones, told of l's tool.
+func (m jsonMemo) lower(l *lowering, raw json.RawMessage) any {
+	key := [2]string{l.schema, string(raw)}
+	if prev, ok := m[key]; ok {
+		l.losses = retold(l.losses, prev.losses, l.tool)
+		l.refusals = retold(l.refusals, prev.refusals, l.tool)
+		return cloneDoc(prev.doc)
+	}
+	first := &lowering{tool: l.tool, schema: l.schema}
+	doc := first.lowerJSONDoc(raw)
+	m[key] = &lowered{doc: doc, losses: first.losses, refusals: first.refusals}
+	l.losses = append(l.losses, first.losses...)
+	l.refusals = append(l.refusals, first.refusals...)
+	return doc
+}
+
+// retold appends lints to dst, each told of tool.
+func retold(dst, lints []Lint, tool string) []Lint {
+	for _, x := range lints {
+		x.Tool = tool
+		dst = append(dst, x)
+	}
+	return dst
+}
+
+// cloneDoc is a deep copy of a decoded document: its maps and slices are
+// new, its leaves (strings, json.Number, bool, nil) immutable.
+func cloneDoc(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = cloneDoc(e)
+		}
+		return m
+	case []any:
+		a := make([]any, len(x))
+		for i, e := range x {
+			a[i] = cloneDoc(e)
+		}
+		return a
+	}
+	return v
 }
 
 // lowerJSONDoc lowers a raw schema for the JSON path. The result is the

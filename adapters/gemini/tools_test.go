@@ -159,6 +159,28 @@ func TestProjectEmptyAndCopies(t *testing.T) {
 	require.JSONEq(t, string(a), string(b))
 }
 
+// TestProjectSharedSchema: tools with one schema get equal declarations
+// that share no memory, and each its own lints.
+func TestProjectSharedSchema(t *testing.T) {
+	schema := `{"type":"object","properties":{"s":{"type":"string","maxLength":3},"e":{"enum":["x","y"]}}}`
+	p, err := toolgemini.Project([]tool.Definition{def("a", schema), def("b", schema), def("c", schema)}, toolgemini.Config{})
+	require.NoError(t, err)
+	decls := p.Tools[0].FunctionDeclarations
+	require.Equal(t, decls[0].ParametersJsonSchema, decls[1].ParametersJsonSchema)
+	decls[0].ParametersJsonSchema.(map[string]any)["properties"].(map[string]any)["e"].(map[string]any)["enum"].([]any)[0] = "changed"
+	decls[1].ParametersJsonSchema.(map[string]any)["type"] = "changed"
+	for _, d := range decls[1:] {
+		require.Equal(t, []any{"x", "y"}, d.ParametersJsonSchema.(map[string]any)["properties"].(map[string]any)["e"].(map[string]any)["enum"])
+	}
+	require.Equal(t, "object", decls[2].ParametersJsonSchema.(map[string]any)["type"])
+	rule := "maxLength is not supported; dropped and written into the description"
+	require.Equal(t, []toolgemini.Lint{
+		{Tool: "a", Schema: "input", Pointer: "/properties/s/maxLength", Rule: rule},
+		{Tool: "b", Schema: "input", Pointer: "/properties/s/maxLength", Rule: rule},
+		{Tool: "c", Schema: "input", Pointer: "/properties/s/maxLength", Rule: rule},
+	}, p.Lints)
+}
+
 func TestProjectionErrorNil(t *testing.T) {
 	var e *toolgemini.ProjectionError
 	require.EqualError(t, e, "tool: cannot project for gemini")
