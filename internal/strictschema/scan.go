@@ -345,14 +345,16 @@ func (sc *scanner) object(u *Undo, depth int) bool {
 			return false
 		}
 		sc.i++
-		var key string
+		var nullable bool
+		var below *Undo
 		if cutting {
-			key = raw
+			key := raw
 			if escaped {
 				key = unquote(raw)
 			}
+			nullable, below = u.member(key)
 		}
-		if cutting && u.Nullable[key] && sc.peek() == 'n' {
+		if nullable && sc.peek() == 'n' {
 			if !sc.literal("null") {
 				return false
 			}
@@ -367,10 +369,6 @@ func (sc *scanner) object(u *Undo, depth int) bool {
 				pendingComma = false
 			}
 			kept = true
-			var below *Undo
-			if cutting {
-				below = u.Props[key]
-			}
 			if !sc.value(below, depth) {
 				return false
 			}

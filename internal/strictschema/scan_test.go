@@ -101,6 +101,8 @@ var differentialSchemas = []string{
 		"list":{"type":"array","items":{"type":"object","properties":{"d":{"type":"string"}}}}}}`,
 	`{"type":"object","properties":{"name":{"type":"string"},"kids":{"type":"array","items":{"$ref":"#"}}},"required":["name"]}`,
 	`{"type":"object","properties":{"é":{"type":"string"},"a/b":{"$ref":"#/$defs/n"}},"$defs":{"n":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"boolean"}},"required":["y"]}}}`,
+	// More members than Undo lists: its maps are read instead.
+	`{"type":"object","properties":{"p0":{"type":"integer"},"p1":{"type":"integer"},"p2":{"type":"integer"},"p3":{"type":"integer"},"p4":{"type":"integer"},"p5":{"type":"integer"},"p6":{"type":"integer"},"p7":{"type":"integer"},"p8":{"type":"integer"},"p9":{"type":"integer"},"p10":{"type":"integer"},"p11":{"type":"integer"},"p12":{"type":"integer"},"p13":{"type":"integer"},"p14":{"type":"integer"},"p15":{"type":"integer"},"p16":{"type":"integer"}}}`,
 }
 
 var differentialSeeds = []string{
@@ -113,6 +115,7 @@ var differentialSeeds = []string{
 	`{"a":"\x","b":null}`, `{"1":1,"2":2,"3":3,"4":4,"5":5,"6":6,"7":7,"8":8,"9":9,"1":null,"a":null}`,
 	`{"1":1,"2":2,"3":3,"4":4,"5":5,"6":6,"7":7,"8":8,"9":9,"a":null}`, `{"b":[null,{"c":null}]}`,
 	`{"list":[` + strings.Repeat(`{"d":null,"e":1},`, 12) + `{"d":null}],"a":null}`,
+	`{"p0":null,"p1":1,"p16":null,"p3":null,"x":null}`,
 }
 
 // TestApplyMatchesTokens: the byte-level Apply cuts what the token reader

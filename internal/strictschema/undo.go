@@ -22,6 +22,33 @@ type Undo struct {
 	at string
 	// need: some value under this node can lose a member.
 	need bool
+	// members lists Props, with their Nullable flag, when there are few:
+	// a search of a short list costs less than two map lookups.
+	members []member
+}
+
+// member is one declared member of an object, for Apply.
+type member struct {
+	name     string
+	nullable bool
+	undo     *Undo
+}
+
+// fewMembers is the most members listed in Undo.members.
+const fewMembers = 16
+
+// member returns whether a null for the member key of an object stands for
+// its absence, and the undo of its value.
+func (u *Undo) member(key string) (bool, *Undo) {
+	if len(u.Props) > fewMembers || len(u.members) < len(u.Props) {
+		return u.Nullable[key], u.Props[key]
+	}
+	for i := range u.members {
+		if u.members[i].name == key {
+			return u.members[i].nullable, u.members[i].undo
+		}
+	}
+	return false, nil
 }
 
 // Branch is one anyOf branch: the JSON kinds it admits ('{', '[', '"',
@@ -147,7 +174,23 @@ func (l *lowerer) finish(root *Undo) {
 		if ambiguous(u.Branches) {
 			l.block(u.at+"/anyOf", "anyOf branches with optional members must differ in JSON type from the other branches, so that a null sent for an absent member can be removed unambiguously")
 		}
+		if n := len(u.Props); u.need && n > 0 && n <= fewMembers && declared(u) {
+			u.members = make([]member, 0, n)
+			for name, p := range u.Props {
+				u.members = append(u.members, member{name, u.Nullable[name], p})
+			}
+		}
 	}
+}
+
+// declared reports whether every member of u.Nullable is in u.Props.
+func declared(u *Undo) bool {
+	for name := range u.Nullable {
+		if _, ok := u.Props[name]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // ambiguous reports whether a branch that removes nulls shares a JSON kind
