@@ -90,7 +90,9 @@ type Tools struct {
 // validate, a name Anthropic refuses (it allows
 // 1 to 64 of a-z, A-Z, 0-9, _ and -), or a name given twice; every such
 // definition is named in the one error. A schema that cannot be strict is
-// not an error: see Lints.
+// not an error: see Lints. Tools that share an input schema (byte for
+// byte, as those NewFunc derives from one Go type do) share its lowering,
+// which New computes once.
 //
 // The request-wide budgets of strict mode (MaxStrictTools strict tools,
 // MaxOptional optional members and MaxUnions anyOf or multi-type members,

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/internal/adapterkit"
 	"google.golang.org/genai"
 )
 
@@ -55,7 +56,8 @@ func Tools(reg *tool.Registry, config Config) (Projection, error) {
 // schema needs what Gemini cannot express at all. Project does not compile
 // the schemas (Bind does, and the Definitions of a Registry are valid); a
 // Definition Bind would refuse may project without error. Looser projections are not errors: they are listed in
-// Projection.Lints.
+// Projection.Lints. A schema shared by several Definitions (byte for byte)
+// is lowered once and copied for each.
 func Project(defs []tool.Definition, config Config) (Projection, error) {
 	var p Projection
 	var refusals []Lint
@@ -170,7 +172,7 @@ func (m jsonMemo) lower(l *lowering, raw json.RawMessage) any {
 	if prev, ok := m[key]; ok {
 		l.losses = retold(l.losses, prev.losses, l.tool)
 		l.refusals = retold(l.refusals, prev.refusals, l.tool)
-		return cloneDoc(prev.doc)
+		return adapterkit.Clone(prev.doc)
 	}
 	first := &lowering{tool: l.tool, schema: l.schema}
 	doc := first.lowerJSONDoc(raw)
@@ -187,26 +189,6 @@ func retold(dst, lints []Lint, tool string) []Lint {
 		dst = append(dst, x)
 	}
 	return dst
-}
-
-// cloneDoc is a deep copy of a decoded document: its maps and slices are
-// new, its leaves (strings, json.Number, bool, nil) immutable.
-func cloneDoc(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = cloneDoc(e)
-		}
-		return m
-	case []any:
-		a := make([]any, len(x))
-		for i, e := range x {
-			a[i] = cloneDoc(e)
-		}
-		return a
-	}
-	return v
 }
 
 // lowerJSONDoc lowers a raw schema for the JSON path. The result is the

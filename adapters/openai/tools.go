@@ -93,7 +93,9 @@ type Tools struct {
 // validate, a name OpenAI refuses (it allows
 // 1 to 64 of a-z, A-Z, 0-9, _ and -), or a name given twice; every such
 // definition is named in the one error. A schema that cannot be strict is
-// not an error: see Lints.
+// not an error: see Lints. Tools that share an input schema (byte for
+// byte, as those NewFunc derives from one Go type do) share its lowering,
+// which New computes once.
 func New(config Config) (*Tools, error) {
 	defs, problems := adapterkit.Definitions(config.Registry, config.Definitions, namePattern, "1 to 64 of a-z, A-Z, 0-9, _ and -")
 	if len(problems) > 0 {

@@ -127,24 +127,36 @@ func Tree(raw []byte) map[string]any {
 // numbers float64, which every encoder writes as numbers. The copy is the
 // caller's.
 func SchemaMap(tree map[string]any) map[string]any {
-	return copyTree(tree).(map[string]any)
+	return copyTree(tree, true).(map[string]any)
 }
 
-func copyTree(v any) any {
+// Clone returns a deep copy of a tree made by strictschema.Decode, or of
+// the same types: its maps and slices are new, its leaves (immutable) the
+// same, numbers still json.Number.
+func Clone(v any) any {
+	return copyTree(v, false)
+}
+
+// copyTree copies v's maps and slices; typed converts its numbers as
+// SchemaMap says.
+func copyTree(v any, typed bool) any {
 	switch x := v.(type) {
 	case map[string]any:
 		m := make(map[string]any, len(x))
 		for k, e := range x {
-			m[k] = copyTree(e)
+			m[k] = copyTree(e, typed)
 		}
 		return m
 	case []any:
 		a := make([]any, len(x))
 		for i, e := range x {
-			a[i] = copyTree(e)
+			a[i] = copyTree(e, typed)
 		}
 		return a
 	case json.Number:
+		if !typed {
+			return v
+		}
 		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
 			return i
 		}

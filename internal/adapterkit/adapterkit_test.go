@@ -39,3 +39,13 @@ func TestSchemasOncePerSchema(t *testing.T) {
 	require.Same(t, lowered, s.Lower(append([]byte(nil), obj...), strictschema.OpenAI))
 	require.NotSame(t, lowered, s.Lower(str, strictschema.OpenAI))
 }
+
+// TestClone: a deep copy that keeps number text.
+func TestClone(t *testing.T) {
+	tree := adapterkit.Tree([]byte(`{"a":[1.50,{"b":null}],"c":{"d":"x"}}`))
+	c := adapterkit.Clone(tree).(map[string]any)
+	require.Equal(t, tree, c)
+	c["a"].([]any)[1].(map[string]any)["b"] = 1
+	c["c"].(map[string]any)["d"] = "y"
+	require.Equal(t, adapterkit.Tree([]byte(`{"a":[1.50,{"b":null}],"c":{"d":"x"}}`)), tree)
+}
