@@ -27,15 +27,59 @@ func Results(outcomes []dispatch.Outcome) (anthropic.MessageParam, error) {
 	if problem := adapterkit.OutcomeProblem(outcomes); problem != "" {
 		return anthropic.MessageParam{}, fmt.Errorf("%w: %s", ErrInvalidOutcome, problem)
 	}
-	blocks := make([]anthropic.ContentBlockParamUnion, len(outcomes))
+	msg, blocks, boxes := newResults(len(outcomes))
 	for i, o := range outcomes {
-		r := anthropic.ToolResultBlockParam{ToolUseID: o.CallID, Content: resultContent(o)}
+		box := &boxes[i]
+		box.result.ToolUseID = o.CallID
 		if o.IsError {
-			r.IsError = anthropic.Bool(true)
+			box.result.IsError = anthropic.Bool(true)
 		}
-		blocks[i] = anthropic.ContentBlockParamUnion{OfToolResult: &r}
+		if s, ok := onlyText(o); ok {
+			box.text.Text = s
+			box.content[0].OfText = &box.text
+			box.result.Content = box.content[:]
+		} else {
+			box.result.Content = resultContent(o)
+		}
+		blocks[i].OfToolResult = &box.result
 	}
-	return anthropic.NewUserMessage(blocks...), nil
+	msg.Content = blocks
+	return anthropic.MessageParam{OfUser: msg}, nil
+}
+
+// resultBox is one tool_result block with room for content of one text
+// block, the common answer, so that it takes no allocation of its own.
+type resultBox struct {
+	result  anthropic.ToolResultBlockParam
+	content [1]anthropic.ToolResultBlockParamContentUnion
+	text    anthropic.TextBlockParam
+}
+
+// newResults returns the user message, its n content blocks and n result
+// boxes: one allocation for the common answer to one call.
+func newResults(n int) (*anthropic.UserMessageParam, []anthropic.ContentBlockParamUnion, []resultBox) {
+	if n == 1 {
+		one := &struct {
+			msg    anthropic.UserMessageParam
+			blocks [1]anthropic.ContentBlockParamUnion
+			boxes  [1]resultBox
+		}{}
+		return &one.msg, one.blocks[:], one.boxes[:]
+	}
+	return &anthropic.UserMessageParam{}, make([]anthropic.ContentBlockParamUnion, n), make([]resultBox, n)
+}
+
+// onlyText returns the one non-empty text an outcome's result is, when it
+// is: details only, or a single text block.
+func onlyText(o dispatch.Outcome) (string, bool) {
+	switch c := o.Output.Content; {
+	case len(c) == 0:
+		s := o.Text()
+		return s, s != ""
+	case len(c) == 1 && c[0].Kind != tool.BlockMedia:
+		return c[0].Text, c[0].Text != ""
+	}
+	return "", false
 }
 
 func resultContent(o dispatch.Outcome) []anthropic.ToolResultBlockParamContentUnion {

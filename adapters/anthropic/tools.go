@@ -90,7 +90,9 @@ type Tools struct {
 // validate, a name Anthropic refuses (it allows
 // 1 to 64 of a-z, A-Z, 0-9, _ and -), or a name given twice; every such
 // definition is named in the one error. A schema that cannot be strict is
-// not an error: see Lints.
+// not an error: see Lints. Tools that share an input schema (byte for
+// byte, as those NewFunc derives from one Go type do) share its lowering,
+// which New computes once.
 //
 // The request-wide budgets of strict mode (MaxStrictTools strict tools,
 // MaxOptional optional members and MaxUnions anyOf or multi-type members,
@@ -104,10 +106,11 @@ func New(config Config) (*Tools, error) {
 	}
 	t := &Tools{}
 	strictTools, optional, unions := 0, 0, 0
+	var schemas adapterkit.Schemas
 	for _, d := range defs {
 		p := projected{def: d}
 		if !config.Strict {
-			p.tree = adapterkit.Tree(d.InputSchema)
+			p.tree = schemas.Tree(d.InputSchema)
 			t.tools = append(t.tools, p)
 			continue
 		}
@@ -116,12 +119,12 @@ func New(config Config) (*Tools, error) {
 			t.lints = append(t.lints, Lint{Tool: d.Name, Rule: fmt.Sprintf(
 				"the request-wide budget of %d strict tools would be exceeded: the strict tools before this one use %d and this one needs 1",
 				MaxStrictTools, strictTools)})
-			p.tree = adapterkit.Tree(d.InputSchema)
+			p.tree = schemas.Tree(d.InputSchema)
 			t.tools = append(t.tools, p)
 			continue
 		}
-		res := strictschema.Lower(d.InputSchema, strictschema.Anthropic)
-		blocked := res.Blocked
+		res := schemas.Lower(d.InputSchema, strictschema.Anthropic)
+		blocked := slices.Clip(res.Blocked)
 		if len(blocked) == 0 {
 			for _, b := range []struct {
 				used, add, max int
@@ -142,7 +145,7 @@ func New(config Config) (*Tools, error) {
 			for _, f := range blocked {
 				t.lints = append(t.lints, Lint{Tool: d.Name, Pointer: f.Pointer, Rule: f.Rule})
 			}
-			p.tree = adapterkit.Tree(d.InputSchema)
+			p.tree = schemas.Tree(d.InputSchema)
 			t.tools = append(t.tools, p)
 			continue
 		}

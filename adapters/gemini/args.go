@@ -85,6 +85,10 @@ func appendFloat(b []byte, f float64) ([]byte, error) {
 		return nil, errUnencodable
 	}
 	abs := math.Abs(f)
+	if abs < 1e15 && f == math.Trunc(f) && (f != 0 || !math.Signbit(f)) {
+		// An integer: its digits, as the shortest form writes them.
+		return strconv.AppendInt(b, int64(f), 10), nil
+	}
 	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		n := len(b)
 		b = strconv.AppendFloat(b, f, 'e', -1, 64)

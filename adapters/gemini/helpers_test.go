@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,11 +17,14 @@ import (
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/adaptertest"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+// update is adaptertest's -update flag: rewrite the golden files in
+// testdata.
+var update = adaptertest.Update
 
 // golden compares got, a JSON document, with testdata/name, or rewrites it
 // with -update.

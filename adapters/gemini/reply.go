@@ -35,12 +35,33 @@ var mediaTypes = []string{"image/png", "image/jpeg", "image/webp", "application/
 // A suspended outcome has no result yet: Part fails with ErrReply. Resume it
 // and render the outcome Resume returns.
 func Part(o dispatch.Outcome) (*genai.Part, error) {
+	if err := check(o); err != nil {
+		return nil, err
+	}
+	pr := &responsePart{}
+	pr.fill(o)
+	return &pr.part, nil
+}
+
+// check refuses an outcome that has no result to render yet.
+func check(o dispatch.Outcome) error {
 	switch o.Kind {
 	case dispatch.KindSuspended:
-		return nil, fmt.Errorf("%w: call %q of %s is suspended; resume it first", ErrReply, o.CallID, o.Tool)
+		return fmt.Errorf("%w: call %q of %s is suspended; resume it first", ErrReply, o.CallID, o.Tool)
 	case "":
-		return nil, fmt.Errorf("%w: outcome of call %q has no kind", ErrReply, o.CallID)
+		return fmt.Errorf("%w: outcome of call %q has no kind", ErrReply, o.CallID)
 	}
+	return nil
+}
+
+// responsePart is a part and its function response, allocated together.
+type responsePart struct {
+	part     genai.Part
+	response genai.FunctionResponse
+}
+
+// fill renders o, which is neither suspended nor the zero Outcome, into pr.
+func (pr *responsePart) fill(o dispatch.Outcome) {
 	var value any
 	var media []*genai.FunctionResponsePart
 	switch {
@@ -55,14 +76,8 @@ func Part(o dispatch.Outcome) (*genai.Part, error) {
 	if o.IsError {
 		key = "error"
 	}
-	// One allocation for the part and its response.
-	pr := &struct {
-		part     genai.Part
-		response genai.FunctionResponse
-	}{}
 	pr.response = genai.FunctionResponse{ID: o.CallID, Name: o.Tool, Response: map[string]any{key: value}, Parts: media}
 	pr.part.FunctionResponse = &pr.response
-	return &pr.part, nil
 }
 
 // render writes an Output's content as text, moving the media Gemini takes
@@ -102,7 +117,7 @@ func render(out tool.Output) (string, []*genai.FunctionResponsePart) {
 // outcome matches no call, or an outcome is suspended (see Part). A turn
 // without calls has nothing to reply: Reply returns nil and no error.
 func (t Turn) Reply(outcomes []dispatch.Outcome) (*genai.Content, error) {
-	if len(t.calls) == 0 && len(outcomes) == 0 {
+	if t.n == 0 && len(outcomes) == 0 {
 		return nil, nil
 	}
 	var small [8]bool
@@ -111,8 +126,8 @@ func (t Turn) Reply(outcomes []dispatch.Outcome) (*genai.Content, error) {
 		used = make([]bool, 0, len(outcomes))
 	}
 	used = used[:len(outcomes)]
-	parts, content := replyParts(len(t.calls))
-	for i, fc := range t.calls {
+	parts, content, spare := replyParts(t.n)
+	for i, fc := range t.calls() {
 		j := slices.IndexFunc(outcomes, func(o dispatch.Outcome) bool { return o.CallID == fc.ID && o.Tool == fc.Name })
 		for j >= 0 && used[j] {
 			next := slices.IndexFunc(outcomes[j+1:], func(o dispatch.Outcome) bool { return o.CallID == fc.ID && o.Tool == fc.Name })
@@ -126,11 +141,19 @@ func (t Turn) Reply(outcomes []dispatch.Outcome) (*genai.Content, error) {
 			return nil, fmt.Errorf("%w: no outcome for call %d (%s, id %q)", ErrReply, i, fc.Name, fc.ID)
 		}
 		used[j] = true
-		part, err := Part(outcomes[j])
-		if err != nil {
+		if spare == nil {
+			part, err := Part(outcomes[j])
+			if err != nil {
+				return nil, err
+			}
+			parts[i] = part
+			continue
+		}
+		if err := check(outcomes[j]); err != nil {
 			return nil, err
 		}
-		parts[i] = part
+		spare.fill(outcomes[j])
+		parts[i] = &spare.part
 	}
 	if k := slices.Index(used, false); k >= 0 {
 		return nil, fmt.Errorf("%w: outcome of %s (id %q) answers no call of the turn", ErrReply, outcomes[k].Tool, outcomes[k].CallID)
@@ -139,17 +162,19 @@ func (t Turn) Reply(outcomes []dispatch.Outcome) (*genai.Content, error) {
 	return content, nil
 }
 
-// replyParts returns a slice of n parts and the content that will hold them:
-// one allocation for the common turn of one call.
-func replyParts(n int) ([]*genai.Part, *genai.Content) {
+// replyParts returns a slice of n parts, the content that will hold them,
+// and, for the common turn of one call, the part to answer it: one
+// allocation then.
+func replyParts(n int) ([]*genai.Part, *genai.Content, *responsePart) {
 	if n == 1 {
 		c := &struct {
 			content genai.Content
 			parts   [1]*genai.Part
+			part    responsePart
 		}{}
-		return c.parts[:], &c.content
+		return c.parts[:], &c.content, &c.part
 	}
-	return make([]*genai.Part, n), &genai.Content{}
+	return make([]*genai.Part, n), &genai.Content{}, nil
 }
 
 // Next returns the contents of the next request: history, then the model's

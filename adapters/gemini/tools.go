@@ -3,9 +3,11 @@ package toolgemini
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/internal/adapterkit"
 	"google.golang.org/genai"
 )
 
@@ -55,12 +57,14 @@ func Tools(reg *tool.Registry, config Config) (Projection, error) {
 // schema needs what Gemini cannot express at all. Project does not compile
 // the schemas (Bind does, and the Definitions of a Registry are valid); a
 // Definition Bind would refuse may project without error. Looser projections are not errors: they are listed in
-// Projection.Lints.
+// Projection.Lints. A schema shared by several Definitions (byte for byte)
+// is lowered once and copied for each.
 func Project(defs []tool.Definition, config Config) (Projection, error) {
 	var p Projection
 	var refusals []Lint
 	seen := make(map[string]bool, len(defs))
 	decls := make([]*genai.FunctionDeclaration, 0, len(defs))
+	lowerings := memo{}
 	for _, d := range defs {
 		if msg := checkName(d.Name); msg != "" {
 			refusals = append(refusals, Lint{Tool: d.Name, Rule: msg})
@@ -71,7 +75,7 @@ func Project(defs []tool.Definition, config Config) (Projection, error) {
 			continue
 		}
 		seen[d.Name] = true
-		decl, lints, refused := declare(d, config)
+		decl, lints, refused := declare(d, config, lowerings)
 		refusals = append(refusals, refused...)
 		p.Lints = append(p.Lints, lints...)
 		decls = append(decls, decl)
@@ -128,23 +132,115 @@ func checkName(name string) string {
 
 func isLetter(c byte) bool { return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') }
 
-// declare projects one valid Definition.
-func declare(d tool.Definition, config Config) (*genai.FunctionDeclaration, []Lint, []Lint) {
+// declare projects one valid Definition; lowerings holds the lowerings
+// of the schemas projected before.
+func declare(d tool.Definition, config Config, lowerings memo) (*genai.FunctionDeclaration, []Lint, []Lint) {
 	decl := &genai.FunctionDeclaration{Name: d.Name, Description: d.Description}
 	in := &lowering{tool: d.Name, schema: "input"}
 	out := &lowering{tool: d.Name, schema: "output"}
 	if config.OpenAPI {
-		decl.Parameters = in.lowerOpenAPIDoc(d.InputSchema, true)
+		decl.Parameters = lowerings.lower(in, d.InputSchema, lowerParameters, cloneSchema).(*genai.Schema)
 		if len(d.OutputSchema) > 0 {
-			decl.Response = out.lowerOpenAPIDoc(d.OutputSchema, false)
+			decl.Response = lowerings.lower(out, d.OutputSchema, lowerResponse, cloneSchema).(*genai.Schema)
 		}
 	} else {
-		decl.ParametersJsonSchema = in.lowerJSONDoc(d.InputSchema)
+		decl.ParametersJsonSchema = lowerings.lower(in, d.InputSchema, lowerJSON, adapterkit.Clone)
 		if len(d.OutputSchema) > 0 {
-			decl.ResponseJsonSchema = out.lowerJSONDoc(d.OutputSchema)
+			decl.ResponseJsonSchema = lowerings.lower(out, d.OutputSchema, lowerJSON, adapterkit.Clone)
 		}
 	}
 	return decl, append(in.losses, out.losses...), append(in.refusals, out.refusals...)
+}
+
+// memo holds, per schema text and role ("input" or "output"), a lowered
+// schema and what its lowering found: tools of one projection often share a
+// schema (those NewFunc derives from one Go type do), and a copy costs less
+// than a lowering. One memo serves one path (JSON or OpenAPI).
+type memo map[[2]string]*lowered
+
+// lowered is one schema lowered, and its findings.
+type lowered struct {
+	schema           any
+	losses, refusals []Lint
+}
+
+// lower returns lowerDoc(l, raw), computed once per schema text and role:
+// the first tool gets the lowered schema, the later ones copies of it made
+// by clone (while Project runs, before the caller can change the first), so
+// that no two share memory; the findings are the memoized ones, told of l's
+// tool.
+func (m memo) lower(l *lowering, raw json.RawMessage, lowerDoc func(*lowering, json.RawMessage) any, clone func(any) any) any {
+	key := [2]string{l.schema, string(raw)}
+	if prev, ok := m[key]; ok {
+		l.losses = retold(l.losses, prev.losses, l.tool)
+		l.refusals = retold(l.refusals, prev.refusals, l.tool)
+		return clone(prev.schema)
+	}
+	first := &lowering{tool: l.tool, schema: l.schema}
+	schema := lowerDoc(first, raw)
+	m[key] = &lowered{schema: schema, losses: first.losses, refusals: first.refusals}
+	l.losses = append(l.losses, first.losses...)
+	l.refusals = append(l.refusals, first.refusals...)
+	return schema
+}
+
+// retold appends lints to dst, each told of tool.
+func retold(dst, lints []Lint, tool string) []Lint {
+	for _, x := range lints {
+		x.Tool = tool
+		dst = append(dst, x)
+	}
+	return dst
+}
+
+func lowerJSON(l *lowering, raw json.RawMessage) any { return l.lowerJSONDoc(raw) }
+
+func lowerParameters(l *lowering, raw json.RawMessage) any { return l.lowerOpenAPIDoc(raw, true) }
+
+func lowerResponse(l *lowering, raw json.RawMessage) any { return l.lowerOpenAPIDoc(raw, false) }
+
+// cloneSchema is a deep copy of an OpenAPI schema.
+func cloneSchema(v any) any {
+	return deepSchema(v.(*genai.Schema))
+}
+
+func deepSchema(s *genai.Schema) *genai.Schema {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	if s.AnyOf != nil {
+		c.AnyOf = make([]*genai.Schema, len(s.AnyOf))
+		for i, b := range s.AnyOf {
+			c.AnyOf[i] = deepSchema(b)
+		}
+	}
+	c.Items = deepSchema(s.Items)
+	if s.Properties != nil {
+		c.Properties = make(map[string]*genai.Schema, len(s.Properties))
+		for k, p := range s.Properties {
+			c.Properties[k] = deepSchema(p)
+		}
+	}
+	c.Default, c.Example = adapterkit.Clone(s.Default), adapterkit.Clone(s.Example)
+	c.Enum, c.PropertyOrdering, c.Required = slices.Clone(s.Enum), slices.Clone(s.PropertyOrdering), slices.Clone(s.Required)
+	for _, p := range []**int64{&c.MaxItems, &c.MaxLength, &c.MaxProperties, &c.MinItems, &c.MinLength, &c.MinProperties} {
+		if *p != nil {
+			v := **p
+			*p = &v
+		}
+	}
+	for _, p := range []**float64{&c.Maximum, &c.Minimum} {
+		if *p != nil {
+			v := **p
+			*p = &v
+		}
+	}
+	if s.Nullable != nil {
+		v := *s.Nullable
+		c.Nullable = &v
+	}
+	return &c
 }
 
 // lowerJSONDoc lowers a raw schema for the JSON path. The result is the

@@ -2,11 +2,13 @@ package toolgemini_test
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/agentcontract/tool"
 	toolgemini "github.com/agentcontract/tool/adapters/gemini"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/genai"
 )
 
 func def(name, input string) tool.Definition {
@@ -157,6 +159,66 @@ func TestProjectEmptyAndCopies(t *testing.T) {
 	a, _ := json.Marshal(p.Tools[0].FunctionDeclarations[0].ParametersJsonSchema)
 	b, _ := json.Marshal(p2.Tools[0].FunctionDeclarations[0].ParametersJsonSchema)
 	require.JSONEq(t, string(a), string(b))
+}
+
+// TestProjectSharedSchema: tools with one schema get equal declarations
+// that share no memory, and each its own lints.
+func TestProjectSharedSchema(t *testing.T) {
+	schema := `{"type":"object","properties":{"s":{"type":"string","maxLength":3},"e":{"enum":["x","y"]}}}`
+	p, err := toolgemini.Project([]tool.Definition{def("a", schema), def("b", schema), def("c", schema)}, toolgemini.Config{})
+	require.NoError(t, err)
+	decls := p.Tools[0].FunctionDeclarations
+	require.Equal(t, decls[0].ParametersJsonSchema, decls[1].ParametersJsonSchema)
+	decls[0].ParametersJsonSchema.(map[string]any)["properties"].(map[string]any)["e"].(map[string]any)["enum"].([]any)[0] = "changed"
+	decls[1].ParametersJsonSchema.(map[string]any)["type"] = "changed"
+	for _, d := range decls[1:] {
+		require.Equal(t, []any{"x", "y"}, d.ParametersJsonSchema.(map[string]any)["properties"].(map[string]any)["e"].(map[string]any)["enum"])
+	}
+	require.Equal(t, "object", decls[2].ParametersJsonSchema.(map[string]any)["type"])
+	rule := "maxLength is not supported; dropped and written into the description"
+	require.Equal(t, []toolgemini.Lint{
+		{Tool: "a", Schema: "input", Pointer: "/properties/s/maxLength", Rule: rule},
+		{Tool: "b", Schema: "input", Pointer: "/properties/s/maxLength", Rule: rule},
+		{Tool: "c", Schema: "input", Pointer: "/properties/s/maxLength", Rule: rule},
+	}, p.Lints)
+}
+
+// TestProjectSharedSchemaOpenAPI: on the OpenAPI path too, tools with one
+// schema get equal schemas that share no memory.
+func TestProjectSharedSchemaOpenAPI(t *testing.T) {
+	schema := `{"type":"object","properties":{"n":{"type":"integer","minimum":1,"maximum":9},"e":{"enum":["x","y"]},
+		"l":{"type":"array","items":{"type":"string"},"maxItems":2},"o":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"required":["n"]}`
+	p, err := toolgemini.Project([]tool.Definition{def("a", schema), def("b", schema)}, toolgemini.Config{OpenAPI: true})
+	require.NoError(t, err)
+	a, b := p.Tools[0].FunctionDeclarations[0].Parameters, p.Tools[0].FunctionDeclarations[1].Parameters
+	require.Equal(t, a, b)
+	want, err := json.Marshal(b)
+	require.NoError(t, err)
+	*a.Properties["n"].Minimum = 5
+	*a.Properties["l"].MaxItems = 7
+	a.Properties["l"].Items.Type = "changed"
+	a.Properties["e"].Enum[0] = "changed"
+	a.Properties["o"].AnyOf[0].Type = "changed"
+	a.Required[0] = "changed"
+	a.Properties["new"] = &genai.Schema{}
+	got, err := json.Marshal(b)
+	require.NoError(t, err)
+	require.JSONEq(t, string(want), string(got))
+}
+
+// TestSchemaFieldsCopied: the fields of genai.Schema that can share memory
+// are those the OpenAPI memo copies; a new one must be copied too.
+func TestSchemaFieldsCopied(t *testing.T) {
+	var shared []string
+	typ := reflect.TypeFor[genai.Schema]()
+	for i := range typ.NumField() {
+		switch typ.Field(i).Type.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+			shared = append(shared, typ.Field(i).Name)
+		}
+	}
+	require.Equal(t, []string{"AnyOf", "Default", "Enum", "Example", "Items", "MaxItems", "MaxLength", "MaxProperties", "Maximum",
+		"MinItems", "MinLength", "MinProperties", "Minimum", "Nullable", "Properties", "PropertyOrdering", "Required"}, shared)
 }
 
 func TestProjectionErrorNil(t *testing.T) {

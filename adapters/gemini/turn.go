@@ -2,6 +2,7 @@ package toolgemini
 
 import (
 	"fmt"
+	"iter"
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/dispatch"
@@ -20,7 +21,8 @@ import (
 // Turn has no content and no calls.
 type Turn struct {
 	content *genai.Content
-	calls   []*genai.FunctionCall
+	// n counts the function calls among the content's parts.
+	n int
 }
 
 // NewTurn reads the first candidate of resp, the one the SDK's
@@ -32,12 +34,30 @@ func NewTurn(resp *genai.GenerateContentResponse) (Turn, error) {
 		return Turn{}, fmt.Errorf("%w: no candidate content", ErrResponse)
 	}
 	t := Turn{content: resp.Candidates[0].Content}
-	for _, part := range t.content.Parts {
-		if part != nil && part.FunctionCall != nil {
-			t.calls = append(t.calls, part.FunctionCall)
-		}
+	for range t.calls() {
+		t.n++
 	}
 	return t, nil
+}
+
+// calls yields the function calls of the turn's content, in order, with
+// their index among the calls.
+func (t Turn) calls() iter.Seq2[int, *genai.FunctionCall] {
+	return func(yield func(int, *genai.FunctionCall) bool) {
+		if t.content == nil {
+			return
+		}
+		i := 0
+		for _, part := range t.content.Parts {
+			if part == nil || part.FunctionCall == nil {
+				continue
+			}
+			if !yield(i, part.FunctionCall) {
+				return
+			}
+			i++
+		}
+	}
 }
 
 // NewStreamTurn reads a model turn from the chunks of
@@ -95,8 +115,8 @@ func (t Turn) Content() *genai.Content { return t.content }
 // already rounded, 1.50 reads 1.5), and of duplicate member names only the
 // last survives. Missing args become {}.
 func (t Turn) Calls() []dispatch.Call {
-	calls := make([]dispatch.Call, len(t.calls))
-	for i, fc := range t.calls {
+	calls := make([]dispatch.Call, t.n)
+	for i, fc := range t.calls() {
 		calls[i] = dispatch.Call{ID: fc.ID, Request: tool.Request{Name: fc.Name, Arguments: argumentText(fc.Args)}}
 	}
 	return calls

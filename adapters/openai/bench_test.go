@@ -14,9 +14,20 @@ import (
 
 // BenchmarkProject100Tools: New in strict mode over a registry of 100
 // tools, then the tool parameters of one API. Target: at most 10 ms; on a
-// shared machine, read cpu-ns/op.
+// shared machine, read cpu-ns/op. The tools of chat and responses share
+// one input schema, as tools NewFunc derives from one Go type do, which
+// New lowers once; distinct is chat with every schema different.
 func BenchmarkProject100Tools(b *testing.B) {
 	reg := adaptertest.Tools(b, 100)
+	distinct := adaptertest.DistinctTools(b, 100)
+	b.Run("distinct", func(b *testing.B) {
+		adaptertest.LoopCPU(b, func() {
+			tools, err := toolopenai.New(toolopenai.Config{Registry: distinct, Strict: true})
+			if err != nil || len(tools.ChatTools()) != 100 || len(tools.Lints()) != 0 {
+				b.Fatal(err, tools.Lints())
+			}
+		})
+	})
 	b.Run("chat", func(b *testing.B) {
 		adaptertest.LoopCPU(b, func() {
 			tools, err := toolopenai.New(toolopenai.Config{Registry: reg, Strict: true})

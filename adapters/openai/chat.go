@@ -65,10 +65,12 @@ func ChatMessages(outcomes []dispatch.Outcome) ([]openai.ChatCompletionMessagePa
 	if err := checkOutcomes(outcomes); err != nil {
 		return nil, err
 	}
-	msgs := make([]openai.ChatCompletionMessageParamUnion, 0, len(outcomes)+1)
+	msgs, tools := toolMessages(len(outcomes))
 	var parts []openai.ChatCompletionContentPartUnionParam
-	for _, o := range outcomes {
-		msgs = append(msgs, openai.ToolMessage(o.Text(), o.CallID))
+	for i, o := range outcomes {
+		tools[i].Content.OfString = openai.String(o.Text())
+		tools[i].ToolCallID = o.CallID
+		msgs = append(msgs, openai.ChatCompletionMessageParamUnion{OfTool: &tools[i]})
 		var attached []openai.ChatCompletionContentPartUnionParam
 		for _, b := range o.Output.Content {
 			if part, ok := chatPart(b, o.Tool, len(parts)+len(attached)+1); ok {
@@ -85,6 +87,20 @@ func ChatMessages(outcomes []dispatch.Outcome) ([]openai.ChatCompletionMessagePa
 		msgs = append(msgs, openai.UserMessage(parts))
 	}
 	return msgs, nil
+}
+
+// toolMessages returns an empty slice of messages with room for n tool
+// messages and a user message, and the n tool messages: one allocation for
+// the common answer to one call.
+func toolMessages(n int) ([]openai.ChatCompletionMessageParamUnion, []openai.ChatCompletionToolMessageParam) {
+	if n == 1 {
+		one := &struct {
+			msgs  [2]openai.ChatCompletionMessageParamUnion
+			tools [1]openai.ChatCompletionToolMessageParam
+		}{}
+		return one.msgs[:0], one.tools[:]
+	}
+	return make([]openai.ChatCompletionMessageParamUnion, 0, n+1), make([]openai.ChatCompletionToolMessageParam, n)
 }
 
 // chatPart is the user-message part that carries a media block, when Chat

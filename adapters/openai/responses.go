@@ -25,8 +25,8 @@ func (t *Tools) ResponseTools() []responses.ToolUnionParam {
 		if p.def.Description != "" {
 			fn.Description = openai.String(p.def.Description)
 		}
-		if len(p.def.OutputSchema) > 0 {
-			fn.OutputSchema = adapterkit.SchemaMap(adapterkit.Tree(p.def.OutputSchema))
+		if p.output != nil {
+			fn.OutputSchema = adapterkit.SchemaMap(p.output)
 		}
 		out[i] = responses.ToolUnionParam{OfFunction: &fn}
 	}
@@ -67,18 +67,31 @@ func ResponseOutputs(outcomes []dispatch.Outcome) ([]responses.ResponseInputItem
 	if err := checkOutcomes(outcomes); err != nil {
 		return nil, err
 	}
-	items := make([]responses.ResponseInputItemUnionParam, len(outcomes))
+	items, outputs := callOutputs(len(outcomes))
 	for i, o := range outcomes {
-		var item responses.ResponseInputItemUnionParam
+		out := &outputs[i]
 		if hasMedia(o.Output) {
-			item = responses.ResponseInputItemParamOfFunctionCallOutput(outputItems(o))
+			out.Output.OfResponseFunctionCallOutputItemArray = outputItems(o)
 		} else {
-			item = responses.ResponseInputItemParamOfFunctionCallOutput(o.Text())
+			out.Output.OfString = openai.String(o.Text())
 		}
-		item.OfFunctionCallOutput.CallID = openai.String(o.CallID)
-		items[i] = item
+		out.CallID = openai.String(o.CallID)
+		items[i].OfFunctionCallOutput = out
 	}
 	return items, nil
+}
+
+// callOutputs returns n input items and n function_call_output items for
+// them: one allocation for the common answer to one call.
+func callOutputs(n int) ([]responses.ResponseInputItemUnionParam, []responses.ResponseInputItemFunctionCallOutputParam) {
+	if n == 1 {
+		one := &struct {
+			items   [1]responses.ResponseInputItemUnionParam
+			outputs [1]responses.ResponseInputItemFunctionCallOutputParam
+		}{}
+		return one.items[:], one.outputs[:]
+	}
+	return make([]responses.ResponseInputItemUnionParam, n), make([]responses.ResponseInputItemFunctionCallOutputParam, n)
 }
 
 func hasMedia(out tool.Output) bool {

@@ -69,9 +69,10 @@ type projected struct {
 	def    tool.Definition
 	strict bool
 	// tree is the schema sent, decoded: the lowered one when strict, the
-	// canonical one otherwise.
-	tree map[string]any
-	undo *strictschema.Undo
+	// canonical one otherwise; output is the output schema, decoded, or
+	// nil. Both may be shared with other tools of the same schema.
+	tree, output map[string]any
+	undo         *strictschema.Undo
 }
 
 // Tools is a set of tool definitions projected for OpenAI: the tool
@@ -92,20 +93,26 @@ type Tools struct {
 // validate, a name OpenAI refuses (it allows
 // 1 to 64 of a-z, A-Z, 0-9, _ and -), or a name given twice; every such
 // definition is named in the one error. A schema that cannot be strict is
-// not an error: see Lints.
+// not an error: see Lints. Tools that share an input schema (byte for
+// byte, as those NewFunc derives from one Go type do) share its lowering,
+// which New computes once.
 func New(config Config) (*Tools, error) {
 	defs, problems := adapterkit.Definitions(config.Registry, config.Definitions, namePattern, "1 to 64 of a-z, A-Z, 0-9, _ and -")
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("%w: %s", ErrInvalidTools, strings.Join(problems, "; "))
 	}
 	t := &Tools{byName: make(map[string]int, len(defs))}
+	var schemas adapterkit.Schemas
 	for _, d := range defs {
 		p := projected{def: d}
 		if config.Strict {
-			p = t.lower(p)
+			p = t.lower(p, &schemas)
 		}
 		if p.tree == nil {
-			p.tree = adapterkit.Tree(d.InputSchema)
+			p.tree = schemas.Tree(d.InputSchema)
+		}
+		if len(d.OutputSchema) > 0 {
+			p.output = schemas.Tree(d.OutputSchema)
 		}
 		t.byName[d.Name] = len(t.tools)
 		t.tools = append(t.tools, p)
@@ -114,9 +121,9 @@ func New(config Config) (*Tools, error) {
 }
 
 // lower tries strict mode for p and records the findings.
-func (t *Tools) lower(p projected) projected {
-	res := strictschema.Lower(p.def.InputSchema, strictschema.OpenAI)
-	blocked := res.Blocked
+func (t *Tools) lower(p projected, schemas *adapterkit.Schemas) projected {
+	res := schemas.Lower(p.def.InputSchema, strictschema.OpenAI)
+	blocked := slices.Clip(res.Blocked)
 	for _, limit := range []struct {
 		n, max int
 		what   string

@@ -75,6 +75,43 @@ func OutcomeProblem(outcomes []dispatch.Outcome) string {
 	return ""
 }
 
+// Schemas decodes and lowers each distinct schema once: tools of one
+// projection often share an input schema (those NewFunc derives from one
+// Go type do). What it returns is shared by every caller that passes the
+// same bytes and must not be modified. The zero Schemas is ready to use;
+// it is not safe for concurrent use.
+type Schemas struct {
+	lowered map[string]*strictschema.Result
+	trees   map[string]map[string]any
+}
+
+// Lower returns strictschema.Lower(raw, rules), computed once per distinct
+// raw; rules must be the same on every call.
+func (s *Schemas) Lower(raw []byte, rules strictschema.Rules) *strictschema.Result {
+	if res, ok := s.lowered[string(raw)]; ok {
+		return res
+	}
+	if s.lowered == nil {
+		s.lowered = map[string]*strictschema.Result{}
+	}
+	res := strictschema.Lower(raw, rules)
+	s.lowered[string(raw)] = &res
+	return &res
+}
+
+// Tree returns Tree(raw), computed once per distinct raw.
+func (s *Schemas) Tree(raw []byte) map[string]any {
+	if t, ok := s.trees[string(raw)]; ok {
+		return t
+	}
+	if s.trees == nil {
+		s.trees = map[string]map[string]any{}
+	}
+	t := Tree(raw)
+	s.trees[string(raw)] = t
+	return t
+}
+
 // Tree decodes a schema for projection; a schema that does not decode
 // (the callers pass only validated ones) gives an empty tree.
 func Tree(raw []byte) map[string]any {
@@ -90,24 +127,36 @@ func Tree(raw []byte) map[string]any {
 // numbers float64, which every encoder writes as numbers. The copy is the
 // caller's.
 func SchemaMap(tree map[string]any) map[string]any {
-	return copyTree(tree).(map[string]any)
+	return copyTree(tree, true).(map[string]any)
 }
 
-func copyTree(v any) any {
+// Clone returns a deep copy of a tree made by strictschema.Decode, or of
+// the same types: its maps and slices are new, its leaves (immutable) the
+// same, numbers still json.Number.
+func Clone(v any) any {
+	return copyTree(v, false)
+}
+
+// copyTree copies v's maps and slices; typed converts its numbers as
+// SchemaMap says.
+func copyTree(v any, typed bool) any {
 	switch x := v.(type) {
 	case map[string]any:
 		m := make(map[string]any, len(x))
 		for k, e := range x {
-			m[k] = copyTree(e)
+			m[k] = copyTree(e, typed)
 		}
 		return m
 	case []any:
 		a := make([]any, len(x))
 		for i, e := range x {
-			a[i] = copyTree(e)
+			a[i] = copyTree(e, typed)
 		}
 		return a
 	case json.Number:
+		if !typed {
+			return v
+		}
 		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
 			return i
 		}

@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -256,11 +257,50 @@ func Tools(t testing.TB, n int) *tool.Registry {
 	return reg
 }
 
+// DistinctTools is Tools with every input schema different: the
+// description of one member names the tool, so that nothing a projection
+// learns from one schema serves another.
+func DistinctTools(t testing.TB, n int) *tool.Registry {
+	t.Helper()
+	base := Tools(t, n).Definitions()
+	bindings := make([]tool.Binding, n)
+	for i, d := range base {
+		schema := strings.Replace(string(d.InputSchema), `"Billing address"`, `"Billing address of `+d.Name+`"`, 1)
+		require.NotEqual(t, string(d.InputSchema), schema)
+		d.InputSchema = json.RawMessage(schema)
+		var err error
+		bindings[i], err = tool.Bind(rawTool{d})
+		require.NoError(t, err)
+	}
+	reg, err := tool.NewRegistry(bindings...)
+	require.NoError(t, err)
+	return reg
+}
+
+// rawTool is a tool of a given definition that answers "placed".
+type rawTool struct{ def tool.Definition }
+
+func (r rawTool) Definition() tool.Definition { return r.def }
+
+func (rawTool) Call(context.Context, tool.Invocation) (tool.Result, error) {
+	return tool.Result{Output: tool.NewTextOutput("placed")}, nil
+}
+
 // Overhead runs base (a call dispatched) and extra (what an adapter adds
 // to it: the provider's call turned into a dispatch call, the outcome into
 // the provider's result) in turn on every iteration, so that both see the
 // same machine load, and reports extra's time in percent of base's as the
-// metric "overhead-%", with each one's ns/call.
+// metric "overhead-%", with each one's ns/call, and the heap allocations
+// extra makes on its own as "adapter-allocs/call" (the benchmark's
+// allocs/op counts both).
+//
+// Where the CPU time of a thread can be read (Linux), it then runs both
+// again in alternating batches on one locked thread and reports the CPU
+// time that thread spent on each ("dispatch-cpu-ns/call",
+// "adapter-cpu-ns/call") and their ratio ("overhead-cpu-%"): time during
+// which other processes hold the CPU is not counted, so on a busy machine
+// these are the figures to read. Garbage collection done on other threads
+// is not counted either.
 func Overhead(b *testing.B, base, extra func()) {
 	var baseTime, extraTime time.Duration
 	for b.Loop() {
@@ -274,6 +314,39 @@ func Overhead(b *testing.B, base, extra func()) {
 	b.ReportMetric(100*float64(extraTime)/float64(baseTime), "overhead-%")
 	b.ReportMetric(float64(baseTime.Nanoseconds())/float64(b.N), "dispatch-ns/call")
 	b.ReportMetric(float64(extraTime.Nanoseconds())/float64(b.N), "adapter-ns/call")
+	b.ReportMetric(testing.AllocsPerRun(100, extra), "adapter-allocs/call")
+	if baseCPU, extraCPU, n, ok := threadCPUOf(base, extra, b.N); ok {
+		b.ReportMetric(100*float64(extraCPU)/float64(baseCPU), "overhead-cpu-%")
+		b.ReportMetric(float64(baseCPU.Nanoseconds())/float64(n), "dispatch-cpu-ns/call")
+		b.ReportMetric(float64(extraCPU.Nanoseconds())/float64(n), "adapter-cpu-ns/call")
+	}
+}
+
+// threadCPUOf runs base and extra in alternating batches, about n calls
+// each, on one locked thread, and returns the thread's CPU time spent on
+// each and the number of calls; ok is false where it cannot be read.
+func threadCPUOf(base, extra func(), n int) (baseCPU, extraCPU time.Duration, calls int, ok bool) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	const batch = 256
+	for calls < max(n, batch) {
+		t0, ok0 := threadCPU()
+		for range batch {
+			base()
+		}
+		t1, ok1 := threadCPU()
+		for range batch {
+			extra()
+		}
+		t2, ok2 := threadCPU()
+		if !ok0 || !ok1 || !ok2 {
+			return 0, 0, 0, false
+		}
+		baseCPU += t1 - t0
+		extraCPU += t2 - t1
+		calls += batch
+	}
+	return baseCPU, extraCPU, calls, true
 }
 
 // LoopCPU runs body in b.Loop and reports, besides the wall time, the CPU

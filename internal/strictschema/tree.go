@@ -1,83 +1,143 @@
 package strictschema
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
-	"sync"
+	"slices"
+	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Decode parses one JSON document into a tree of map[string]any, []any,
 // string, json.Number (the literal as written), bool and nil. Duplicate
-// member names, invalid UTF-8 and trailing data are errors.
+// member names, invalid UTF-8 and trailing data are errors. The strings of
+// the tree share one copy of raw's bytes.
 func Decode(raw []byte) (any, error) {
-	dec := getDecoder(raw)
-	defer decoders.Put(dec)
-	v, err := decodeValue(dec)
-	if err != nil {
-		return nil, err
+	d := decoder{scanner: scanner{s: string(raw)}}
+	v, ok := d.value(0)
+	if !ok {
+		return nil, syntaxError(d.i)
 	}
-	if _, err := dec.ReadToken(); err != io.EOF {
-		return nil, errTrailing
+	if !d.end() {
+		return nil, syntaxError(d.i)
 	}
 	return v, nil
 }
 
-// decoders reuse the buffers of jsontext decoders, which are large enough
-// that clearing fresh ones shows in profiles.
-var decoders = sync.Pool{New: func() any { return jsontext.NewDecoder(bytes.NewReader(nil)) }}
+// syntaxError is the offset of the first byte that does not continue one
+// JSON value: a syntax error, a member name given twice, invalid UTF-8 or
+// data after the value.
+type syntaxError int
 
-func getDecoder(raw []byte) *jsontext.Decoder {
-	dec := decoders.Get().(*jsontext.Decoder)
-	dec.Reset(bytes.NewReader(raw))
-	return dec
+func (e syntaxError) Error() string {
+	return "invalid JSON at byte offset " + strconv.Itoa(int(e))
 }
 
-const errTrailing = undoError("trailing data after the JSON value")
+// decoder builds a tree from text read by the scanner's rules.
+type decoder struct{ scanner }
 
-func decodeValue(dec *jsontext.Decoder) (any, error) {
-	tok, err := dec.ReadToken()
-	if err != nil {
-		return nil, err
-	}
-	switch tok.Kind() {
+func (d *decoder) value(depth int) (any, bool) {
+	switch d.peek() {
 	case '{':
-		m := map[string]any{}
-		for dec.PeekKind() != '}' {
-			name, err := dec.ReadToken()
-			if err != nil {
-				return nil, err
-			}
-			key := name.String()
-			v, err := decodeValue(dec)
-			if err != nil {
-				return nil, err
-			}
-			m[key] = v
-		}
-		_, err := dec.ReadToken()
-		return m, err
+		return d.object(depth + 1)
 	case '[':
-		a := []any{}
-		for dec.PeekKind() != ']' {
-			v, err := decodeValue(dec)
-			if err != nil {
-				return nil, err
-			}
-			a = append(a, v)
-		}
-		_, err := dec.ReadToken()
-		return a, err
+		return d.array(depth + 1)
 	case '"':
-		return tok.String(), nil
-	case '0':
-		return json.Number(tok.String()), nil
-	case 't', 'f':
-		return tok.Bool(), nil
+		return d.text()
+	case 't':
+		return true, d.literal("true")
+	case 'f':
+		return false, d.literal("false")
+	case 'n':
+		return nil, d.literal("null")
 	}
-	return nil, nil
+	start := d.i
+	if !d.number() {
+		return nil, false
+	}
+	return json.Number(d.s[start:d.i]), true
+}
+
+// text reads a string: a part of the text when it holds no escape.
+func (d *decoder) text() (string, bool) {
+	raw, escaped, ok := d.str()
+	if escaped {
+		raw = unquote(raw)
+	}
+	return raw, ok
+}
+
+func (d *decoder) object(depth int) (any, bool) {
+	if depth > maxDepth {
+		return nil, false
+	}
+	d.i++ // {
+	m := map[string]any{}
+	if d.peek() == '}' {
+		d.i++
+		return m, true
+	}
+	for {
+		if d.peek() != '"' {
+			return nil, false
+		}
+		start := d.i
+		name, ok := d.text()
+		if !ok {
+			return nil, false
+		}
+		if _, dup := m[name]; dup {
+			d.i = start
+			return nil, false
+		}
+		if d.peek() != ':' {
+			return nil, false
+		}
+		d.i++
+		v, ok := d.value(depth)
+		if !ok {
+			return nil, false
+		}
+		m[name] = v
+		switch d.peek() {
+		case ',':
+			d.i++
+		case '}':
+			d.i++
+			return m, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+func (d *decoder) array(depth int) (any, bool) {
+	if depth > maxDepth {
+		return nil, false
+	}
+	d.i++ // [
+	var small [16]any
+	items := small[:0]
+	if d.peek() == ']' {
+		d.i++
+		return []any{}, true
+	}
+	for {
+		v, ok := d.value(depth)
+		if !ok {
+			return nil, false
+		}
+		items = append(items, v)
+		switch d.peek() {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			return slices.Clone(items), true
+		default:
+			return nil, false
+		}
+	}
 }
 
 // Encode writes a tree made by Decode (or built of the same types) as

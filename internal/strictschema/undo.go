@@ -1,11 +1,6 @@
 package strictschema
 
-import (
-	"io"
-	"strings"
-
-	"github.com/go-json-experiment/json/jsontext"
-)
+import "strings"
 
 // Undo restores the canonical shape of arguments sent under a lowered
 // schema: a null for a member that was made required and nullable only
@@ -27,6 +22,33 @@ type Undo struct {
 	at string
 	// need: some value under this node can lose a member.
 	need bool
+	// members lists Props, with their Nullable flag, when there are few:
+	// a search of a short list costs less than two map lookups.
+	members []member
+}
+
+// member is one declared member of an object, for Apply.
+type member struct {
+	name     string
+	nullable bool
+	undo     *Undo
+}
+
+// fewMembers is the most members listed in Undo.members.
+const fewMembers = 16
+
+// member returns whether a null for the member key of an object stands for
+// its absence, and the undo of its value.
+func (u *Undo) member(key string) (bool, *Undo) {
+	if len(u.Props) > fewMembers || len(u.members) < len(u.Props) {
+		return u.Nullable[key], u.Props[key]
+	}
+	for i := range u.members {
+		if u.members[i].name == key {
+			return u.members[i].nullable, u.members[i].undo
+		}
+	}
+	return false, nil
 }
 
 // Branch is one anyOf branch: the JSON kinds it admits ('{', '[', '"',
@@ -43,29 +65,18 @@ type Branch struct {
 // args with only the removed members cut out; text that is not one
 // well-formed JSON value with unique member names is returned unchanged,
 // for Prepare to refuse.
+//
+// It reads args once, byte by byte, without decoding it into values: when
+// nothing is cut it allocates nothing, and otherwise only the result.
 func (u *Undo) Apply(args string) string {
 	if u == nil || !u.need || !strings.Contains(args, "null") {
 		return args
 	}
-	dec := decoders.Get().(*jsontext.Decoder)
-	defer decoders.Put(dec)
-	dec.Reset(strings.NewReader(args))
-	var cuts []span
-	if err := u.cut(dec, args, &cuts); err != nil || len(cuts) == 0 {
+	sc := scanner{s: args}
+	if !sc.value(u, 0) || !sc.end() || sc.n == 0 {
 		return args
 	}
-	if _, err := dec.ReadToken(); err != io.EOF {
-		return args // trailing data: Prepare's to refuse
-	}
-	var b strings.Builder
-	b.Grow(len(args))
-	last := 0
-	for _, c := range cuts {
-		b.WriteString(args[last:c.from])
-		last = c.to
-	}
-	b.WriteString(args[last:])
-	return b.String()
+	return sc.result()
 }
 
 // span is a range of bytes cut out of the argument text.
@@ -119,23 +130,25 @@ func (u *Undo) below() bool {
 	return false
 }
 
-func kindOf(k jsontext.Kind) byte {
-	switch k {
-	case '{', '[', '"', 'n':
-		return byte(k)
-	case 't', 'f':
+// kindOf is the JSON kind of a value that starts with c: '{', '[', '"',
+// 'n', 't' for both booleans, '0' for numbers and anything else.
+func kindOf(c byte) byte {
+	switch c {
+	case '{', '[', '"', 'n', 't':
+		return c
+	case 'f':
 		return 't'
 	}
 	return '0'
 }
 
-// pick returns the branch undo for a value of kind k; nil when no branch, or
-// more than one, claims it.
-func (u *Undo) pick(k jsontext.Kind) *Undo {
+// pick returns the branch undo for a value of kind k (see kindOf); nil
+// when no branch, or more than one, claims it.
+func (u *Undo) pick(k byte) *Undo {
 	var found *Undo
 	n := 0
 	for _, b := range u.Branches {
-		if b.Kinds == "" || strings.IndexByte(b.Kinds, kindOf(k)) >= 0 {
+		if b.Kinds == "" || strings.IndexByte(b.Kinds, k) >= 0 {
 			found = b.Undo
 			n++
 		}
@@ -145,75 +158,6 @@ func (u *Undo) pick(k jsontext.Kind) *Undo {
 	}
 	return found
 }
-
-// cut reads one value from dec, whose input is args, and appends to cuts,
-// in order, the spans to remove from args to undo u on it: a member whose
-// null stands for absence, with the comma that separated it from a kept
-// member.
-func (u *Undo) cut(dec *jsontext.Decoder, args string, cuts *[]span) error {
-	k := dec.PeekKind()
-	if u != nil && len(u.Branches) > 0 {
-		return u.pick(k).cut(dec, args, cuts)
-	}
-	switch {
-	case u != nil && u.need && k == '{':
-		if _, err := dec.ReadToken(); err != nil {
-			return err
-		}
-		kept, pendingComma := false, false
-		for dec.PeekKind() != '}' {
-			lead := int(dec.InputOffset())
-			name, err := dec.ReadToken()
-			if err != nil {
-				return err
-			}
-			if name.Kind() != '"' {
-				return errNotObject
-			}
-			key := name.String()
-			if u.Nullable[key] && dec.PeekKind() == 'n' {
-				if _, err := dec.ReadValue(); err != nil {
-					return err
-				}
-				*cuts = append(*cuts, span{lead, int(dec.InputOffset())})
-				pendingComma = pendingComma || !kept
-				continue
-			}
-			if pendingComma {
-				// The first kept member after removed leading ones loses
-				// the comma before it.
-				comma := strings.IndexByte(args[lead:], ',')
-				*cuts = append(*cuts, span{lead, lead + comma + 1})
-				pendingComma = false
-			}
-			kept = true
-			if err := u.Props[key].cut(dec, args, cuts); err != nil {
-				return err
-			}
-		}
-		_, err := dec.ReadToken()
-		return err
-	case u != nil && u.need && u.Items != nil && k == '[':
-		if _, err := dec.ReadToken(); err != nil {
-			return err
-		}
-		for dec.PeekKind() != ']' {
-			if err := u.Items.cut(dec, args, cuts); err != nil {
-				return err
-			}
-		}
-		_, err := dec.ReadToken()
-		return err
-	}
-	_, err := dec.ReadValue()
-	return err
-}
-
-type undoError string
-
-func (e undoError) Error() string { return string(e) }
-
-const errNotObject = undoError("not an object member name")
 
 // finish computes the kinds of every anyOf branch, now that every
 // definition is lowered, marks the nodes that can remove a member, and
@@ -230,7 +174,23 @@ func (l *lowerer) finish(root *Undo) {
 		if ambiguous(u.Branches) {
 			l.block(u.at+"/anyOf", "anyOf branches with optional members must differ in JSON type from the other branches, so that a null sent for an absent member can be removed unambiguously")
 		}
+		if n := len(u.Props); u.need && n > 0 && n <= fewMembers && declared(u) {
+			u.members = make([]member, 0, n)
+			for name, p := range u.Props {
+				u.members = append(u.members, member{name, u.Nullable[name], p})
+			}
+		}
 	}
+}
+
+// declared reports whether every member of u.Nullable is in u.Props.
+func declared(u *Undo) bool {
+	for name := range u.Nullable {
+		if _, ok := u.Props[name]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // ambiguous reports whether a branch that removes nulls shares a JSON kind
