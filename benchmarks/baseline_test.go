@@ -140,6 +140,24 @@ func BenchmarkFloor(b *testing.B) {
 	})
 }
 
+// BenchmarkFloorParallel is BenchmarkFloor's medium iteration on every
+// goroutine of b.RunParallel: the control for BenchmarkToolParallel. Its
+// scaling from -cpu 1 to -cpu 2 is what this machine gives a bare strict
+// decode, the most the library's own scaling can be compared with.
+func BenchmarkFloorParallel(b *testing.B) {
+	b.SetBytes(int64(len(MediumJSON)))
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			var v SearchInput
+			if err := json.Unmarshal(MediumJSON, &v, strict); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
 func BenchmarkIsValid(b *testing.B) {
 	forEachPayload(b, func(b *testing.B, data []byte) {
 		for b.Loop() {
