@@ -40,10 +40,14 @@ import (
 // handle (see the package documentation). It is safe for concurrent use
 // when engine and format are.
 func Build(doc any, base string, engine jsonschema.RegexpEngine, format func(string) *jsonschema.Format) (*jsonschema.Schema, bool) {
-	if hasAnchor(doc) {
+	anchor, refs := scan(doc)
+	if anchor {
 		return nil, false
 	}
-	b := builder{doc: doc, base: base, engine: engine, format: format, at: map[string]*jsonschema.Schema{}}
+	b := builder{doc: doc, base: base, engine: engine, format: format}
+	if refs {
+		b.at = map[string]*jsonschema.Schema{}
+	}
 	root := b.enqueue("", doc)
 	for len(b.queue) > 0 && b.ok() {
 		next := b.queue[len(b.queue)-1]
@@ -56,28 +60,32 @@ func Build(doc any, base string, engine jsonschema.RegexpEngine, format func(str
 	return root, true
 }
 
-// hasAnchor reports whether any object of v has an $anchor member: the
+// scan reports whether any object of v has an $anchor member (the
 // compiler collects anchors over every subschema location, reached or not,
-// and refuses duplicates, which Build does not reproduce.
-func hasAnchor(v any) bool {
+// and refuses duplicates, which Build does not reproduce), and whether any
+// has a $ref member.
+func scan(v any) (anchor, refs bool) {
 	switch v := v.(type) {
 	case map[string]any:
-		if _, ok := v["$anchor"]; ok {
-			return true
-		}
+		_, anchor = v["$anchor"]
+		_, refs = v["$ref"]
 		for _, m := range v {
-			if hasAnchor(m) {
-				return true
+			a, r := scan(m)
+			anchor, refs = anchor || a, refs || r
+			if anchor {
+				return true, refs
 			}
 		}
 	case []any:
 		for _, m := range v {
-			if hasAnchor(m) {
-				return true
+			a, r := scan(m)
+			anchor, refs = anchor || a, refs || r
+			if anchor {
+				return true, refs
 			}
 		}
 	}
-	return false
+	return anchor, refs
 }
 
 type pending struct {
@@ -91,10 +99,15 @@ type builder struct {
 	base     string
 	engine   jsonschema.RegexpEngine
 	format   func(string) *jsonschema.Format
-	at       map[string]*jsonschema.Schema // by escaped JSON pointer
+	at       map[string]*jsonschema.Schema // by escaped JSON pointer; nil when the document has no reference
 	queue    []pending
+	slab     []jsonschema.Schema // allocated together, handed out one by one
 	declined bool
 }
+
+// slabSize is how many subschemas are allocated at once: one allocation
+// instead of one per subschema, the graph being kept or dropped whole.
+const slabSize = 32
 
 func (b *builder) ok() bool { return !b.declined }
 
@@ -110,8 +123,15 @@ func (b *builder) enqueue(ptr string, value any) *jsonschema.Schema {
 		b.declined = true
 		return nil
 	}
-	s := &jsonschema.Schema{DraftVersion: 2020, Location: b.base + "#" + encode(ptr)}
-	b.at[ptr] = s
+	if len(b.slab) == 0 {
+		b.slab = make([]jsonschema.Schema, slabSize)
+	}
+	s := &b.slab[0]
+	b.slab = b.slab[1:]
+	s.DraftVersion, s.Location = 2020, b.base+"#"+encode(ptr)
+	if b.at != nil {
+		b.at[ptr] = s
+	}
 	b.queue = append(b.queue, pending{s: s, ptr: ptr, value: value})
 	return s
 }
@@ -453,8 +473,8 @@ func escape(token string) string {
 // encode renders an escaped JSON pointer as the fragment of a Location:
 // each token path-escaped, the slashes kept.
 func encode(ptr string) string {
-	if ptr == "" {
-		return ""
+	if !needsEscape(ptr) {
+		return ptr
 	}
 	tokens := strings.Split(ptr, "/")
 	for i, t := range tokens {
@@ -491,4 +511,19 @@ func stringsOf(list []any) []string {
 		}
 	}
 	return out
+}
+
+// needsEscape reports whether url.PathEscape would change any token of
+// ptr: whether ptr holds a byte other than a letter, a digit, a slash or
+// one of -._~$&+:=@ (the bytes PathEscape keeps in a path segment).
+func needsEscape(ptr string) bool {
+	for i := 0; i < len(ptr); i++ {
+		switch c := ptr[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("/-._~$&+:=@", c) >= 0:
+		default:
+			return true
+		}
+	}
+	return false
 }
