@@ -279,10 +279,16 @@ var (
 
 // validatorFormat returns the check the validator's compiler attaches to
 // "format": name, nil for a name it does not know, by compiling a schema
-// of that one keyword once per name. It is safe for concurrent use.
-func validatorFormat(name string) *jsonschema.Format {
+// of that one keyword once per name. Once maxCachedFormats names are
+// remembered it answers false for any other, so that documents naming
+// ever new formats cost no compilation each. It is safe for concurrent
+// use.
+func validatorFormat(name string) (*jsonschema.Format, bool) {
 	if f, ok := formatCache.Load(name); ok {
-		return f.(*jsonschema.Format)
+		return f.(*jsonschema.Format), true
+	}
+	if formatCacheCount.Add(1) > maxCachedFormats {
+		return nil, false
 	}
 	c := newValidatorCompiler(refuseLoader{}, regex.Engine)
 	var f *jsonschema.Format
@@ -291,10 +297,8 @@ func validatorFormat(name string) *jsonschema.Format {
 			f = compiled.Format
 		}
 	}
-	if formatCacheCount.Add(1) <= maxCachedFormats {
-		formatCache.Store(name, f)
-	}
-	return f
+	formatCache.Store(name, f)
+	return f, true
 }
 
 // finishSchema bounds and completes compiled, the validator's schema of

@@ -31,15 +31,16 @@ import (
 // root reaches, each location once, with its Location written as the
 // compiler writes it. Patterns are compiled by engine, and format returns
 // the validator's own *Format for a name (nil for a name it does not
-// know). The caller must already know that the draft 2020-12 meta-schema
-// accepts doc and that doc has no $id, no $vocabulary and only fragment
-// references (package metacheck).
+// know), or false to have Build decline the document. The caller must
+// already know that the draft 2020-12 meta-schema accepts doc and that doc
+// has no $id, no $vocabulary and only fragment references (package
+// metacheck).
 //
-// The graph shares doc's enum, const and required values: doc must not be
+// The graph shares doc's enum and const values: doc must not be
 // modified afterwards. Build declines with nil, false what it does not
 // handle (see the package documentation). It is safe for concurrent use
 // when engine and format are.
-func Build(doc any, base string, engine jsonschema.RegexpEngine, format func(string) *jsonschema.Format) (*jsonschema.Schema, bool) {
+func Build(doc any, base string, engine jsonschema.RegexpEngine, format func(string) (*jsonschema.Format, bool)) (*jsonschema.Schema, bool) {
 	anchor, refs := scan(doc)
 	if anchor {
 		return nil, false
@@ -98,7 +99,7 @@ type builder struct {
 	doc      any
 	base     string
 	engine   jsonschema.RegexpEngine
-	format   func(string) *jsonschema.Format
+	format   func(string) (*jsonschema.Format, bool)
 	at       map[string]*jsonschema.Schema // by escaped JSON pointer; nil when the document has no reference
 	queue    []pending
 	slab     []jsonschema.Schema // allocated together, handed out one by one
@@ -170,8 +171,13 @@ func (b *builder) compile(p pending) {
 	}
 	o.applicators(s)
 	o.validation(s)
-	if f, ok := obj["format"].(string); ok {
-		s.Format = b.format(f)
+	if name, ok := obj["format"].(string); ok {
+		f, known := b.format(name)
+		if !known {
+			b.declined = true
+			return
+		}
+		s.Format = f
 	}
 }
 
