@@ -5,6 +5,11 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentcontract/tool/internal/metacheck"
+	"github.com/agentcontract/tool/internal/schemacost"
+	"github.com/agentcontract/tool/internal/schemagraph"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
@@ -51,5 +56,34 @@ func ParseSchemaWithoutShortcut(raw []byte) (Schema, error) { return parseSchema
 // TookShortcut reports whether s was compiled without the validator's
 // pass over the meta-schema.
 func TookShortcut(s Schema) bool {
-	return strings.HasPrefix(s.s.compiled.Location, shortcutBase)
+	return s.s.built || strings.HasPrefix(s.s.compiled.Location, shortcutBase)
+}
+
+// Built reports whether s was compiled by schemagraph, without the
+// validator's compiler.
+func Built(s Schema) bool { return s.s.built }
+
+// SchemaGraphs parses raw and, when the meta-schema shortcut applies to it
+// and schemagraph builds it, returns the graph built and the validator's
+// compilation of the document under the shortcut's URL, with that
+// compilation's error; ok is false when no graph is built.
+func SchemaGraphs(raw []byte) (built, compiled *jsonschema.Schema, ok bool, err error) {
+	tree, err := strictjson.Parse(raw)
+	if err != nil {
+		return nil, nil, false, nil
+	}
+	engine, validRegex := documentEngine()
+	if !metacheck.Conforms(tree, validRegex) {
+		return nil, nil, false, nil
+	}
+	if built, ok = schemagraph.Build(tree, shortcutBase, engine, validatorFormat); !ok {
+		return nil, nil, false, nil
+	}
+	_, compiled, err = compileValidator(tree, refuseLoader{}, shortcutBase, engine)
+	// As ParseSchema does, so that no check pays for a compilation: the
+	// charge for matching a pattern reads the size of its program.
+	if err == nil && compilePatterns(schemacost.Analyze(compiled, MaxSchemaVisits, strictjson.MaxDepth).Schemas) != nil {
+		return nil, nil, false, nil
+	}
+	return built, compiled, true, err
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/agentcontract/tool/internal/metacheck"
 	"github.com/agentcontract/tool/internal/regex"
 	"github.com/agentcontract/tool/internal/schemacost"
+	"github.com/agentcontract/tool/internal/schemagraph"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
@@ -49,8 +52,9 @@ type Schema struct {
 }
 
 type compiledSchema struct {
-	canonical []byte // compact, member order and number text as given
-	compiled  *jsonschema.Schema
+	canonical []byte             // compact, member order and number text as given
+	compiled  *jsonschema.Schema // nil when built; see built
+	built     bool               // compiled by schemagraph: fast is non-nil, and the full validator never runs
 	fast      *fastcheck.Checker // nil when the schema needs the full validator
 	strings   map[string]string  // short strings of the document, for interning
 	object    bool               // the document is an object whose "type" is "object"
@@ -174,24 +178,15 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader, 
 	if err := checkPatternText(tree); err != nil {
 		return Schema{}, err
 	}
-	// The patterns metacheck parses are handed to the compiler, so that
-	// none is parsed twice. The map is written only by metacheck, before
-	// any compilation; the compiled schema keeps the engine (for the
-	// "regex" format) and only reads it, so it is safe for concurrent use.
-	parsed := map[string]jsonschema.Regexp{}
-	engine := func(source string) (jsonschema.Regexp, error) {
-		if re, ok := parsed[source]; ok && re != nil {
-			return re, nil
-		}
-		return regex.Engine(source)
-	}
+	engine, validRegex := documentEngine()
 	if shortcut {
-		validRegex := func(source string) bool {
-			re, err := regex.Engine(source)
-			parsed[source] = re
-			return err == nil
-		}
 		if metacheck.Conforms(tree, validRegex) {
+			if built, ok := schemagraph.Build(tree, shortcutBase, engine, validatorFormat); ok {
+				s, err := finishSchema(tree, canonical, nil, built, shortcutBase)
+				if err != nil || s.s.fast != nil {
+					return s, err
+				}
+			}
 			c, compiled, err := compileValidator(tree, loader, shortcutBase, engine)
 			if err == nil {
 				s, err := finishSchema(tree, canonical, c, compiled, shortcutBase)
@@ -208,15 +203,33 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader, 
 	return finishSchema(tree, canonical, c, compiled, schemaBase)
 }
 
+// documentEngine returns the regular-expression engine that compiles the
+// patterns of one document, and the check metacheck is given, which hands
+// the engine what it parses so that no pattern is parsed twice. The
+// remembered patterns are written only by validRegex, before any
+// compilation; a compiled schema keeps the engine (for the "regex"
+// format) and only reads them, so the engine is then safe for concurrent
+// use.
+func documentEngine() (engine jsonschema.RegexpEngine, validRegex func(string) bool) {
+	parsed := map[string]jsonschema.Regexp{}
+	engine = func(source string) (jsonschema.Regexp, error) {
+		if re, ok := parsed[source]; ok && re != nil {
+			return re, nil
+		}
+		return regex.Engine(source)
+	}
+	validRegex = func(source string) bool {
+		re, err := regex.Engine(source)
+		parsed[source] = re
+		return err == nil
+	}
+	return engine, validRegex
+}
+
 // compileValidator compiles tree under base with the validator. Errors are
 // worded for the caller.
 func compileValidator(tree any, loader jsonschema.URLLoader, base string, engine jsonschema.RegexpEngine) (*jsonschema.Compiler, *jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.RegisterFormat(dateTimeFormat)
-	c.UseLoader(loader)
-	c.UseRegexpEngine(engine)
+	c := newValidatorCompiler(loader, engine)
 	if err := c.AddResource(base, tree); err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
 	}
@@ -241,9 +254,58 @@ func compileValidator(tree any, loader jsonschema.URLLoader, base string, engine
 	return nil, nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
 }
 
+// newValidatorCompiler returns the validator's compiler as every schema
+// here is compiled: draft 2020-12 unless the document names another,
+// "format" asserted with this package's date-time, loading through loader
+// and compiling patterns with engine.
+func newValidatorCompiler(loader jsonschema.URLLoader, engine jsonschema.RegexpEngine) *jsonschema.Compiler {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	c.RegisterFormat(dateTimeFormat)
+	c.UseLoader(loader)
+	c.UseRegexpEngine(engine)
+	return c
+}
+
+// maxCachedFormats bounds the format names validatorFormat remembers: the
+// validator knows a few dozen, and a document may name any string.
+const maxCachedFormats = 128
+
+var (
+	formatCache      sync.Map // format name to *jsonschema.Format, nil for an unknown name
+	formatCacheCount atomic.Int32
+)
+
+// validatorFormat returns the check the validator's compiler attaches to
+// "format": name, nil for a name it does not know, by compiling a schema
+// of that one keyword once per name. Once maxCachedFormats names are
+// remembered it answers false for any other, so that documents naming
+// ever new formats cost no compilation each. It is safe for concurrent
+// use.
+func validatorFormat(name string) (*jsonschema.Format, bool) {
+	if f, ok := formatCache.Load(name); ok {
+		return f.(*jsonschema.Format), true
+	}
+	if formatCacheCount.Add(1) > maxCachedFormats {
+		return nil, false
+	}
+	c := newValidatorCompiler(refuseLoader{}, regex.Engine)
+	var f *jsonschema.Format
+	if err := c.AddResource(shortcutBase, map[string]any{"format": name}); err == nil {
+		if compiled, err := c.Compile(shortcutBase); err == nil {
+			f = compiled.Format
+		}
+	}
+	formatCache.Store(name, f)
+	return f, true
+}
+
 // finishSchema bounds and completes compiled, the validator's schema of
 // tree compiled by c under base: the cost bounds, the definitions, the
-// patterns, the fast check and the strings to intern.
+// patterns, the fast check and the strings to intern. A nil c means that
+// compiled was built by schemagraph, not by the validator: it is read, not
+// kept, so that nothing can hand it to the validator.
 func finishSchema(tree any, canonical []byte, c *jsonschema.Compiler, compiled *jsonschema.Schema, base string) (Schema, error) {
 	cost := schemacost.Analyze(compiled, MaxSchemaVisits, strictjson.MaxDepth)
 	switch {
@@ -267,7 +329,11 @@ func finishSchema(tree any, canonical []byte, c *jsonschema.Compiler, compiled *
 	fast := fastcheck.Compile(compiled)
 	interned := map[string]string{}
 	collectStrings(tree, interned)
-	return Schema{s: &compiledSchema{canonical: canonical, compiled: compiled, fast: fast, strings: interned, object: isObjectSchema(tree), visits: max(cost.Visits, cost.Located), costs: keywordCostsOf(cost.Schemas)}}, nil
+	out := &compiledSchema{canonical: canonical, fast: fast, built: c == nil, strings: interned, object: isObjectSchema(tree), visits: max(cost.Visits, cost.Located), costs: keywordCostsOf(cost.Schemas)}
+	if !out.built {
+		out.compiled = compiled
+	}
+	return Schema{s: out}, nil
 }
 
 // Bounds on the shape of a schema document; see ParseSchema.

@@ -8,8 +8,9 @@ import (
 )
 
 // TestOnlyRefConsidersEveryField fails when node gains a field, so that
-// whoever adds a keyword also teaches onlyRef about it: a keyword onlyRef
-// overlooked would be skipped by CheckJSON.
+// whoever adds a keyword also teaches onlyRef about it (a keyword onlyRef
+// overlooked would be skipped by CheckJSON), and Diff, which must compare
+// every field.
 func TestOnlyRefConsidersEveryField(t *testing.T) {
 	var fields []string
 	for f := range reflect.TypeFor[node]().Fields() {
