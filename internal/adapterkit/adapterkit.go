@@ -8,6 +8,7 @@ package adapterkit
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"strconv"
 	"strings"
@@ -142,9 +143,21 @@ func Clone(v any) any {
 func copyTree(v any, typed bool) any {
 	switch x := v.(type) {
 	case map[string]any:
-		m := make(map[string]any, len(x))
+		if x == nil {
+			return map[string]any{}
+		}
+		// A clone copies the map's storage as it is; only the members
+		// that are not leaves kept as they are are then replaced.
+		m := maps.Clone(x)
 		for k, e := range x {
-			m[k] = copyTree(e, typed)
+			switch e.(type) {
+			case map[string]any, []any:
+				m[k] = copyTree(e, typed)
+			case json.Number:
+				if typed {
+					m[k] = copyTree(e, typed)
+				}
+			}
 		}
 		return m
 	case []any:

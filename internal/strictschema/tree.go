@@ -72,11 +72,21 @@ func (d *decoder) object(depth int) (any, bool) {
 		return nil, false
 	}
 	d.i++ // {
-	m := map[string]any{}
 	if d.peek() == '}' {
 		d.i++
-		return m, true
+		return map[string]any{}, true
 	}
+	// The first members are gathered in a list, so that the map of a
+	// schema node, which has a few, is made at its size; past fewMembers
+	// they go into the map directly, so that a duplicate is found by
+	// lookup, not by a scan.
+	type entry struct {
+		name  string
+		value any
+	}
+	var small [fewMembers]entry
+	members := small[:0]
+	var m map[string]any
 	for {
 		if d.peek() != '"' {
 			return nil, false
@@ -86,7 +96,13 @@ func (d *decoder) object(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		if _, dup := m[name]; dup {
+		dup := false
+		if m != nil {
+			_, dup = m[name]
+		} else {
+			dup = slices.ContainsFunc(members, func(e entry) bool { return e.name == name })
+		}
+		if dup {
 			d.i = start
 			return nil, false
 		}
@@ -98,12 +114,29 @@ func (d *decoder) object(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		m[name] = v
+		switch {
+		case m != nil:
+			m[name] = v
+		case len(members) < fewMembers:
+			members = append(members, entry{name, v})
+		default:
+			m = make(map[string]any, 2*fewMembers)
+			for _, e := range members {
+				m[e.name] = e.value
+			}
+			m[name] = v
+		}
 		switch d.peek() {
 		case ',':
 			d.i++
 		case '}':
 			d.i++
+			if m == nil {
+				m = make(map[string]any, len(members))
+				for _, e := range members {
+					m[e.name] = e.value
+				}
+			}
 			return m, true
 		default:
 			return nil, false
