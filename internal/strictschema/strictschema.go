@@ -523,9 +523,12 @@ func (l *lowerer) closeObject(m original, out map[string]any, u *Undo, ptr strin
 	rs, _ := m.required.([]any)
 	names := sortedKeys(props)
 	lp, _ := out["properties"].(map[string]any)
+	isRequired := func(name string) int {
+		return slices.IndexFunc(rs, func(r any) bool { s, ok := r.(string); return ok && s == name })
+	}
 	var optional []string
 	for _, name := range names {
-		if !slices.ContainsFunc(rs, func(r any) bool { s, ok := r.(string); return ok && s == name }) {
+		if isRequired(name) < 0 {
 			optional = append(optional, name)
 		}
 	}
@@ -534,8 +537,14 @@ func (l *lowerer) closeObject(m original, out map[string]any, u *Undo, ptr strin
 		return
 	}
 	all := make([]any, len(names))
-	for i, n := range names {
-		all[i] = n
+	for i, name := range names {
+		// A required name is taken as the required list holds it,
+		// already an interface value.
+		if j := isRequired(name); j >= 0 {
+			all[i] = rs[j]
+		} else {
+			all[i] = name
+		}
 	}
 	if len(names) > 0 {
 		out["required"] = all
@@ -566,10 +575,10 @@ func (l *lowerer) nullable(s map[string]any) map[string]any {
 		l.res.Unions++
 		return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
 	}
-	c := make(map[string]any, len(s))
-	for k, v := range s {
-		c[k] = v
-	}
+	// s is this lowering's own node, held by its parent only (a walked
+	// node of the decoded tree, or a map walkRef made): it changes in
+	// place.
+	c := s
 	if hasType {
 		switch tt := t.(type) {
 		case string:

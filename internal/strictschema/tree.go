@@ -43,7 +43,8 @@ func (d *decoder) value(depth int) (any, bool) {
 	case '[':
 		return d.array(depth + 1)
 	case '"':
-		return d.text()
+		s, ok := d.text()
+		return boxed(s), ok
 	case 't':
 		return true, d.literal("true")
 	case 'f':
@@ -56,6 +57,39 @@ func (d *decoder) value(depth int) (any, bool) {
 		return nil, false
 	}
 	return json.Number(d.s[start:d.i]), true
+}
+
+// The type names, as interface values made once: a schema names types
+// often, and an interface value of a string costs an allocation.
+var (
+	typeString  any = "string"
+	typeObject  any = "object"
+	typeArray   any = "array"
+	typeInteger any = "integer"
+	typeNumber  any = "number"
+	typeBoolean any = "boolean"
+	typeNull    any = "null"
+)
+
+// boxed returns s as an interface value, one made once for a type name.
+func boxed(s string) any {
+	switch s {
+	case "string":
+		return typeString
+	case "object":
+		return typeObject
+	case "array":
+		return typeArray
+	case "integer":
+		return typeInteger
+	case "number":
+		return typeNumber
+	case "boolean":
+		return typeBoolean
+	case "null":
+		return typeNull
+	}
+	return s
 }
 
 // text reads a string: a part of the text when it holds no escape.
