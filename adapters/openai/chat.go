@@ -21,7 +21,7 @@ func (t *Tools) ChatTools() []openai.ChatCompletionToolUnionParam {
 	for i, p := range t.tools {
 		fn := shared.FunctionDefinitionParam{
 			Name:       p.def.Name,
-			Parameters: shared.FunctionParameters(adapterkit.SchemaMap(p.tree)),
+			Parameters: shared.FunctionParameters(adapterkit.Params(p.tree, p.def.InputSchema)),
 			Strict:     openai.Bool(p.strict),
 		}
 		if p.def.Description != "" {

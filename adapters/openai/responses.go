@@ -19,14 +19,14 @@ func (t *Tools) ResponseTools() []responses.ToolUnionParam {
 	for i, p := range t.tools {
 		fn := responses.FunctionToolParam{
 			Name:       p.def.Name,
-			Parameters: adapterkit.SchemaMap(p.tree),
+			Parameters: adapterkit.Params(p.tree, p.def.InputSchema),
 			Strict:     openai.Bool(p.strict),
 		}
 		if p.def.Description != "" {
 			fn.Description = openai.String(p.def.Description)
 		}
-		if p.output != nil {
-			fn.OutputSchema = adapterkit.SchemaMap(p.output)
+		if len(p.def.OutputSchema) > 0 {
+			fn.OutputSchema = adapterkit.Params(nil, p.def.OutputSchema)
 		}
 		out[i] = responses.ToolUnionParam{OfFunction: &fn}
 	}

@@ -76,14 +76,13 @@ func OutcomeProblem(outcomes []dispatch.Outcome) string {
 	return ""
 }
 
-// Schemas decodes and lowers each distinct schema once: tools of one
-// projection often share an input schema (those NewFunc derives from one
-// Go type do). What it returns is shared by every caller that passes the
-// same bytes and must not be modified. The zero Schemas is ready to use;
-// it is not safe for concurrent use.
+// Schemas lowers each distinct schema once: tools of one projection often
+// share an input schema (those NewFunc derives from one Go type do). What
+// it returns is shared by every caller that passes the same bytes and must
+// not be modified. The zero Schemas is ready to use; it is not safe for
+// concurrent use.
 type Schemas struct {
 	lowered map[string]*strictschema.Result
-	trees   map[string]map[string]any
 }
 
 // Lower returns strictschema.Lower(raw, rules), computed once per distinct
@@ -98,19 +97,6 @@ func (s *Schemas) Lower(raw []byte, rules strictschema.Rules) *strictschema.Resu
 	res := strictschema.Lower(raw, rules)
 	s.lowered[string(raw)] = &res
 	return &res
-}
-
-// Tree returns Tree(raw), computed once per distinct raw.
-func (s *Schemas) Tree(raw []byte) map[string]any {
-	if t, ok := s.trees[string(raw)]; ok {
-		return t
-	}
-	if s.trees == nil {
-		s.trees = map[string]map[string]any{}
-	}
-	t := Tree(raw)
-	s.trees[string(raw)] = t
-	return t
 }
 
 // Tree decodes a schema for projection; a schema that does not decode
@@ -129,6 +115,56 @@ func Tree(raw []byte) map[string]any {
 // caller's.
 func SchemaMap(tree map[string]any) map[string]any {
 	return copyTree(tree, true).(map[string]any)
+}
+
+// Params returns the schema of a tool for an SDK's map-typed parameters:
+// SchemaMap(lowered) when the tool's schema was lowered, and otherwise raw,
+// the schema as written, decoded afresh (see Tree) with its numbers typed
+// as SchemaMap types them: a schema sent as written is decoded only here,
+// once per call, instead of decoded once and copied on every call. The
+// result is the caller's.
+func Params(lowered map[string]any, raw []byte) map[string]any {
+	if lowered != nil {
+		return SchemaMap(lowered)
+	}
+	tree := Tree(raw)
+	typeNumbers(tree)
+	return tree
+}
+
+// typeNumbers replaces, in place, the json.Number values of v's maps and
+// slices as SchemaMap types them.
+func typeNumbers(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if n, ok := e.(json.Number); ok {
+				x[k] = typedNumber(n)
+				continue
+			}
+			typeNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			if n, ok := e.(json.Number); ok {
+				x[i] = typedNumber(n)
+				continue
+			}
+			typeNumbers(e)
+		}
+	}
+}
+
+// typedNumber is n as an int64 when it is an integer that fits, and
+// otherwise as a float64 (n itself when it is neither).
+func typedNumber(n json.Number) any {
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+		return i
+	}
+	if f, err := n.Float64(); err == nil {
+		return f
+	}
+	return n
 }
 
 // Clone returns a deep copy of a tree made by strictschema.Decode, or of
@@ -167,14 +203,8 @@ func copyTree(v any, typed bool) any {
 		}
 		return a
 	case json.Number:
-		if !typed {
-			return v
-		}
-		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return i
-		}
-		if f, err := x.Float64(); err == nil {
-			return f
+		if typed {
+			return typedNumber(x)
 		}
 	}
 	return v
