@@ -184,8 +184,9 @@ func (t *Tools) Strict(name string) bool {
 // set explicitly.
 func (t *Tools) Params() []anthropic.ToolUnionParam {
 	out := make([]anthropic.ToolUnionParam, len(t.tools))
+	var params adapterkit.Params
 	for i, p := range t.tools {
-		schema := adapterkit.Params(p.tree, p.def.InputSchema)
+		schema := params.Schema(p.tree, p.def.InputSchema)
 		in := anthropic.ToolInputSchemaParam{Properties: schema["properties"]}
 		if req, ok := schema["required"].([]any); ok {
 			for _, r := range req {

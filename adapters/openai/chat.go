@@ -18,10 +18,11 @@ import (
 // strict set explicitly.
 func (t *Tools) ChatTools() []openai.ChatCompletionToolUnionParam {
 	out := make([]openai.ChatCompletionToolUnionParam, len(t.tools))
+	var params adapterkit.Params
 	for i, p := range t.tools {
 		fn := shared.FunctionDefinitionParam{
 			Name:       p.def.Name,
-			Parameters: shared.FunctionParameters(adapterkit.Params(p.tree, p.def.InputSchema)),
+			Parameters: shared.FunctionParameters(params.Schema(p.tree, p.def.InputSchema)),
 			Strict:     openai.Bool(p.strict),
 		}
 		if p.def.Description != "" {

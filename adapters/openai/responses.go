@@ -16,17 +16,18 @@ import (
 // the JSON a completed call's text holds.
 func (t *Tools) ResponseTools() []responses.ToolUnionParam {
 	out := make([]responses.ToolUnionParam, len(t.tools))
+	var params adapterkit.Params
 	for i, p := range t.tools {
 		fn := responses.FunctionToolParam{
 			Name:       p.def.Name,
-			Parameters: adapterkit.Params(p.tree, p.def.InputSchema),
+			Parameters: params.Schema(p.tree, p.def.InputSchema),
 			Strict:     openai.Bool(p.strict),
 		}
 		if p.def.Description != "" {
 			fn.Description = openai.String(p.def.Description)
 		}
 		if len(p.def.OutputSchema) > 0 {
-			fn.OutputSchema = adapterkit.Params(nil, p.def.OutputSchema)
+			fn.OutputSchema = params.Schema(nil, p.def.OutputSchema)
 		}
 		out[i] = responses.ToolUnionParam{OfFunction: &fn}
 	}

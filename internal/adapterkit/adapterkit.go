@@ -117,18 +117,36 @@ func SchemaMap(tree map[string]any) map[string]any {
 	return copyTree(tree, true).(map[string]any)
 }
 
-// Params returns the schema of a tool for an SDK's map-typed parameters:
-// SchemaMap(lowered) when the tool's schema was lowered, and otherwise raw,
-// the schema as written, decoded afresh (see Tree) with its numbers typed
-// as SchemaMap types them: a schema sent as written is decoded only here,
-// once per call, instead of decoded once and copied on every call. The
-// result is the caller's.
-func Params(lowered map[string]any, raw []byte) map[string]any {
+// Params builds the schemas of one list of tool parameters for an SDK's
+// map-typed parameters. For a tool whose schema was lowered it copies the
+// lowering (SchemaMap); a schema sent as written is decoded here (see
+// Tree), numbers typed as SchemaMap types them, once per distinct schema
+// of the list and copied for the other tools that share it, rather than
+// decoded in New and copied for every tool. Every schema it returns is the
+// caller's, none shares memory with another. The zero Params is ready to
+// use; use one per list built, from one goroutine.
+type Params struct {
+	// decoded holds the schemas as written decoded so far, by their
+	// bytes: handed out already, copied only while the list is built,
+	// before the caller holds them.
+	decoded map[string]map[string]any
+}
+
+// Schema returns the schema of one tool: SchemaMap(lowered) when it is not
+// nil, and otherwise raw decoded.
+func (p *Params) Schema(lowered map[string]any, raw []byte) map[string]any {
 	if lowered != nil {
 		return SchemaMap(lowered)
 	}
+	if tree, ok := p.decoded[string(raw)]; ok {
+		return SchemaMap(tree)
+	}
 	tree := Tree(raw)
 	typeNumbers(tree)
+	if p.decoded == nil {
+		p.decoded = map[string]map[string]any{}
+	}
+	p.decoded[string(raw)] = tree
 	return tree
 }
 

@@ -36,18 +36,21 @@ func TestSchemasOncePerSchema(t *testing.T) {
 	require.NotSame(t, lowered, s.Lower(str, strictschema.OpenAI))
 }
 
-// TestParams: a lowered tree is copied; a schema as written is decoded
-// afresh on every call, numbers typed as SchemaMap types them, and a
-// schema that does not decode gives an empty map.
+// TestParams: a lowered tree is copied; a schema as written is decoded,
+// numbers typed as SchemaMap types them, and copied for a second tool of
+// the same schema; a schema that does not decode gives an empty map.
 func TestParams(t *testing.T) {
 	raw := []byte(`{"a":[1,{"b":2.5}],"c":{"d":"x","e":12345678901234567890}}`)
 	want := map[string]any{"a": []any{int64(1), map[string]any{"b": 2.5}}, "c": map[string]any{"d": "x", "e": 12345678901234567890.0}}
-	first := adapterkit.Params(nil, raw)
+	var p adapterkit.Params
+	first, second := p.Schema(nil, raw), p.Schema(nil, append([]byte(nil), raw...))
 	require.Equal(t, want, first)
+	require.Equal(t, want, second)
 	first["a"].([]any)[1].(map[string]any)["b"] = "changed"
-	require.Equal(t, want, adapterkit.Params(nil, raw))
-	require.Equal(t, want, adapterkit.Params(adapterkit.Tree(raw), []byte(`{}`)))
-	require.Equal(t, map[string]any{}, adapterkit.Params(nil, []byte(`{"a":`)))
+	require.Equal(t, want, second)
+	require.Equal(t, want, new(adapterkit.Params).Schema(nil, raw))
+	require.Equal(t, want, p.Schema(adapterkit.Tree(raw), []byte(`{}`)))
+	require.Equal(t, map[string]any{}, p.Schema(nil, []byte(`{"a":`)))
 }
 
 // TestClone: a deep copy that keeps number text.
