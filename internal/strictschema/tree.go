@@ -59,35 +59,17 @@ func (d *decoder) value(depth int) (any, bool) {
 	return json.Number(d.s[start:d.i]), true
 }
 
-// The type names, as interface values made once: a schema names types
-// often, and an interface value of a string costs an allocation.
-var (
-	typeString  any = "string"
-	typeObject  any = "object"
-	typeArray   any = "array"
-	typeInteger any = "integer"
-	typeNumber  any = "number"
-	typeBoolean any = "boolean"
-	typeNull    any = "null"
-)
+// typeNames are the type names as interface values made once: a schema
+// names types often, and an interface value of a string costs an
+// allocation.
+var typeNames = [...]any{"string", "object", "array", "integer", "number", "boolean", "null"}
 
-// boxed returns s as an interface value, one made once for a type name.
+// boxed returns s as an interface value, one of typeNames for a type name.
 func boxed(s string) any {
-	switch s {
-	case "string":
-		return typeString
-	case "object":
-		return typeObject
-	case "array":
-		return typeArray
-	case "integer":
-		return typeInteger
-	case "number":
-		return typeNumber
-	case "boolean":
-		return typeBoolean
-	case "null":
-		return typeNull
+	for _, t := range typeNames {
+		if t.(string) == s {
+			return t
+		}
 	}
 	return s
 }
