@@ -40,7 +40,8 @@ func (t *Tools) ChatTools() []openai.ChatCompletionToolUnionParam {
 // Custom tool calls are not function calls and are left out.
 func (t *Tools) ChatCalls(message openai.ChatCompletionMessage) []dispatch.Call {
 	calls := make([]dispatch.Call, 0, len(message.ToolCalls))
-	for _, tc := range message.ToolCalls {
+	for i := range message.ToolCalls {
+		tc := &message.ToolCalls[i] // 352 bytes: not copied
 		if tc.Type != "function" {
 			continue
 		}

@@ -42,7 +42,8 @@ func (t *Tools) ResponseCalls(response *responses.Response) []dispatch.Call {
 		return nil
 	}
 	var calls []dispatch.Call
-	for _, item := range response.Output {
+	for i := range response.Output {
+		item := &response.Output[i] // nearly 4 KB: not copied
 		if item.Type != "function_call" {
 			continue
 		}
