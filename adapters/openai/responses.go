@@ -70,10 +70,10 @@ func ResponseOutputs(outcomes []dispatch.Outcome) ([]responses.ResponseInputItem
 		return nil, err
 	}
 	items, outputs := callOutputs(len(outcomes))
-	for i, o := range outcomes {
-		out := &outputs[i]
+	for i := range outcomes {
+		o, out := &outcomes[i], &outputs[i]
 		if hasMedia(o.Output) {
-			out.Output.OfResponseFunctionCallOutputItemArray = outputItems(o)
+			out.Output.OfResponseFunctionCallOutputItemArray = outputItems(*o)
 		} else {
 			out.Output.OfString = openai.String(o.Text())
 		}
