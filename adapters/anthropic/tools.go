@@ -69,8 +69,9 @@ func (l Lint) String() string {
 type projected struct {
 	def    tool.Definition
 	strict bool
-	// tree is the schema sent, decoded: the lowered one when strict, the
-	// canonical one otherwise.
+	// tree is the lowered schema, decoded, when strict (possibly shared
+	// with other tools of the same schema); nil otherwise, when the
+	// definition's schema is sent as written.
 	tree map[string]any
 }
 
@@ -110,7 +111,6 @@ func New(config Config) (*Tools, error) {
 	for _, d := range defs {
 		p := projected{def: d}
 		if !config.Strict {
-			p.tree = schemas.Tree(d.InputSchema)
 			t.tools = append(t.tools, p)
 			continue
 		}
@@ -119,7 +119,6 @@ func New(config Config) (*Tools, error) {
 			t.lints = append(t.lints, Lint{Tool: d.Name, Rule: fmt.Sprintf(
 				"the request-wide budget of %d strict tools would be exceeded: the strict tools before this one use %d and this one needs 1",
 				MaxStrictTools, strictTools)})
-			p.tree = schemas.Tree(d.InputSchema)
 			t.tools = append(t.tools, p)
 			continue
 		}
@@ -145,7 +144,6 @@ func New(config Config) (*Tools, error) {
 			for _, f := range blocked {
 				t.lints = append(t.lints, Lint{Tool: d.Name, Pointer: f.Pointer, Rule: f.Rule})
 			}
-			p.tree = schemas.Tree(d.InputSchema)
 			t.tools = append(t.tools, p)
 			continue
 		}
@@ -186,8 +184,9 @@ func (t *Tools) Strict(name string) bool {
 // set explicitly.
 func (t *Tools) Params() []anthropic.ToolUnionParam {
 	out := make([]anthropic.ToolUnionParam, len(t.tools))
+	var params adapterkit.Params
 	for i, p := range t.tools {
-		schema := adapterkit.SchemaMap(p.tree)
+		schema := params.Schema(p.tree, p.def.InputSchema)
 		in := anthropic.ToolInputSchemaParam{Properties: schema["properties"]}
 		if req, ok := schema["required"].([]any); ok {
 			for _, r := range req {

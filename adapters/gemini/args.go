@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -55,27 +56,49 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		}
 		return append(b, ']'), nil
 	case map[string]any:
-		var small [16]string
-		keys := small[:0]
-		for k := range v {
-			keys = append(keys, k)
+		// One pass over the map collects its members, which are then
+		// sorted by name: no lookups, and no allocation for up to 16.
+		var small [16]member
+		members := small[:0]
+		for k, e := range v {
+			members = append(members, member{k, e})
 		}
-		slices.Sort(keys)
+		sortMembers(members)
 		b = append(b, '{')
-		for i, k := range keys {
+		for i := range members {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = appendString(b, members[i].name)
 			b = append(b, ':')
 			var err error
-			if b, err = appendValue(b, v[k]); err != nil {
+			if b, err = appendValue(b, members[i].value); err != nil {
 				return nil, err
 			}
 		}
 		return append(b, '}'), nil
 	}
 	return nil, errUnencodable
+}
+
+// member is one member of a decoded object.
+type member struct {
+	name  string
+	value any
+}
+
+// sortMembers sorts members by name: by insertion for the few members of
+// a call's arguments, which beats the general sort there.
+func sortMembers(members []member) {
+	if len(members) > 12 {
+		slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.name, b.name) })
+		return
+	}
+	for i := 1; i < len(members); i++ {
+		for j := i; j > 0 && members[j].name < members[j-1].name; j-- {
+			members[j], members[j-1] = members[j-1], members[j]
+		}
+	}
 }
 
 // appendFloat writes f as encoding/json does: the shortest text that reads

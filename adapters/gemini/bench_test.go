@@ -1,9 +1,11 @@
 package toolgemini_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/agentcontract/tool"
@@ -15,8 +17,12 @@ import (
 
 // hundredDefinitions are 100 Definitions with the schemas NewFunc derives for
 // a flat, a nested and a recursive input, and a hand-written one with
-// constraints the JSON path drops.
-func hundredDefinitions(b *testing.B) []tool.Definition {
+// constraints the JSON path drops. When distinct, every tool's schema
+// differs from the others (one member's description names the tool), as in
+// a real catalogue, so that nothing learnt from one schema serves another;
+// otherwise the four schemas are shared, as by tools NewFunc derives from
+// one Go type.
+func hundredDefinitions(b *testing.B, distinct bool) []tool.Definition {
 	schemas := []string{
 		derivedSchema[propFlat](b), derivedSchema[propNested](b), derivedSchema[propTree](b),
 		`{"type":"object","properties":{"s":{"type":"string","pattern":"^[a-z]+$","maxLength":8},"e":{"enum":["a","b",null]},
@@ -24,8 +30,12 @@ func hundredDefinitions(b *testing.B) []tool.Definition {
 	}
 	defs := make([]tool.Definition, 100)
 	for i := range defs {
-		defs[i] = tool.Definition{Name: fmt.Sprintf("tool_%03d", i), Description: "A tool of the benchmark.",
-			InputSchema: json.RawMessage(schemas[i%len(schemas)])}
+		name := fmt.Sprintf("tool_%03d", i)
+		schema := schemas[i%len(schemas)]
+		if distinct {
+			schema = strings.Replace(schema, `"properties":{`, `"description":"The input of `+name+`.","properties":{`, 1)
+		}
+		defs[i] = tool.Definition{Name: name, Description: "A tool of the benchmark.", InputSchema: json.RawMessage(schema)}
 	}
 	return defs
 }
@@ -39,42 +49,48 @@ func derivedSchema[T any](b *testing.B) string {
 }
 
 // BenchmarkProject100 projects 100 tools onto parametersJsonSchema (target:
-// at most 10 ms).
+// at most 10 ms; on a shared machine, read cpu-ns/op): distinct, every
+// schema different, the honest case; shared, four schemas shared by the 100
+// tools, each lowered once.
 func BenchmarkProject100(b *testing.B) {
-	defs := hundredDefinitions(b)
-	defer reportCPU(b)()
-	for b.Loop() {
-		if _, err := toolgemini.Project(defs, toolgemini.Config{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// reportCPU reports the process's CPU time per iteration as cpu-ns/op:
-// call it before the loop and defer what it returns.
-func reportCPU(b *testing.B) func() {
-	start := cpuTime()
-	return func() {
-		if b.N > 0 {
-			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
-		}
-	}
+	benchmarkProject(b, toolgemini.Config{}, nil)
 }
 
 // BenchmarkProject100OpenAPI is the same on the OpenAPI path, without the
 // recursive schema, which that path refuses.
 func BenchmarkProject100OpenAPI(b *testing.B) {
-	defs := hundredDefinitions(b)
-	for i := range defs {
-		if i%4 == 2 {
-			defs[i].InputSchema = json.RawMessage(derivedSchema[propFlat](b))
+	flat := json.RawMessage(derivedSchema[propFlat](b))
+	benchmarkProject(b, toolgemini.Config{OpenAPI: true}, func(defs []tool.Definition, distinct bool) {
+		for i := range defs {
+			if i%4 != 2 {
+				continue
+			}
+			defs[i].InputSchema = flat
+			if distinct {
+				defs[i].InputSchema = bytes.Replace(flat, []byte(`"properties":{`), []byte(`"description":"The input of `+defs[i].Name+`.","properties":{`), 1)
+			}
 		}
-	}
-	defer reportCPU(b)()
-	for b.Loop() {
-		if _, err := toolgemini.Project(defs, toolgemini.Config{OpenAPI: true}); err != nil {
-			b.Fatal(err)
+	})
+}
+
+// benchmarkProject runs Project over the distinct and the shared hundred
+// definitions, after adjust, when not nil, has changed them.
+func benchmarkProject(b *testing.B, config toolgemini.Config, adjust func(defs []tool.Definition, distinct bool)) {
+	for _, bc := range []struct {
+		name     string
+		distinct bool
+	}{{"distinct", true}, {"shared", false}} {
+		defs := hundredDefinitions(b, bc.distinct)
+		if adjust != nil {
+			adjust(defs, bc.distinct)
 		}
+		b.Run(bc.name, func(b *testing.B) {
+			adaptertest.LoopCPU(b, func() {
+				if _, err := toolgemini.Project(defs, config); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
 	}
 }
 

@@ -1,12 +1,12 @@
 package toolgemini
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentcontract/tool/internal/strictschema"
 )
 
 // The JSON path: the canonical schema lowered to the keywords Gemini documents
@@ -73,18 +73,11 @@ func (l *lowering) refuse(ptr, rule string, args ...any) {
 	l.refusals = append(l.refusals, Lint{Tool: l.tool, Schema: l.schema, Pointer: ptr, Rule: fmt.Sprintf(rule, args...)})
 }
 
-// decodeSchema decodes a schema document keeping number text exact.
+// decodeSchema decodes a schema document keeping number text exact (as
+// json.Number), with the byte-level decoder the other adapters use: a
+// member name given twice, which Definition.Validate refuses, is an error.
 func decodeSchema(raw []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, errors.New("data after the schema")
-	}
-	return v, nil
+	return strictschema.Decode(raw)
 }
 
 // lowerJSON lowers one schema document for the JSON path.

@@ -20,7 +20,8 @@ var mediaTypes = []string{"image/png", "image/jpeg", "image/webp", "application/
 // ID (o.CallID, possibly empty) and name (o.Tool):
 //
 //   - completed: response {"output": …}: the text of the Output's text
-//     blocks, or its Details as JSON when it has no content;
+//     blocks (a string), or its Details when it has no content (a
+//     *json.RawMessage, a copy, which the SDK sends as the JSON it holds);
 //   - failed, rejected, unknown_tool, unknown: response {"error": …} with
 //     the text the model may see (never the private error).
 //
@@ -54,10 +55,13 @@ func check(o dispatch.Outcome) error {
 	return nil
 }
 
-// responsePart is a part and its function response, allocated together.
+// responsePart is a part, its function response and the Details it
+// carries, allocated together (the response map holds &details, which
+// costs no allocation of its own, where a json.RawMessage would).
 type responsePart struct {
 	part     genai.Part
 	response genai.FunctionResponse
+	details  json.RawMessage
 }
 
 // fill renders o, which is neither suspended nor the zero Outcome, into pr.
@@ -66,7 +70,8 @@ func (pr *responsePart) fill(o dispatch.Outcome) {
 	var media []*genai.FunctionResponsePart
 	switch {
 	case len(o.Output.Content) == 0 && len(o.Output.Details) > 0:
-		value = json.RawMessage(slices.Clone(o.Output.Details))
+		pr.details = slices.Clone(o.Output.Details)
+		value = &pr.details
 	default:
 		var text string
 		text, media = render(o.Output)

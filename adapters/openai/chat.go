@@ -18,10 +18,11 @@ import (
 // strict set explicitly.
 func (t *Tools) ChatTools() []openai.ChatCompletionToolUnionParam {
 	out := make([]openai.ChatCompletionToolUnionParam, len(t.tools))
+	var params adapterkit.Params
 	for i, p := range t.tools {
 		fn := shared.FunctionDefinitionParam{
 			Name:       p.def.Name,
-			Parameters: shared.FunctionParameters(adapterkit.SchemaMap(p.tree)),
+			Parameters: shared.FunctionParameters(params.Schema(p.tree, p.def.InputSchema)),
 			Strict:     openai.Bool(p.strict),
 		}
 		if p.def.Description != "" {
@@ -39,7 +40,8 @@ func (t *Tools) ChatTools() []openai.ChatCompletionToolUnionParam {
 // Custom tool calls are not function calls and are left out.
 func (t *Tools) ChatCalls(message openai.ChatCompletionMessage) []dispatch.Call {
 	calls := make([]dispatch.Call, 0, len(message.ToolCalls))
-	for _, tc := range message.ToolCalls {
+	for i := range message.ToolCalls {
+		tc := &message.ToolCalls[i] // 352 bytes: not copied
 		if tc.Type != "function" {
 			continue
 		}

@@ -16,17 +16,18 @@ import (
 // the JSON a completed call's text holds.
 func (t *Tools) ResponseTools() []responses.ToolUnionParam {
 	out := make([]responses.ToolUnionParam, len(t.tools))
+	var params adapterkit.Params
 	for i, p := range t.tools {
 		fn := responses.FunctionToolParam{
 			Name:       p.def.Name,
-			Parameters: adapterkit.SchemaMap(p.tree),
+			Parameters: params.Schema(p.tree, p.def.InputSchema),
 			Strict:     openai.Bool(p.strict),
 		}
 		if p.def.Description != "" {
 			fn.Description = openai.String(p.def.Description)
 		}
-		if p.output != nil {
-			fn.OutputSchema = adapterkit.SchemaMap(p.output)
+		if len(p.def.OutputSchema) > 0 {
+			fn.OutputSchema = params.Schema(nil, p.def.OutputSchema)
 		}
 		out[i] = responses.ToolUnionParam{OfFunction: &fn}
 	}
@@ -41,7 +42,8 @@ func (t *Tools) ResponseCalls(response *responses.Response) []dispatch.Call {
 		return nil
 	}
 	var calls []dispatch.Call
-	for _, item := range response.Output {
+	for i := range response.Output {
+		item := &response.Output[i] // nearly 4 KB: not copied
 		if item.Type != "function_call" {
 			continue
 		}
@@ -68,10 +70,10 @@ func ResponseOutputs(outcomes []dispatch.Outcome) ([]responses.ResponseInputItem
 		return nil, err
 	}
 	items, outputs := callOutputs(len(outcomes))
-	for i, o := range outcomes {
-		out := &outputs[i]
+	for i := range outcomes {
+		o, out := &outcomes[i], &outputs[i]
 		if hasMedia(o.Output) {
-			out.Output.OfResponseFunctionCallOutputItemArray = outputItems(o)
+			out.Output.OfResponseFunctionCallOutputItemArray = outputItems(*o)
 		} else {
 			out.Output.OfString = openai.String(o.Text())
 		}

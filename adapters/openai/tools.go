@@ -68,11 +68,11 @@ func (l Lint) String() string {
 type projected struct {
 	def    tool.Definition
 	strict bool
-	// tree is the schema sent, decoded: the lowered one when strict, the
-	// canonical one otherwise; output is the output schema, decoded, or
-	// nil. Both may be shared with other tools of the same schema.
-	tree, output map[string]any
-	undo         *strictschema.Undo
+	// tree is the lowered schema, decoded, when strict (possibly shared
+	// with other tools of the same schema); nil otherwise, when the
+	// definition's schema is sent as written.
+	tree map[string]any
+	undo *strictschema.Undo
 }
 
 // Tools is a set of tool definitions projected for OpenAI: the tool
@@ -107,12 +107,6 @@ func New(config Config) (*Tools, error) {
 		p := projected{def: d}
 		if config.Strict {
 			p = t.lower(p, &schemas)
-		}
-		if p.tree == nil {
-			p.tree = schemas.Tree(d.InputSchema)
-		}
-		if len(d.OutputSchema) > 0 {
-			p.output = schemas.Tree(d.OutputSchema)
 		}
 		t.byName[d.Name] = len(t.tools)
 		t.tools = append(t.tools, p)

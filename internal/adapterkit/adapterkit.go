@@ -8,6 +8,7 @@ package adapterkit
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"strconv"
 	"strings"
@@ -75,14 +76,13 @@ func OutcomeProblem(outcomes []dispatch.Outcome) string {
 	return ""
 }
 
-// Schemas decodes and lowers each distinct schema once: tools of one
-// projection often share an input schema (those NewFunc derives from one
-// Go type do). What it returns is shared by every caller that passes the
-// same bytes and must not be modified. The zero Schemas is ready to use;
-// it is not safe for concurrent use.
+// Schemas lowers each distinct schema once: tools of one projection often
+// share an input schema (those NewFunc derives from one Go type do). What
+// it returns is shared by every caller that passes the same bytes and must
+// not be modified. The zero Schemas is ready to use; it is not safe for
+// concurrent use.
 type Schemas struct {
 	lowered map[string]*strictschema.Result
-	trees   map[string]map[string]any
 }
 
 // Lower returns strictschema.Lower(raw, rules), computed once per distinct
@@ -97,19 +97,6 @@ func (s *Schemas) Lower(raw []byte, rules strictschema.Rules) *strictschema.Resu
 	res := strictschema.Lower(raw, rules)
 	s.lowered[string(raw)] = &res
 	return &res
-}
-
-// Tree returns Tree(raw), computed once per distinct raw.
-func (s *Schemas) Tree(raw []byte) map[string]any {
-	if t, ok := s.trees[string(raw)]; ok {
-		return t
-	}
-	if s.trees == nil {
-		s.trees = map[string]map[string]any{}
-	}
-	t := Tree(raw)
-	s.trees[string(raw)] = t
-	return t
 }
 
 // Tree decodes a schema for projection; a schema that does not decode
@@ -130,6 +117,74 @@ func SchemaMap(tree map[string]any) map[string]any {
 	return copyTree(tree, true).(map[string]any)
 }
 
+// Params builds the schemas of one list of tool parameters for an SDK's
+// map-typed parameters. For a tool whose schema was lowered it copies the
+// lowering (SchemaMap); a schema sent as written is decoded here (see
+// Tree), numbers typed as SchemaMap types them, once per distinct schema
+// of the list and copied for the other tools that share it, rather than
+// decoded in New and copied for every tool. Every schema it returns is the
+// caller's, none shares memory with another. The zero Params is ready to
+// use; use one per list built, from one goroutine.
+type Params struct {
+	// decoded holds the schemas as written decoded so far, by their
+	// bytes: handed out already, copied only while the list is built,
+	// before the caller holds them.
+	decoded map[string]map[string]any
+}
+
+// Schema returns the schema of one tool: SchemaMap(lowered) when it is not
+// nil, and otherwise raw decoded.
+func (p *Params) Schema(lowered map[string]any, raw []byte) map[string]any {
+	if lowered != nil {
+		return SchemaMap(lowered)
+	}
+	if tree, ok := p.decoded[string(raw)]; ok {
+		return SchemaMap(tree)
+	}
+	tree := Tree(raw)
+	typeNumbers(tree)
+	if p.decoded == nil {
+		p.decoded = map[string]map[string]any{}
+	}
+	p.decoded[string(raw)] = tree
+	return tree
+}
+
+// typeNumbers replaces, in place, the json.Number values of v's maps and
+// slices as SchemaMap types them.
+func typeNumbers(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if n, ok := e.(json.Number); ok {
+				x[k] = typedNumber(n)
+				continue
+			}
+			typeNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			if n, ok := e.(json.Number); ok {
+				x[i] = typedNumber(n)
+				continue
+			}
+			typeNumbers(e)
+		}
+	}
+}
+
+// typedNumber is n as an int64 when it is an integer that fits, and
+// otherwise as a float64 (n itself when it is neither).
+func typedNumber(n json.Number) any {
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+		return i
+	}
+	if f, err := n.Float64(); err == nil {
+		return f
+	}
+	return n
+}
+
 // Clone returns a deep copy of a tree made by strictschema.Decode, or of
 // the same types: its maps and slices are new, its leaves (immutable) the
 // same, numbers still json.Number.
@@ -142,9 +197,21 @@ func Clone(v any) any {
 func copyTree(v any, typed bool) any {
 	switch x := v.(type) {
 	case map[string]any:
-		m := make(map[string]any, len(x))
+		if x == nil {
+			return map[string]any{}
+		}
+		// A clone copies the map's storage as it is; only the members
+		// that are not leaves kept as they are are then replaced.
+		m := maps.Clone(x)
 		for k, e := range x {
-			m[k] = copyTree(e, typed)
+			switch e.(type) {
+			case map[string]any, []any:
+				m[k] = copyTree(e, typed)
+			case json.Number:
+				if typed {
+					m[k] = copyTree(e, typed)
+				}
+			}
 		}
 		return m
 	case []any:
@@ -154,14 +221,8 @@ func copyTree(v any, typed bool) any {
 		}
 		return a
 	case json.Number:
-		if !typed {
-			return v
-		}
-		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return i
-		}
-		if f, err := x.Float64(); err == nil {
-			return f
+		if typed {
+			return typedNumber(x)
 		}
 	}
 	return v

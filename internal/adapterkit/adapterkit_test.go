@@ -26,18 +26,31 @@ func TestSchemaMap(t *testing.T) {
 	require.Equal(t, want, adapterkit.SchemaMap(tree))
 }
 
-// TestSchemasOncePerSchema: the same bytes give the same tree and the
-// same lowering; other bytes, others.
+// TestSchemasOncePerSchema: the same bytes give the same lowering; other
+// bytes, another.
 func TestSchemasOncePerSchema(t *testing.T) {
 	var s adapterkit.Schemas
 	obj, str := []byte(`{"type":"object","properties":{"a":{"type":"string"}}}`), []byte(`{"type":"string"}`)
-	tree := s.Tree(obj)
-	tree["x"] = 1 // a marker: the second call must give this very map
-	require.Equal(t, 1, s.Tree(append([]byte(nil), obj...))["x"])
-	require.NotContains(t, s.Tree(str), "x")
 	lowered := s.Lower(obj, strictschema.OpenAI)
 	require.Same(t, lowered, s.Lower(append([]byte(nil), obj...), strictschema.OpenAI))
 	require.NotSame(t, lowered, s.Lower(str, strictschema.OpenAI))
+}
+
+// TestParams: a lowered tree is copied; a schema as written is decoded,
+// numbers typed as SchemaMap types them, and copied for a second tool of
+// the same schema; a schema that does not decode gives an empty map.
+func TestParams(t *testing.T) {
+	raw := []byte(`{"a":[1,{"b":2.5}],"c":{"d":"x","e":12345678901234567890}}`)
+	want := map[string]any{"a": []any{int64(1), map[string]any{"b": 2.5}}, "c": map[string]any{"d": "x", "e": 12345678901234567890.0}}
+	var p adapterkit.Params
+	first, second := p.Schema(nil, raw), p.Schema(nil, append([]byte(nil), raw...))
+	require.Equal(t, want, first)
+	require.Equal(t, want, second)
+	first["a"].([]any)[1].(map[string]any)["b"] = "changed"
+	require.Equal(t, want, second)
+	require.Equal(t, want, new(adapterkit.Params).Schema(nil, raw))
+	require.Equal(t, want, p.Schema(adapterkit.Tree(raw), []byte(`{}`)))
+	require.Equal(t, map[string]any{}, p.Schema(nil, []byte(`{"a":`)))
 }
 
 // TestClone: a deep copy that keeps number text.

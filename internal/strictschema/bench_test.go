@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/internal/adaptertest"
 	"github.com/agentcontract/tool/internal/strictschema"
 )
 
@@ -14,9 +15,10 @@ func BenchmarkLower(b *testing.B) {
 	}
 	schema := s.JSON()
 	b.ReportMetric(float64(len(schema)), "schema-bytes")
-	for b.Loop() {
+	b.ReportAllocs()
+	adaptertest.LoopCPU(b, func() {
 		if res := strictschema.Lower(schema, strictschema.OpenAI); len(res.Blocked) > 0 {
 			b.Fatal(res.Blocked)
 		}
-	}
+	})
 }

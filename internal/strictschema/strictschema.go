@@ -89,14 +89,34 @@ var annotations = map[string]bool{
 	"contentSchema": true,
 }
 
-// unsupported are keywords no provider's strict mode accepts; each blocks.
-var unsupported = []string{
-	"allOf", "oneOf", "not", "if", "then", "else", "dependentRequired",
-	"dependentSchemas", "patternProperties", "propertyNames",
-	"unevaluatedProperties", "unevaluatedItems", "prefixItems", "contains",
-	"minContains", "maxContains", "$dynamicRef", "$dynamicAnchor",
-	"$anchor", "$recursiveRef", "$recursiveAnchor", "$vocabulary",
-	"dependencies", "additionalItems",
+// unsupported reports whether no provider's strict mode accepts keyword k;
+// each such keyword blocks.
+func unsupported(k string) bool {
+	switch k {
+	case "allOf", "oneOf", "not", "if", "then", "else", "dependentRequired",
+		"dependentSchemas", "patternProperties", "propertyNames",
+		"unevaluatedProperties", "unevaluatedItems", "prefixItems", "contains",
+		"minContains", "maxContains", "$dynamicRef", "$dynamicAnchor",
+		"$anchor", "$recursiveRef", "$recursiveAnchor", "$vocabulary",
+		"dependencies", "additionalItems":
+		return true
+	}
+	return false
+}
+
+// misplaced blocks keyword k of the node at ptr when no strict mode takes
+// it there: an unsupported keyword, or definitions below the root. It
+// reports whether it did.
+func (l *lowerer) misplaced(k, ptr string, root bool) bool {
+	switch {
+	case unsupported(k):
+		l.block(ptr+"/"+escape(k), k+" is not supported in strict mode")
+	case !root && (k == "$defs" || k == "definitions"):
+		l.block(ptr+"/"+k, "definitions are lowered only at the root")
+	default:
+		return false
+	}
+	return true
 }
 
 const dialect2020 = "https://json-schema.org/draft/2020-12/schema"
@@ -249,7 +269,9 @@ func unescape(s string) string {
 // walk lowers one subschema. It returns the lowered node, its undo node and
 // its height (object nesting levels).
 func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
-	u := &Undo{at: ptr}
+	// u is built here and moved to the heap at the end only when it holds
+	// something: most nodes are leaves, which share noUndo.
+	var u Undo
 	m, ok := node.(map[string]any)
 	if !ok {
 		if b, isBool := node.(bool); isBool && b {
@@ -259,21 +281,12 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 		} else {
 			l.block(ptr, "a subschema is not a JSON object")
 		}
-		return nil, u, 0
-	}
-	for _, k := range unsupported {
-		if _, ok := m[k]; ok {
-			l.block(ptr+"/"+escape(k), k+" is not supported in strict mode")
-		}
-	}
-	if !root {
-		for _, k := range []string{"$defs", "definitions"} {
-			if _, ok := m[k]; ok {
-				l.block(ptr+"/"+k, "definitions are lowered only at the root")
-			}
-		}
+		return nil, noUndo, 0
 	}
 	if ref, ok := m["$ref"]; ok {
+		for k := range m {
+			l.misplaced(k, ptr, root)
+		}
 		return l.walkRef(m, ref, ptr)
 	}
 	// The node is lowered in place: the tree is this lowering's own
@@ -293,6 +306,7 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 		case "$defs", "definitions":
 			// Lowered on demand, by reference; only the used ones are
 			// put back, at the root.
+			l.misplaced(k, ptr, root)
 			delete(out, k)
 		case "type":
 			out[k] = v
@@ -355,14 +369,15 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 				l.block(kp.String(), "properties is not an object")
 				continue
 			}
-			lp := map[string]any{}
+			// Lowered in place: the tree is this lowering's own.
+			lp := props
 			base := kp.String()
+			if len(props) > 0 {
+				u.Props = make(map[string]*Undo, len(props))
+			}
 			for name, pv := range props {
 				lv, pu, h := l.walk(pv, base+"/"+escape(name), false)
 				lp[name] = lv
-				if u.Props == nil {
-					u.Props = map[string]*Undo{}
-				}
 				u.Props[name] = pu
 				height = max(height, h)
 				l.res.Properties++
@@ -420,7 +435,8 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 			l.relaxed(out, &notes, ptr, k, v)
 		default:
 			// Annotations and unknown keywords constrain nothing in
-			// 2020-12; the unsupported ones were blocked above.
+			// 2020-12; the unsupported ones block.
+			l.misplaced(k, ptr, root)
 			delete(out, k)
 		}
 	}
@@ -437,7 +453,7 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 	}
 	if hasType(m, "object") {
 		height++
-		l.closeObject(orig, out, u, ptr)
+		l.closeObject(orig, out, &u, ptr)
 	} else if _, ok := m["properties"]; ok {
 		l.block(ptr+"/properties", "properties on a schema whose type does not include object")
 	}
@@ -451,7 +467,26 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 			l.block(ptr, "the root must be of type object")
 		}
 	}
-	return out, u, height
+	return out, u.node(ptr), height
+}
+
+// noUndo is the undo node of every subschema under which nothing is
+// undone: a leaf. It is shared and never modified (finish and markNeed
+// change only nodes with members, items or branches).
+var noUndo = &Undo{}
+
+// node returns u on the heap, its pointer at, or noUndo when u is empty.
+func (u *Undo) node(at string) *Undo {
+	if u.Items == noUndo {
+		u.Items = nil
+	}
+	if u.Props == nil && u.Nullable == nil && u.Items == nil && u.Branches == nil {
+		return noUndo
+	}
+	h := new(Undo)
+	*h = *u
+	h.at = at
+	return h
 }
 
 // original is what the checks after a node's walk need of the node as it
@@ -485,19 +520,15 @@ func (l *lowerer) closeObject(m original, out map[string]any, u *Undo, ptr strin
 		}
 	}
 	out["additionalProperties"] = false
-	required := map[string]bool{}
-	if rs, ok := m.required.([]any); ok {
-		for _, r := range rs {
-			if s, ok := r.(string); ok {
-				required[s] = true
-			}
-		}
-	}
+	rs, _ := m.required.([]any)
 	names := sortedKeys(props)
 	lp, _ := out["properties"].(map[string]any)
+	isRequired := func(name string) int {
+		return slices.IndexFunc(rs, func(r any) bool { s, ok := r.(string); return ok && s == name })
+	}
 	var optional []string
 	for _, name := range names {
-		if !required[name] {
+		if isRequired(name) < 0 {
 			optional = append(optional, name)
 		}
 	}
@@ -506,8 +537,14 @@ func (l *lowerer) closeObject(m original, out map[string]any, u *Undo, ptr strin
 		return
 	}
 	all := make([]any, len(names))
-	for i, n := range names {
-		all[i] = n
+	for i, name := range names {
+		// A required name is taken as the required list holds it,
+		// already an interface value.
+		if j := isRequired(name); j >= 0 {
+			all[i] = rs[j]
+		} else {
+			all[i] = name
+		}
 	}
 	if len(names) > 0 {
 		out["required"] = all
@@ -538,10 +575,10 @@ func (l *lowerer) nullable(s map[string]any) map[string]any {
 		l.res.Unions++
 		return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
 	}
-	c := make(map[string]any, len(s))
-	for k, v := range s {
-		c[k] = v
-	}
+	// s is this lowering's own node, held by its parent only (a walked
+	// node of the decoded tree, or a map walkRef made): it changes in
+	// place.
+	c := s
 	if hasType {
 		switch tt := t.(type) {
 		case string:

@@ -43,7 +43,8 @@ func (d *decoder) value(depth int) (any, bool) {
 	case '[':
 		return d.array(depth + 1)
 	case '"':
-		return d.text()
+		s, ok := d.text()
+		return boxed(s), ok
 	case 't':
 		return true, d.literal("true")
 	case 'f':
@@ -56,6 +57,21 @@ func (d *decoder) value(depth int) (any, bool) {
 		return nil, false
 	}
 	return json.Number(d.s[start:d.i]), true
+}
+
+// typeNames are the type names as interface values made once: a schema
+// names types often, and an interface value of a string costs an
+// allocation.
+var typeNames = [...]any{"string", "object", "array", "integer", "number", "boolean", "null"}
+
+// boxed returns s as an interface value, one of typeNames for a type name.
+func boxed(s string) any {
+	for _, t := range typeNames {
+		if t.(string) == s {
+			return t
+		}
+	}
+	return s
 }
 
 // text reads a string: a part of the text when it holds no escape.
@@ -72,11 +88,21 @@ func (d *decoder) object(depth int) (any, bool) {
 		return nil, false
 	}
 	d.i++ // {
-	m := map[string]any{}
 	if d.peek() == '}' {
 		d.i++
-		return m, true
+		return map[string]any{}, true
 	}
+	// The first members are gathered in a list, so that the map of a
+	// schema node, which has a few, is made at its size; past fewMembers
+	// they go into the map directly, so that a duplicate is found by
+	// lookup, not by a scan.
+	type entry struct {
+		name  string
+		value any
+	}
+	var small [fewMembers]entry
+	members := small[:0]
+	var m map[string]any
 	for {
 		if d.peek() != '"' {
 			return nil, false
@@ -86,7 +112,13 @@ func (d *decoder) object(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		if _, dup := m[name]; dup {
+		dup := false
+		if m != nil {
+			_, dup = m[name]
+		} else {
+			dup = slices.ContainsFunc(members, func(e entry) bool { return e.name == name })
+		}
+		if dup {
 			d.i = start
 			return nil, false
 		}
@@ -98,12 +130,29 @@ func (d *decoder) object(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		m[name] = v
+		switch {
+		case m != nil:
+			m[name] = v
+		case len(members) < fewMembers:
+			members = append(members, entry{name, v})
+		default:
+			m = make(map[string]any, 2*fewMembers)
+			for _, e := range members {
+				m[e.name] = e.value
+			}
+			m[name] = v
+		}
 		switch d.peek() {
 		case ',':
 			d.i++
 		case '}':
 			d.i++
+			if m == nil {
+				m = make(map[string]any, len(members))
+				for _, e := range members {
+					m[e.name] = e.value
+				}
+			}
 			return m, true
 		default:
 			return nil, false
