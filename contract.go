@@ -3,6 +3,7 @@ package tool
 import (
 	"crypto/sha256"
 	"fmt"
+	"unsafe"
 
 	"github.com/agentcontract/tool/internal/strictjson"
 )
@@ -95,13 +96,12 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 	if len(call.Arguments) > MaxInputBytes {
 		return Invocation{}, rejectf("arguments of %q are %d bytes, more than the limit of %d", name, len(call.Arguments), MaxInputBytes)
 	}
-	// args is this call's own copy, never empty: its address is the
-	// Invocation's identity (see Invocation.same).
-	var args []byte
-	if strictjson.IsBlank([]byte(call.Arguments)) {
+	// args is the argument text itself, not a copy: a string's bytes never
+	// change, and nothing here or in an Invocation writes to them; code
+	// that may write (a tool's own input validator, a policy) gets a copy.
+	args := readOnlyBytes(call.Arguments)
+	if strictjson.IsBlank(args) {
 		args = []byte("{}")
-	} else {
-		args = []byte(call.Arguments)
 	}
 	inv := Invocation{core: c.core, arguments: args, key: admission.IdempotencyKey}
 	if admission.Continuation != nil {
@@ -121,7 +121,17 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 		}
 		inv.decoded = value
 	}
+	if inv.decoded == nil {
+		// The Invocation's identity (see Invocation.same).
+		inv.decoded = new(decoded)
+	}
 	return inv, nil
+}
+
+// readOnlyBytes returns the bytes of s without copying them. They must
+// never be written to.
+func readOnlyBytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 // checkArguments checks that args is a JSON object that satisfies the input

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -374,4 +375,37 @@ func TestContractEffect(t *testing.T) {
 		require.Equal(t, c.Definition().Effect, c.Effect())
 	}
 	require.Equal(t, tool.Effect(""), tool.Contract{}.Effect())
+}
+
+// TestPrepareReadsArgumentsInPlace checks that Prepare neither copies the
+// argument text nor builds a value tree of valid arguments: preparing 1 MiB
+// of small objects allocates a small fraction of that, and 1 MiB of one
+// string with escapes the scratch space of its decoded text only.
+func TestPrepareReadsArgumentsInPlace(t *testing.T) {
+	schema := []byte(`{"type":"object","properties":{
+		"items":{"type":"array","items":{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string","maxLength":8}},"required":["a","b"],"additionalProperties":false}},
+		"text":{"type":"string"}}}`)
+	binding, err := tool.Bind(echoTool{definition: tool.Definition{Name: "bulk", InputSchema: schema}})
+	require.NoError(t, err)
+	contract := binding.Contract()
+	for _, p := range memoryPayloads(tool.MaxInputBytes) {
+		req := tool.Request{Name: "bulk", Arguments: p.args}
+		_, err := contract.Prepare(req, tool.Admission{})
+		require.NoError(t, err, p.name)
+		const runs = 4
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range runs {
+			inv, err := contract.Prepare(req, tool.Admission{})
+			require.NoError(t, err, p.name)
+			require.Len(t, inv.Arguments(), len(p.args)) // a copy for the caller, outside the count below
+		}
+		runtime.ReadMemStats(&after)
+		perPrepare := (after.TotalAlloc - before.TotalAlloc - runs*uint64(len(p.args))) / runs
+		limit := uint64(len(p.args) / 16)
+		if p.name == "escapes" {
+			limit = 3 * uint64(len(p.args)) // the decoded text, in scratch space grown by doubling
+		}
+		require.Less(t, perPrepare, limit, "%s: bytes allocated by one Prepare of %d bytes", p.name, len(p.args))
+	}
 }

@@ -17,10 +17,13 @@ import (
 // takes (see [Func.Call]).
 type Invocation struct {
 	core         *contractCore
-	arguments    []byte // never empty once admitted; its memory is the identity
+	arguments    []byte // never empty once admitted; read only (see Contract.Prepare)
 	key          IdempotencyKey
 	continuation *Continuation
-	decoded      *decoded // a Func's input decoded at Prepare, for the first Call
+	// decoded is allocated by the call of Prepare that made the
+	// Invocation, so its address is the Invocation's identity. For a Func
+	// it holds the input decoded at Prepare, for the first Call.
+	decoded *decoded
 }
 
 // Arguments returns a copy of the admitted JSON object, exactly as
@@ -53,11 +56,10 @@ func (i Invocation) Continuation() (Continuation, bool) {
 }
 
 // same reports whether i and other come from the same call of Prepare. Each
-// call of Prepare admits its own copy of the argument text, never empty
-// and never shared with another [Invocation], so the address of that copy
-// identifies the call: equal argument bytes from two calls are two
-// invocations. Comparing it writes nothing shared, unlike a counter.
+// call of Prepare allocates the decoded header of its [Invocation], shared
+// with no other call, so its address identifies the call: equal argument
+// text prepared twice makes two invocations. Comparing it writes nothing
+// shared, unlike a counter.
 func (i Invocation) same(other Invocation) bool {
-	return i.core == other.core && len(i.arguments) > 0 && len(i.arguments) == len(other.arguments) &&
-		&i.arguments[0] == &other.arguments[0]
+	return i.core == other.core && i.decoded != nil && i.decoded == other.decoded
 }
