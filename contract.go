@@ -78,7 +78,8 @@ func (c Contract) Effect() Effect {
 //
 // Argument text that is blank (JSON whitespace only) is admitted as {}.
 // Every error wraps [ErrInvalidInvocation]. Neither call nor admission is
-// retained; the [Invocation] holds copies.
+// retained: the [Invocation] holds copies, except of the argument text, a
+// string and so immutable, whose bytes it reads in place.
 func (c Contract) Prepare(call Request, admission Admission) (Invocation, error) {
 	if c.core == nil {
 		return Invocation{}, fmt.Errorf("%w: the zero Contract admits nothing", ErrInvalidInvocation)
