@@ -2,13 +2,9 @@ package tool_test
 
 import (
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/text/language"
@@ -85,35 +81,7 @@ var english = message.NewPrinter(language.English)
 // (and every test value, a schema too for the tests of the meta-schema)
 // both ways and requires the same graphs, costs and verdicts.
 func TestSchemaGraphSuite(t *testing.T) {
-	dir := corpus(t, "JSON-Schema-Test-Suite")
-	documents, built := 0, 0
-	err := filepath.WalkDir(filepath.Join(dir, "tests"), func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		var groups []suiteGroup
-		require.NoError(t, jsonv2.Unmarshal(data, &groups), path)
-		for _, g := range groups {
-			values := make([]jsontext.Value, 0, len(g.Tests))
-			for _, c := range g.Tests {
-				values = append(values, c.Data)
-				if sameGraph(t, c.Data, nil, path+": "+g.Description+": data") {
-					built++
-				}
-				documents++
-			}
-			if sameGraph(t, g.Schema, values, path+": "+g.Description) {
-				built++
-			}
-			documents++
-		}
-		return nil
-	})
-	require.NoError(t, err)
+	documents, built := eachSuiteDocument(t, sameGraph)
 	t.Logf("%d documents, %d built", documents, built)
 	require.Greater(t, built, documents/4)
 }
