@@ -100,7 +100,7 @@ func benchmarkProject(b *testing.B, config toolgemini.Config, adjust func(defs [
 // of that call (see adaptertest.Overhead). Target: overhead-% at most 20.
 func BenchmarkCall(b *testing.B) {
 	reg := newRegistry(b)
-	d := newDispatcher(b, reg)
+	d := adaptertest.Dispatcher(b, reg)
 	ctx := context.Background()
 	var resp genai.GenerateContentResponse
 	if err := json.Unmarshal([]byte(`{"candidates":[{"content":{"role":"model","parts":[

@@ -9,6 +9,7 @@ import (
 	"github.com/agentcontract/tool"
 	toolgemini "github.com/agentcontract/tool/adapters/gemini"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/adaptertest"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 )
@@ -43,7 +44,7 @@ func TestConversation(t *testing.T) {
 	srv := newGeminiServer(t, responses...)
 	client := newClient(t, srv.URL)
 	reg := newRegistry(t)
-	d := newDispatcher(t, reg)
+	d := adaptertest.Dispatcher(t, reg)
 	ctx := context.Background()
 
 	projection, err := toolgemini.Tools(reg, toolgemini.Config{})

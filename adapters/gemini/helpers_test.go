@@ -5,18 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/agentcontract/tool"
-	"github.com/agentcontract/tool/dispatch"
 	"github.com/agentcontract/tool/internal/adaptertest"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
@@ -173,18 +170,4 @@ func newRegistry(t testing.TB) *tool.Registry {
 	reg, err := tool.NewRegistry(bindings...)
 	require.NoError(t, err)
 	return reg
-}
-
-func newDispatcher(t testing.TB, reg *tool.Registry) *dispatch.Dispatcher {
-	t.Helper()
-	var n atomic.Int64
-	d, err := dispatch.New(dispatch.Config{
-		Registry: reg,
-		SealKeys: []dispatch.SealKey{{ID: "k1", Secret: bytes.Repeat([]byte{7}, 32)}},
-		NewKey: func() (tool.IdempotencyKey, error) {
-			return tool.IdempotencyKey(fmt.Sprintf("key-%d", n.Add(1))), nil
-		},
-	})
-	require.NoError(t, err)
-	return d
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/agentcontract/tool"
 	toolgemini "github.com/agentcontract/tool/adapters/gemini"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/adaptertest"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 )
@@ -167,7 +168,7 @@ func TestReplyCorrelates(t *testing.T) {
 func TestNextReplaysUnchanged(t *testing.T) {
 	turn := turnOf(t, `[{"functionCall":{"id":"a","name":"f"},"thoughtSignature":"c2ln"}]`)
 	history := []*genai.Content{genai.NewContentFromText("hi", genai.RoleUser)}
-	outcomes := newDispatcher(t, newRegistry(t)).RunAll(context.Background(), turn.Calls())
+	outcomes := adaptertest.Dispatcher(t, newRegistry(t)).RunAll(context.Background(), turn.Calls())
 	next, err := turn.Next(history, outcomes)
 	require.NoError(t, err)
 	require.Len(t, history, 1)
