@@ -2,7 +2,11 @@ package toolopenai_test
 
 import (
 	"context"
+	"strings"
 	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/stretchr/testify/require"
 
@@ -46,6 +50,11 @@ func BenchmarkProject100Tools(b *testing.B) {
 // the model's call turned into a request (a null removed) and the outcome
 // into the answer the API takes — against the dispatch of that call (see
 // adaptertest.Overhead). Target: overhead-% at most 20.
+//
+// The sdk-values benchmarks are the bound below each API: only the values
+// the SDK's types make every adapter allocate (the call with its argument
+// text, the answer's message or item and its text), with no logic; what
+// chat and responses cost beyond them is this package's.
 func BenchmarkCall(b *testing.B) {
 	reg := adaptertest.Registry(b)
 	d := adaptertest.Dispatcher(b, reg)
@@ -72,6 +81,20 @@ func BenchmarkCall(b *testing.B) {
 			}
 		})
 	})
+	b.Run("chat-sdk-values", func(b *testing.B) {
+		adaptertest.Overhead(b, dispatchOnly, func() {
+			tc := &msg.ToolCalls[0]
+			sinkCalls = []dispatch.Call{{ID: tc.ID, Request: tool.Request{Name: tc.Function.Name, Arguments: strings.Clone(canonical.Request.Arguments)}}}
+			answer := &struct {
+				msgs  [1]openai.ChatCompletionMessageParamUnion
+				tools [1]openai.ChatCompletionToolMessageParam
+			}{}
+			answer.tools[0].Content.OfString = openai.String(string(outcome.Output.Details))
+			answer.tools[0].ToolCallID = outcome.CallID
+			answer.msgs[0].OfTool = &answer.tools[0]
+			sinkChat = answer.msgs[:]
+		})
+	})
 	resp := responseWithCall(b, "search_orders", sent)
 	b.Run("responses", func(b *testing.B) {
 		adaptertest.Overhead(b, dispatchOnly, func() {
@@ -81,4 +104,26 @@ func BenchmarkCall(b *testing.B) {
 			}
 		})
 	})
+	b.Run("responses-sdk-values", func(b *testing.B) {
+		adaptertest.Overhead(b, dispatchOnly, func() {
+			item := &resp.Output[0]
+			sinkCalls = []dispatch.Call{{ID: item.CallID, Request: tool.Request{Name: item.Name, Arguments: strings.Clone(canonical.Request.Arguments)}}}
+			answer := &struct {
+				items   [1]responses.ResponseInputItemUnionParam
+				outputs [1]responses.ResponseInputItemFunctionCallOutputParam
+			}{}
+			answer.outputs[0].Output.OfString = openai.String(string(outcome.Output.Details))
+			answer.outputs[0].CallID = openai.String(outcome.CallID)
+			answer.items[0].OfFunctionCallOutput = &answer.outputs[0]
+			sinkResponses = answer.items[:]
+		})
+	})
 }
+
+// sinkCalls, sinkChat and sinkResponses keep what the sdk-values
+// benchmarks make on the heap, as the adapter's results are.
+var (
+	sinkCalls     []dispatch.Call
+	sinkChat      []openai.ChatCompletionMessageParamUnion
+	sinkResponses []responses.ResponseInputItemUnionParam
+)
