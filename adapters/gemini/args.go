@@ -127,12 +127,30 @@ func appendFloat(b []byte, f float64) ([]byte, error) {
 
 const hex = "0123456789abcdef"
 
+// plain reports the bytes a JSON string holds as they are: printable ASCII
+// but the quote and the backslash.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendString writes s as a JSON string as encoding/json does with HTML
 // escaping off: invalid UTF-8 becomes U+FFFD, and U+2028 and U+2029 are
 // escaped.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(s); {
+		// The run of bytes that need no escape goes in whole.
+		j := i
+		for j < len(s) && plain[s[j]] {
+			j++
+		}
+		b = append(b, s[i:j]...)
+		if i = j; i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
@@ -148,10 +166,8 @@ func appendString(b []byte, s string) []byte {
 				b = append(b, '\\', 'b')
 			case c == '\f':
 				b = append(b, '\\', 'f')
-			case c < 0x20:
+			default: // another control character
 				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
 			}
 			i++
 			continue

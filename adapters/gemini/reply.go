@@ -36,16 +36,16 @@ var mediaTypes = []string{"image/png", "image/jpeg", "image/webp", "application/
 // A suspended outcome has no result yet: Part fails with ErrReply. Resume it
 // and render the outcome Resume returns.
 func Part(o dispatch.Outcome) (*genai.Part, error) {
-	if err := check(o); err != nil {
+	if err := check(&o); err != nil {
 		return nil, err
 	}
 	pr := &responsePart{}
-	pr.fill(o)
+	pr.fill(&o)
 	return &pr.part, nil
 }
 
 // check refuses an outcome that has no result to render yet.
-func check(o dispatch.Outcome) error {
+func check(o *dispatch.Outcome) error {
 	switch o.Kind {
 	case dispatch.KindSuspended:
 		return fmt.Errorf("%w: call %q of %s is suspended; resume it first", ErrReply, o.CallID, o.Tool)
@@ -65,7 +65,7 @@ type responsePart struct {
 }
 
 // fill renders o, which is neither suspended nor the zero Outcome, into pr.
-func (pr *responsePart) fill(o dispatch.Outcome) {
+func (pr *responsePart) fill(o *dispatch.Outcome) {
 	var value any
 	var media []*genai.FunctionResponsePart
 	switch {
@@ -133,38 +133,38 @@ func (t Turn) Reply(outcomes []dispatch.Outcome) (*genai.Content, error) {
 	used = used[:len(outcomes)]
 	parts, content, spare := replyParts(t.n)
 	for i, fc := range t.calls() {
-		j := slices.IndexFunc(outcomes, func(o dispatch.Outcome) bool { return o.CallID == fc.ID && o.Tool == fc.Name })
-		for j >= 0 && used[j] {
-			next := slices.IndexFunc(outcomes[j+1:], func(o dispatch.Outcome) bool { return o.CallID == fc.ID && o.Tool == fc.Name })
-			if next < 0 {
-				j = -1
-				break
-			}
-			j += 1 + next
-		}
+		j := match(outcomes, used, fc)
 		if j < 0 {
 			return nil, fmt.Errorf("%w: no outcome for call %d (%s, id %q)", ErrReply, i, fc.Name, fc.ID)
 		}
 		used[j] = true
-		if spare == nil {
-			part, err := Part(outcomes[j])
-			if err != nil {
-				return nil, err
-			}
-			parts[i] = part
-			continue
-		}
-		if err := check(outcomes[j]); err != nil {
+		o := &outcomes[j]
+		if err := check(o); err != nil {
 			return nil, err
 		}
-		spare.fill(outcomes[j])
-		parts[i] = &spare.part
+		pr := spare
+		if pr == nil {
+			pr = &responsePart{}
+		}
+		pr.fill(o)
+		parts[i] = &pr.part
 	}
 	if k := slices.Index(used, false); k >= 0 {
 		return nil, fmt.Errorf("%w: outcome of %s (id %q) answers no call of the turn", ErrReply, outcomes[k].Tool, outcomes[k].CallID)
 	}
 	content.Role, content.Parts = genai.RoleUser, parts
 	return content, nil
+}
+
+// match returns the index of the first outcome not yet used that answers
+// fc, or -1.
+func match(outcomes []dispatch.Outcome, used []bool, fc *genai.FunctionCall) int {
+	for j := range outcomes {
+		if !used[j] && outcomes[j].CallID == fc.ID && outcomes[j].Tool == fc.Name {
+			return j
+		}
+	}
+	return -1
 }
 
 // replyParts returns a slice of n parts, the content that will hold them,
