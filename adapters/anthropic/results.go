@@ -28,8 +28,8 @@ func Results(outcomes []dispatch.Outcome) (anthropic.MessageParam, error) {
 		return anthropic.MessageParam{}, fmt.Errorf("%w: %s", ErrInvalidOutcome, problem)
 	}
 	msg, blocks, boxes := newResults(len(outcomes))
-	for i, o := range outcomes {
-		box := &boxes[i]
+	for i := range outcomes {
+		o, box := &outcomes[i], &boxes[i]
 		box.result.ToolUseID = o.CallID
 		if o.IsError {
 			box.result.IsError = anthropic.Bool(true)
@@ -71,7 +71,7 @@ func newResults(n int) (*anthropic.UserMessageParam, []anthropic.ContentBlockPar
 
 // onlyText returns the one non-empty text an outcome's result is, when it
 // is: details only, or a single text block.
-func onlyText(o dispatch.Outcome) (string, bool) {
+func onlyText(o *dispatch.Outcome) (string, bool) {
 	switch c := o.Output.Content; {
 	case len(c) == 0:
 		s := o.Text()
@@ -82,7 +82,7 @@ func onlyText(o dispatch.Outcome) (string, bool) {
 	return "", false
 }
 
-func resultContent(o dispatch.Outcome) []anthropic.ToolResultBlockParamContentUnion {
+func resultContent(o *dispatch.Outcome) []anthropic.ToolResultBlockParamContentUnion {
 	text := func(s string) anthropic.ToolResultBlockParamContentUnion {
 		return anthropic.ToolResultBlockParamContentUnion{OfText: &anthropic.TextBlockParam{Text: s}}
 	}

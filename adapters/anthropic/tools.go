@@ -216,7 +216,8 @@ func (t *Tools) Params() []anthropic.ToolUnionParam {
 // Anthropic keeps optional members optional, so there is nothing to undo.
 func (t *Tools) Calls(message anthropic.Message) []dispatch.Call {
 	calls := make([]dispatch.Call, 0, len(message.Content))
-	for _, b := range message.Content {
+	for i := range message.Content {
+		b := &message.Content[i] // a union of every block type: not copied
 		if b.Type != "tool_use" {
 			continue
 		}

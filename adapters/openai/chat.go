@@ -69,7 +69,8 @@ func ChatMessages(outcomes []dispatch.Outcome) ([]openai.ChatCompletionMessagePa
 	}
 	msgs, tools := toolMessages(len(outcomes))
 	var parts []openai.ChatCompletionContentPartUnionParam
-	for i, o := range outcomes {
+	for i := range outcomes {
+		o := &outcomes[i]
 		tools[i].Content.OfString = openai.String(o.Text())
 		tools[i].ToolCallID = o.CallID
 		msgs = append(msgs, openai.ChatCompletionMessageParamUnion{OfTool: &tools[i]})

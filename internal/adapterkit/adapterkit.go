@@ -63,8 +63,8 @@ func Definitions(registry *tool.Registry, defs []tool.Definition, name *regexp.R
 // or returns "": a suspended outcome (it has no result until resumed), the
 // zero Outcome, an outcome without a call ID.
 func OutcomeProblem(outcomes []dispatch.Outcome) string {
-	for i, o := range outcomes {
-		switch {
+	for i := range outcomes {
+		switch o := &outcomes[i]; {
 		case o.Kind == dispatch.KindSuspended:
 			return fmt.Sprintf("outcome %d (call %q) is suspended: resume it and send the resumed outcome", i, o.CallID)
 		case o.Kind == "":
