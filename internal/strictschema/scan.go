@@ -22,6 +22,10 @@ type scanner struct {
 	first [8]span
 	n     int
 	more  []span
+	// names are where the member names of the objects being read are
+	// written, the innermost object's last; nn of them are in use.
+	names [2 * fewNames]span
+	nn    int
 }
 
 // cut records a span to cut, after those recorded before.
@@ -280,41 +284,48 @@ func unescaped(c byte) byte {
 	return c // ", \ and /
 }
 
-// members holds the names of one object's members, to find a name given
-// twice: written names compared as written while none holds an escape and
-// there are few, decoded names in a set otherwise.
-type members struct {
-	small [8]string
-	n     int
-	set   map[string]bool
+// fewNames is the most member names of one object compared one by one
+// to find a name given twice; an object with more puts them in a set, as
+// does one with a name that holds an escape.
+const fewNames = 16
+
+// objectNames are the names of one object's members: at first on the
+// scanner's stack of names, from base on; in set once there are many, or
+// one holds an escape.
+type objectNames struct {
+	base int
+	set  map[string]bool
 }
 
-// add records a name; false when the object already has it.
-func (m *members) add(raw string, escaped bool) bool {
-	if !escaped && m.set == nil && m.n < len(m.small) {
-		for _, prev := range m.small[:m.n] {
-			if prev == raw {
+// add records the name of a member of an object, written between its
+// quotes at sc.s[at:at+len(raw)]; false when the object already has it.
+func (sc *scanner) add(on *objectNames, at int, raw string, escaped bool) bool {
+	if on.set == nil && !escaped && sc.nn < len(sc.names) && sc.nn-on.base < fewNames {
+		for _, prev := range sc.names[on.base:sc.nn] {
+			if sc.s[prev.from:prev.to] == raw {
 				return false
 			}
 		}
-		m.small[m.n] = raw
-		m.n++
+		sc.names[sc.nn] = span{at, at + len(raw)}
+		sc.nn++
 		return true
 	}
-	if m.set == nil {
-		m.set = make(map[string]bool, 2*len(m.small))
-		for _, prev := range m.small[:m.n] {
-			m.set[prev] = true
+	if on.set == nil {
+		// The names so far hold no escape: as written, they are decoded.
+		on.set = make(map[string]bool, 2*fewNames)
+		for _, prev := range sc.names[on.base:sc.nn] {
+			on.set[sc.s[prev.from:prev.to]] = true
 		}
+		sc.nn = on.base
 	}
 	name := raw
 	if escaped {
 		name = unquote(raw)
 	}
-	if m.set[name] {
+	if on.set[name] {
 		return false
 	}
-	m.set[name] = true
+	on.set[name] = true
 	return true
 }
 
@@ -334,14 +345,15 @@ func (sc *scanner) object(u *Undo, depth int) bool {
 		return true
 	}
 	cutting := u != nil && u.need
-	var names members
+	names := objectNames{base: sc.nn}
 	kept, pendingComma := false, false
 	for {
 		if sc.peek() != '"' {
 			return false
 		}
+		at := sc.i + 1
 		raw, escaped, ok := sc.str()
-		if !ok || !names.add(raw, escaped) || sc.peek() != ':' {
+		if !ok || !sc.add(&names, at, raw, escaped) || sc.peek() != ':' {
 			return false
 		}
 		sc.i++
@@ -379,6 +391,7 @@ func (sc *scanner) object(u *Undo, depth int) bool {
 			sc.i++
 		case '}':
 			sc.i++
+			sc.nn = names.base
 			return true
 		default:
 			return false

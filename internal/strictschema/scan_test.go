@@ -2,6 +2,7 @@ package strictschema
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -116,6 +117,23 @@ var differentialSeeds = []string{
 	`{"1":1,"2":2,"3":3,"4":4,"5":5,"6":6,"7":7,"8":8,"9":9,"a":null}`, `{"b":[null,{"c":null}]}`,
 	`{"list":[` + strings.Repeat(`{"d":null,"e":1},`, 12) + `{"d":null}],"a":null}`,
 	`{"p0":null,"p1":1,"p16":null,"p3":null,"x":null}`,
+	// Names past those compared one by one, past the scanner's stack of
+	// names, written with escapes, and given again after a nested object.
+	manyMembers(17) + `"1":null,"a":null}`, manyMembers(17) + `"a":null}`,
+	manyMembers(15) + `"n":` + manyMembers(15) + `"n":` + manyMembers(3) + `"x":1,"x":null},"a":null},"a":null}`,
+	manyMembers(15) + `"n":` + manyMembers(15) + `"n":` + manyMembers(3) + `"x":null},"a":null},"1":null}`,
+	`{"a":1,"b":2,"\u0062":null}`, `{"\u0062":1,"a":2,"b":null}`, `{"a":{"q":1,"r":2},"a":null}`,
+	`{"a":{"q":1,"a":2},"b":null}`,
+}
+
+// manyMembers is the opening of an object with members "1" to "n".
+func manyMembers(n int) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "%q:%d,", fmt.Sprint(i), i)
+	}
+	return b.String()
 }
 
 // TestApplyMatchesTokens: the byte-level Apply cuts what the token reader
@@ -147,6 +165,7 @@ func TestApplyAllocations(t *testing.T) {
 	}{
 		{`{"a":"x","b":{"c":1},"list":[{"d":"y"}],"z":null}`, 0},
 		{`{"a":"x","b":{"c":null},"list":[{"d":null}]}`, 1},
+		{manyMembers(9) + `"a":null}`, 1},
 	} {
 		require.Equal(t, tc.allocs, testing.AllocsPerRun(100, func() { res.Undo.Apply(tc.args) }), tc.args)
 	}
