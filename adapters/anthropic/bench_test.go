@@ -1,7 +1,6 @@
 package toolanthropic_test
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 
@@ -52,20 +51,13 @@ func BenchmarkCall(b *testing.B) {
 	d := adaptertest.Dispatcher(b, reg)
 	tools, err := toolanthropic.New(toolanthropic.Config{Registry: reg, Strict: true})
 	require.NoError(b, err)
-	ctx := context.Background()
 	var msg anthropic.Message
 	require.NoError(b, json.Unmarshal([]byte(`{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-5-5","stop_reason":"tool_use",
 		"content":[{"type":"tool_use","id":"toolu_1","name":"search_orders","input":{"customer":"ana@example.com","status":"open"}}],
 		"usage":{"input_tokens":1,"output_tokens":1}}`), &msg))
 	canonical := tools.Calls(msg)[0]
 
-	outcome := d.Run(ctx, canonical)
-	require.Equal(b, dispatch.KindCompleted, outcome.Kind)
-	dispatchOnly := func() {
-		if o := d.Run(ctx, canonical); o.Kind != dispatch.KindCompleted {
-			b.Fatal(o.Kind, o.Err)
-		}
-	}
+	outcome, dispatchOnly := adaptertest.DispatchBase(b, d, canonical)
 	b.Run("adapter", func(b *testing.B) {
 		adaptertest.Overhead(b, dispatchOnly, func() {
 			calls := tools.Calls(msg)

@@ -2,7 +2,6 @@ package toolgemini_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -106,22 +105,13 @@ func benchmarkProject(b *testing.B, config toolgemini.Config, adjust func(defs [
 func BenchmarkCall(b *testing.B) {
 	reg := newRegistry(b)
 	d := adaptertest.Dispatcher(b, reg)
-	ctx := context.Background()
 	var resp genai.GenerateContentResponse
 	if err := json.Unmarshal([]byte(`{"candidates":[{"content":{"role":"model","parts":[
 		{"functionCall":{"id":"fc-1","name":"search_orders","args":{"customer":"c-42","limit":2}}}]}}]}`), &resp); err != nil {
 		b.Fatal(err)
 	}
 	call := dispatch.Call{ID: "fc-1", Request: tool.Request{Name: "search_orders", Arguments: `{"customer":"c-42","limit":2}`}}
-	outcome := d.Run(ctx, call)
-	if outcome.Kind != dispatch.KindCompleted {
-		b.Fatal(outcome.Kind, outcome.Err)
-	}
-	dispatchOnly := func() {
-		if o := d.Run(ctx, call); o.Kind != dispatch.KindCompleted {
-			b.Fatal(o.Kind, o.Err)
-		}
-	}
+	outcome, dispatchOnly := adaptertest.DispatchBase(b, d, call)
 	b.Run("adapter", func(b *testing.B) {
 		adaptertest.Overhead(b, dispatchOnly, func() {
 			turn, err := toolgemini.NewTurn(&resp)

@@ -1,7 +1,6 @@
 package toolopenai_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -60,19 +59,12 @@ func BenchmarkCall(b *testing.B) {
 	d := adaptertest.Dispatcher(b, reg)
 	tools, err := toolopenai.New(toolopenai.Config{Registry: reg, Strict: true})
 	require.NoError(b, err)
-	ctx := context.Background()
 	sent := `{"customer":"ana@example.com","status":"open","limit":null}`
 	msg := chatMessage(b, "search_orders", sent)
 	canonical := tools.ChatCalls(msg)[0]
 	require.Equal(b, `{"customer":"ana@example.com","status":"open"}`, canonical.Request.Arguments)
 
-	outcome := d.Run(ctx, canonical)
-	require.Equal(b, dispatch.KindCompleted, outcome.Kind)
-	dispatchOnly := func() {
-		if o := d.Run(ctx, canonical); o.Kind != dispatch.KindCompleted {
-			b.Fatal(o.Kind, o.Err)
-		}
-	}
+	outcome, dispatchOnly := adaptertest.DispatchBase(b, d, canonical)
 	b.Run("chat", func(b *testing.B) {
 		adaptertest.Overhead(b, dispatchOnly, func() {
 			calls := tools.ChatCalls(msg)

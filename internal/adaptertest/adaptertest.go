@@ -286,6 +286,21 @@ func (rawTool) Call(context.Context, tool.Invocation) (tool.Result, error) {
 	return tool.Result{Output: tool.NewTextOutput("placed")}, nil
 }
 
+// DispatchBase dispatches call on d once, fails b unless it completes,
+// and returns the outcome and a function that dispatches call again,
+// failing b the same way: the base of Overhead.
+func DispatchBase(b *testing.B, d *dispatch.Dispatcher, call dispatch.Call) (dispatch.Outcome, func()) {
+	b.Helper()
+	ctx := context.Background()
+	outcome := d.Run(ctx, call)
+	require.Equal(b, dispatch.KindCompleted, outcome.Kind, "%v", outcome.Err)
+	return outcome, func() {
+		if o := d.Run(ctx, call); o.Kind != dispatch.KindCompleted {
+			b.Fatal(o.Kind, o.Err)
+		}
+	}
+}
+
 // Overhead measures what extra (an adapter's work on one call: the
 // provider's call turned into a dispatch call, the outcome into the
 // provider's result) adds to base (the dispatch of that call), the way a

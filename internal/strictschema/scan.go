@@ -290,8 +290,8 @@ func unescaped(c byte) byte {
 const fewNames = 16
 
 // objectNames are the names of one object's members: at first on the
-// scanner's stack of names, from base on; in set once there are many, or
-// one holds an escape.
+// scanner's stack of names, from base on; in set once there are many, the
+// stack is full, or one holds an escape.
 type objectNames struct {
 	base int
 	set  map[string]bool
