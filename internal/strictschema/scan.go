@@ -287,7 +287,7 @@ func unescaped(c byte) byte {
 // fewNames is the most member names of one object compared one by one
 // to find a name given twice; an object with more puts them in a set, as
 // does one with a name that holds an escape.
-const fewNames = 16
+const fewNames = 12
 
 // objectNames are the names of one object's members: at first on the
 // scanner's stack of names, from base on; in set once there are many, the

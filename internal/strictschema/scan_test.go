@@ -119,9 +119,9 @@ var differentialSeeds = []string{
 	`{"p0":null,"p1":1,"p16":null,"p3":null,"x":null}`,
 	// Names past those compared one by one, past the scanner's stack of
 	// names, written with escapes, and given again after a nested object.
-	manyMembers(17) + `"1":null,"a":null}`, manyMembers(17) + `"a":null}`,
-	manyMembers(15) + `"n":` + manyMembers(15) + `"n":` + manyMembers(3) + `"x":1,"x":null},"a":null},"a":null}`,
-	manyMembers(15) + `"n":` + manyMembers(15) + `"n":` + manyMembers(3) + `"x":null},"a":null},"1":null}`,
+	manyMembers(fewNames+1) + `"1":null,"a":null}`, manyMembers(fewNames+1) + `"a":null}`,
+	manyMembers(fewNames-1) + `"n":` + manyMembers(fewNames-1) + `"n":` + manyMembers(3) + `"x":1,"x":null},"a":null},"a":null}`,
+	manyMembers(fewNames-1) + `"n":` + manyMembers(fewNames-1) + `"n":` + manyMembers(3) + `"x":null},"a":null},"1":null}`,
 	`{"a":1,"b":2,"\u0062":null}`, `{"\u0062":1,"a":2,"b":null}`, `{"a":{"q":1,"r":2},"a":null}`,
 	`{"a":{"q":1,"a":2},"b":null}`,
 }
