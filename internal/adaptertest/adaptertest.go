@@ -307,9 +307,9 @@ func DispatchBase(b *testing.B, d *dispatch.Dispatcher, call dispatch.Call) (dis
 // runtime pays for it: each call dispatched, then handled by the adapter.
 //
 // After the benchmark loop (which runs base and extra in turn, so that
-// ns/op is the time of the pair), it runs six rounds of about b.N calls of
-// base alone and then as many of base followed by extra, and compares the
-// two. Every cost extra causes counts: its own work, the garbage
+// ns/op is the time of the pair), it runs six rounds of b.N/4 calls (at
+// least 1,024) of base alone and then as many of base followed by extra,
+// and compares the two. Every cost extra causes counts: its own work, the garbage
 // collection of what it allocates, wherever that runs, and the caches it
 // takes from the dispatch that follows. Rounds alternate so that both see
 // the same machine load. It reports
@@ -328,7 +328,7 @@ func Overhead(b *testing.B, base, extra func()) {
 		base()
 		extra()
 	}
-	n := max(b.N, 1024)
+	n := max(b.N/4, 1024)
 	var baseWall, pairWall, baseCPU, pairCPU time.Duration
 	cpuOK := true
 	for range 6 {
