@@ -6,7 +6,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
-
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool"

@@ -309,10 +309,10 @@ func DispatchBase(b *testing.B, d *dispatch.Dispatcher, call dispatch.Call) (dis
 // After the benchmark loop (which runs base and extra in turn, so that
 // ns/op is the time of the pair), it runs six rounds of b.N/4 calls (at
 // least 1,024) of base alone and then as many of base followed by extra,
-// and compares the two. Every cost extra causes counts: its own work, the garbage
-// collection of what it allocates, wherever that runs, and the caches it
-// takes from the dispatch that follows. Rounds alternate so that both see
-// the same machine load. It reports
+// and compares the two. Every cost extra causes counts: its own work, the
+// garbage collection of what it allocates, wherever that runs, and the
+// caches it takes from the dispatch that follows. Rounds alternate so that
+// both see the same machine load. It reports
 //
 //   - "overhead-%": the wall time base and extra take beyond base's, in
 //     percent of base's (the figure the adapters' targets are stated in);
