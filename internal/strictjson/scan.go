@@ -263,33 +263,17 @@ func (s *Scanner) escape() (rune, error) {
 		return 0, s.fail("unexpected end of input inside an escape sequence")
 	}
 	c := s.data[s.pos+1]
-	switch c {
-	case '"', '\\', '/':
+	if b, ok := Unescape(c); ok {
 		s.pos += 2
-		return rune(c), nil
-	case 'b':
-		s.pos += 2
-		return '\b', nil
-	case 'f':
-		s.pos += 2
-		return '\f', nil
-	case 'n':
-		s.pos += 2
-		return '\n', nil
-	case 'r':
-		s.pos += 2
-		return '\r', nil
-	case 't':
-		s.pos += 2
-		return '\t', nil
-	case 'u':
-	default:
+		return rune(b), nil
+	}
+	if c != 'u' {
 		if c <= 0x20 || c >= 0x7F {
 			return 0, s.failf("invalid escape sequence: a backslash followed by %s", quoteByte(c))
 		}
 		return 0, s.failf("invalid escape sequence \\%c", c)
 	}
-	r, ok := hex4(s.data[s.pos+2:])
+	r, ok := Hex4(s.data[s.pos+2:])
 	if !ok {
 		return 0, s.fail(`invalid \u escape, expected four hexadecimal digits`)
 	}
@@ -301,7 +285,7 @@ func (s *Scanner) escape() (rune, error) {
 		if len(rest) < 2 || rest[0] != '\\' || rest[1] != 'u' {
 			return 0, s.failf(`lone high surrogate \u%04X`, r)
 		}
-		lo, ok := hex4(rest[2:])
+		lo, ok := Hex4(rest[2:])
 		if !ok || lo < 0xDC00 || lo > 0xDFFF {
 			return 0, s.failf(`lone high surrogate \u%04X`, r)
 		}
@@ -319,12 +303,34 @@ func (s *Scanner) escape() (rune, error) {
 	return r, nil
 }
 
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
+// Unescape returns the byte the one-character escape \c stands for; ok is
+// false when c begins no such escape (u begins a \u escape, read by Hex4).
+func Unescape(c byte) (b byte, ok bool) {
+	switch c {
+	case '"', '\\', '/':
+		return c, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	}
+	return 0, false
+}
+
+// Hex4 reads the four hexadecimal digits, of either case, that begin s, as
+// a \u escape writes them; ok is false when s begins otherwise.
+func Hex4[T ~string | ~[]byte](s T) (r rune, ok bool) {
+	if len(s) < 4 {
 		return 0, false
 	}
-	var r rune
-	for _, c := range b[:4] {
+	for i := range 4 {
+		c := s[i]
 		switch {
 		case '0' <= c && c <= '9':
 			c -= '0'

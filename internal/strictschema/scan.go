@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/agentcontract/tool/internal/strictjson"
 )
 
 // maxDepth is the deepest nesting of arrays and objects Apply reads, the
@@ -192,15 +194,14 @@ func (sc *scanner) escape() bool {
 	if sc.i+1 >= len(sc.s) {
 		return false
 	}
-	switch sc.s[sc.i+1] {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+	if _, ok := strictjson.Unescape(sc.s[sc.i+1]); ok {
 		sc.i += 2
 		return true
-	case 'u':
-	default:
+	}
+	if sc.s[sc.i+1] != 'u' {
 		return false
 	}
-	r, ok := hex4(sc.s[sc.i+2:])
+	r, ok := strictjson.Hex4(sc.s[sc.i+2:])
 	if !ok {
 		return false
 	}
@@ -211,34 +212,12 @@ func (sc *scanner) escape() bool {
 	if r >= 0xdc00 || !strings.HasPrefix(sc.s[sc.i:], `\u`) {
 		return false
 	}
-	r2, ok := hex4(sc.s[sc.i+2:])
+	r2, ok := strictjson.Hex4(sc.s[sc.i+2:])
 	if !ok || utf16.DecodeRune(r, r2) == utf8.RuneError {
 		return false
 	}
 	sc.i += 6
 	return true
-}
-
-// hex4 reads the four hexadecimal digits that start s.
-func hex4(s string) (rune, bool) {
-	if len(s) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range []byte(s[:4]) {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 // unquote decodes the text of a string that str accepted.
@@ -251,37 +230,21 @@ func unquote(raw string) string {
 			continue
 		}
 		if c := raw[i+1]; c != 'u' {
-			b.WriteByte(unescaped(c))
+			u, _ := strictjson.Unescape(c)
+			b.WriteByte(u)
 			i += 2
 			continue
 		}
-		r, _ := hex4(raw[i+2:])
+		r, _ := strictjson.Hex4(raw[i+2:])
 		i += 6
 		if utf16.IsSurrogate(r) {
-			r2, _ := hex4(raw[i+2:])
+			r2, _ := strictjson.Hex4(raw[i+2:])
 			r = utf16.DecodeRune(r, r2)
 			i += 6
 		}
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// unescaped is the byte a one-character escape stands for.
-func unescaped(c byte) byte {
-	switch c {
-	case 'b':
-		return '\b'
-	case 'f':
-		return '\f'
-	case 'n':
-		return '\n'
-	case 'r':
-		return '\r'
-	case 't':
-		return '\t'
-	}
-	return c // ", \ and /
 }
 
 // fewNames is the most member names of one object compared one by one
