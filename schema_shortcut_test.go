@@ -137,18 +137,22 @@ func valuesOf(texts []string) []jsontext.Value {
 	return out
 }
 
+// schemaSeeds are schema documents that start the fuzzing of schema
+// handling: object members, recursion through $defs, keywords of every
+// kind of value, and a document that refers to itself.
+var schemaSeeds = []string{
+	`{"type":"object","properties":{"a":{"type":"integer","minimum":1},"b":{"type":"array","items":{"type":"string","maxLength":3}}},"required":["a"],"additionalProperties":false}`,
+	`{"$defs":{"n":{"anyOf":[{"type":"null"},{"type":"object","properties":{"next":{"$ref":"#/$defs/n"}}}]}},"$ref":"#/$defs/n"}`,
+	`{"patternProperties":{"^x-":{"pattern":"^[a-z]+$"}},"dependentRequired":{"a":["b"]},"multipleOf":0.5,"format":"date-time"}`,
+	`{"enum":["a",1,null],"const":"a","not":{"type":"boolean"},"if":{"minLength":2},"then":{"maxLength":4}}`,
+	`{"$ref":"#"}`,
+}
+
 // FuzzSchemaShortcut mutates schema documents and requires ParseSchema to
 // give each the same outcome with the meta-schema shortcut as without it,
 // and the same verdict and message for a few values of every type.
 func FuzzSchemaShortcut(f *testing.F) {
-	for _, seed := range []string{
-		`{"type":"object","properties":{"a":{"type":"integer","minimum":1},"b":{"type":"array","items":{"type":"string","maxLength":3}}},"required":["a"],"additionalProperties":false}`,
-		`{"$defs":{"n":{"anyOf":[{"type":"null"},{"type":"object","properties":{"next":{"$ref":"#/$defs/n"}}}]}},"$ref":"#/$defs/n"}`,
-		`{"patternProperties":{"^x-":{"pattern":"^[a-z]+$"}},"dependentRequired":{"a":["b"]},"multipleOf":0.5,"format":"date-time"}`,
-		`{"enum":["a",1,null],"const":"a","not":{"type":"boolean"},"if":{"minLength":2},"then":{"maxLength":4}}`,
-		`{"$ref":"#"}`,
-		`{"pattern":"("}`,
-	} {
+	for _, seed := range append(schemaSeeds, `{"pattern":"("}`) {
 		f.Add([]byte(seed))
 	}
 	values := valuesOf([]string{`null`, `true`, `1`, `2.5`, `"ab"`, `"2024-01-02T03:04:05Z"`, `[]`, `["a",1]`, `{}`, `{"a":1,"b":["xyz"]}`, `{"next":{"next":null}}`, `{"x-a":"b"}`})
