@@ -1,6 +1,6 @@
 module github.com/agentcontract/tool
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/dlclark/regexp2 v1.12.0

@@ -575,25 +575,20 @@ func TestAdversarialValidationTime(t *testing.T) {
 
 // The attacks of a hostile model or client on the cost of one check, each
 // at full size. Every one must stay within the budget the package
-// documentation states: it allocates at most attackAllocations bytes, and
-// it takes less than a wall-clock ceiling that only a blow-up can cross
-// (they once took from half a second to ten minutes, and gigabytes).
-// Figures for each family are in benchmarks/README.md.
+// documentation states, asserted as work the code charges, never as wall
+// time (a loaded machine makes any clock bound flaky): it allocates at
+// most attackAllocations bytes, and an attack the budget of steps must stop
+// is refused with the MaxValidationWork message. A check whose steps are
+// not bounded would not finish, and the test binary's timeout reports it.
+// The time each attack took is logged; the figures for each family, timed
+// on a quiet machine, are in benchmarks/README.md.
 
 // attackAllocations is the most one attacked check may allocate: the
 // budget's 64 MiB of peak heap, counted as every byte allocated.
 const attackAllocations = 64 << 20
 
-// attackCeiling is the wall-clock ceiling of one attacked check.
-func attackCeiling() time.Duration {
-	if raceEnabled {
-		return 20 * time.Second
-	}
-	return 2 * time.Second
-}
-
-// attack runs f once, requires it to stay within the allocation bound and
-// the ceiling, and returns its error.
+// attack runs f once, requires it to stay within the allocation bound,
+// logs how long it took, and returns its error.
 func attack(t *testing.T, what string, f func() error) error {
 	t.Helper()
 	var before, after runtime.MemStats
@@ -606,7 +601,6 @@ func attack(t *testing.T, what string, f func() error) error {
 	allocated := after.TotalAlloc - before.TotalAlloc
 	t.Logf("%s: %v in %v, %.1f MiB allocated", what, err, elapsed, float64(allocated)/(1<<20))
 	require.LessOrEqual(t, allocated, uint64(attackAllocations), "%s allocated too much", what)
-	require.Less(t, elapsed, attackCeiling(), "%s took too long", what)
 	return err
 }
 

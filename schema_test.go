@@ -663,9 +663,11 @@ func TestSchemaBacktrackingUnderTheFullValidator(t *testing.T) {
 	require.True(t, ok)
 	require.Contains(t, rej.Message(), "at /0: 'ac' does not match pattern")
 	catastrophic := `["` + strings.Repeat("a", 40) + `!"]`
+	// Refused for the steps it would take, before the 2^40 steps of the
+	// match: a run that did them would not end within the test timeout.
 	start := time.Now()
 	rej, ok = tool.ClassifyInputRejection(s.Validate([]byte(catastrophic)))
 	require.True(t, ok)
 	require.Contains(t, rej.Message(), "steps of work (MaxValidationWork)")
-	require.Less(t, time.Since(start), 20*time.Second, "one match stopped by the engine's clock, not 2^40 steps")
+	t.Logf("refused in %v", time.Since(start))
 }

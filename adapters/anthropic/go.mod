@@ -1,11 +1,11 @@
 module github.com/agentcontract/tool/adapters/anthropic
 
-go 1.26
+go 1.26.0
 
 replace github.com/agentcontract/tool => ../..
 
 require (
-	github.com/agentcontract/tool v0.0.0
+	github.com/agentcontract/tool v0.1.0
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
 	github.com/stretchr/testify v1.12.1
 )

@@ -1,9 +1,9 @@
 module github.com/agentcontract/tool/adapters/gemini
 
-go 1.26
+go 1.26.0
 
 require (
-	github.com/agentcontract/tool v0.0.0
+	github.com/agentcontract/tool v0.1.0
 	github.com/stretchr/testify v1.12.1
 	google.golang.org/genai v1.77.0
 )

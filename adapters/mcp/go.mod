@@ -1,9 +1,9 @@
 module github.com/agentcontract/tool/adapters/mcp
 
-go 1.26
+go 1.26.0
 
 require (
-	github.com/agentcontract/tool v0.0.0
+	github.com/agentcontract/tool v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/stretchr/testify v1.12.1
 )

@@ -5,7 +5,7 @@ go 1.26.0
 replace github.com/agentcontract/tool => ../..
 
 require (
-	github.com/agentcontract/tool v0.0.0
+	github.com/agentcontract/tool v0.1.0
 	github.com/openai/openai-go/v3 v3.99.0
 	github.com/stretchr/testify v1.12.1
 )

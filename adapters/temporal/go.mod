@@ -3,7 +3,7 @@ module github.com/agentcontract/tool/adapters/temporal
 go 1.26.0
 
 require (
-	github.com/agentcontract/tool v0.0.0
+	github.com/agentcontract/tool v0.1.0
 	go.temporal.io/sdk/contrib/tools/workflowcheck v0.6.0
 	golang.org/x/tools v0.48.0
 )

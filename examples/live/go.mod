@@ -3,10 +3,10 @@ module github.com/agentcontract/tool/examples/live
 go 1.26.0
 
 require (
-	github.com/agentcontract/tool v0.0.0
-	github.com/agentcontract/tool/adapters/anthropic v0.0.0
-	github.com/agentcontract/tool/adapters/gemini v0.0.0
-	github.com/agentcontract/tool/adapters/openai v0.0.0
+	github.com/agentcontract/tool v0.1.0
+	github.com/agentcontract/tool/adapters/anthropic v0.1.0
+	github.com/agentcontract/tool/adapters/gemini v0.1.0
+	github.com/agentcontract/tool/adapters/openai v0.1.0
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
 	github.com/openai/openai-go/v3 v3.99.0
 	github.com/stretchr/testify v1.12.1

@@ -56,7 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "No Temporal server answered at %s: %v\n\n"+
 			"Start a local one with the Temporal CLI (https://docs.temporal.io/cli;\n"+
-			"`go install github.com/temporalio/cli/cmd/temporal@latest` builds it from source):\n\n"+
+			"`go install github.com/temporalio/cli/cmd/temporal@v1.5.1` builds it from source):\n\n"+
 			"    temporal server start-dev\n\n"+
 			"then run this again, or pass -address host:port of a server you have.\n", *address, err)
 		return 2

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"go/ast"
+	"go/doc"
+	"go/parser"
+	"go/printer"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// apiFile is the name of the file, in each published package's directory,
+// that lists the package's exported API.
+const apiFile = "api.txt"
+
+// publishedPackage is one package of a published module that users import.
+type publishedPackage struct {
+	ImportPath string
+	Dir        string
+}
+
+// packages lists the importable packages of the published modules: every
+// directory of a published module that holds non-test Go files, other than
+// commands, internal packages, testdata and directories of other modules.
+func (r *repo) packages() ([]publishedPackage, error) {
+	var pkgs []publishedPackage
+	for _, m := range r.Modules {
+		if !m.published() {
+			continue
+		}
+		err := filepath.WalkDir(m.Dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return err
+			}
+			name := d.Name()
+			if path != m.Dir {
+				if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "internal" || name == "node_modules" {
+					return filepath.SkipDir
+				}
+				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+					return filepath.SkipDir
+				}
+			}
+			rel, _ := filepath.Rel(m.Dir, path)
+			importPath := m.Path
+			if rel != "." {
+				importPath += "/" + filepath.ToSlash(rel)
+			}
+			f, err := parseDoc(token.NewFileSet(), path, importPath)
+			if err != nil || f == nil || f.Name == "main" {
+				return err
+			}
+			pkgs = append(pkgs, publishedPackage{ImportPath: importPath, Dir: path})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return pkgs, nil
+}
+
+// parseDoc returns the documentation of the package in dir, or nil when
+// dir holds no non-test Go file.
+func parseDoc(fset *token.FileSet, dir, importPath string) (*doc.Package, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	var files []*ast.File
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	if len(files) == 0 {
+		return nil, nil
+	}
+	return doc.NewFromFiles(fset, files, importPath)
+}
+
+// exportedAPI renders one line per exported declaration of the package in
+// dir, sorted: constants, variables and functions with their types and
+// signatures, types with their exported fields, and methods without their
+// receivers' names. Documentation is not API and is left out.
+func exportedAPI(dir, importPath string) (string, error) {
+	fset := token.NewFileSet()
+	d, err := parseDoc(fset, dir, importPath)
+	if err != nil || d == nil {
+		return "", err
+	}
+	var renderErr error
+
+	var lines []string
+	render := func(node any) string {
+		var b bytes.Buffer
+		if err := (&printer.Config{Mode: printer.RawFormat}).Fprint(&b, fset, node); err != nil {
+			renderErr = err
+		}
+		return strings.Join(strings.Fields(b.String()), " ")
+	}
+	values := func(vs []*doc.Value, kind string) {
+		for _, v := range vs {
+			for _, spec := range v.Decl.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for _, n := range vs.Names {
+					if n.IsExported() {
+						typ := ""
+						if vs.Type != nil {
+							typ = " " + render(vs.Type)
+						}
+						lines = append(lines, kind+" "+n.Name+typ)
+					}
+				}
+			}
+		}
+	}
+	funcs := func(fs []*doc.Func) {
+		for _, f := range fs {
+			decl := *f.Decl
+			decl.Body, decl.Doc = nil, nil
+			if decl.Recv != nil {
+				// Receiver names are not API.
+				recv := *decl.Recv.List[0]
+				recv.Names = nil
+				decl.Recv = &ast.FieldList{List: []*ast.Field{&recv}}
+			}
+			lines = append(lines, render(&decl))
+		}
+	}
+	values(d.Consts, "const")
+	values(d.Vars, "var")
+	funcs(d.Funcs)
+	for _, typ := range d.Types {
+		for _, spec := range typ.Decl.Specs {
+			ts := spec.(*ast.TypeSpec)
+			ts.Doc, ts.Comment = nil, nil
+			if st, ok := ts.Type.(*ast.StructType); ok {
+				// Only exported fields are API.
+				kept := st.Fields.List[:0:0]
+				for _, f := range st.Fields.List {
+					exported := len(f.Names) == 0
+					for _, n := range f.Names {
+						exported = exported || n.IsExported()
+					}
+					if exported {
+						f.Doc, f.Comment = nil, nil
+						kept = append(kept, f)
+					}
+				}
+				st.Fields.List = kept
+			}
+			lines = append(lines, "type "+render(ts))
+		}
+		values(typ.Consts, "const")
+		values(typ.Vars, "var")
+		funcs(typ.Funcs)
+		funcs(typ.Methods)
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n") + "\n", renderErr
+}

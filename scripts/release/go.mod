@@ -1,0 +1,9 @@
+module github.com/agentcontract/tool/scripts/release
+
+go 1.26.0
+
+require (
+	github.com/stretchr/testify v1.12.1
+	go.yaml.in/yaml/v3 v3.0.5
+	golang.org/x/mod v0.38.0
+)

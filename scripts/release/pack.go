@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/zip"
+)
+
+// pack writes every published module, at its declared version, into a
+// module proxy laid out in dir (the GOPROXY protocol over file://): the
+// .info, .mod and .zip of each version and the list of versions. It
+// refuses a module the go command would refuse, and a module whose zip
+// holds no LICENSE.
+func (r *repo) pack(dir string) error {
+	for _, m := range r.Modules {
+		if !m.published() {
+			continue
+		}
+		if err := packModule(dir, m); err != nil {
+			return fmt.Errorf("%s: %w", m.Path, err)
+		}
+	}
+	return nil
+}
+
+// packModule packs one module into the proxy in dir.
+func packModule(dir string, m modEntry) error {
+	mv := module.Version{Path: m.Path, Version: m.Version}
+	checked, err := zip.CheckDir(m.Dir)
+	if err != nil {
+		return fmt.Errorf("its zip would be refused: %w", err)
+	}
+	if !slices.Contains(checked.Valid, filepath.Join(m.Dir, "LICENSE")) {
+		return fmt.Errorf("its zip would hold no LICENSE, so its documentation would not be shown")
+	}
+	escaped, err := module.EscapePath(m.Path)
+	if err != nil {
+		return err
+	}
+	vdir := filepath.Join(dir, filepath.FromSlash(escaped), "@v")
+	if err := os.MkdirAll(vdir, 0o755); err != nil {
+		return err
+	}
+	var z bytes.Buffer
+	if err := zip.CreateFromDir(&z, mv, m.Dir); err != nil {
+		return fmt.Errorf("creating its zip: %w", err)
+	}
+	gomod, err := os.ReadFile(filepath.Join(m.Dir, "go.mod"))
+	if err != nil {
+		return err
+	}
+	info, err := json.Marshal(struct {
+		Version string
+		Time    time.Time
+	}{m.Version, time.Now().UTC().Truncate(time.Second)})
+	if err != nil {
+		return err
+	}
+	for name, data := range map[string][]byte{
+		m.Version + ".zip":  z.Bytes(),
+		m.Version + ".mod":  gomod,
+		m.Version + ".info": info,
+		"list":              []byte(m.Version + "\n"),
+	} {
+		if err := os.WriteFile(filepath.Join(vdir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// consume builds, outside the workspace, the program in
+// testdata/consumer against the modules packed in proxyDir, and runs it:
+// what a user who runs `go get` of each module at its release version
+// gets. Third-party modules come from the module cache of this machine
+// first and from the go command's own proxy otherwise. work is an empty
+// directory to build in; its parent holds the module cache of the build. The output of every go command goes to log.
+func (r *repo) consume(proxyDir, work string, log io.Writer) error {
+	src, err := os.ReadFile(filepath.Join(r.Root, "scripts", "release", "testdata", "consumer", "main.go"))
+	if err != nil {
+		return err
+	}
+	// The go.sum lines of the published modules hold the hashes of every
+	// third-party module they require, so the consumer's checks of those
+	// need no checksum database.
+	var sums []byte
+	for _, m := range r.Modules {
+		if !m.published() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(m.Dir, "go.sum"))
+		if err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		sums = append(sums, data...)
+	}
+	files := map[string][]byte{
+		"go.mod":  []byte("module example.com/consumer\n\ngo " + goDirective + "\n"),
+		"go.sum":  sums,
+		"main.go": src,
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(work, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+
+	cache := goEnv("GOMODCACHE")
+	upstream := goEnv("GOPROXY")
+	env := append(os.Environ(),
+		"GOWORK=off",
+		// A module cache of its own, so that the packed versions never
+		// enter (or come from) the machine's cache, where a later check
+		// would find a stale copy under the same version.
+		"GOMODCACHE="+filepath.Join(filepath.Dir(work), "modcache"),
+		"GOPROXY=file://"+filepath.ToSlash(proxyDir)+",file://"+filepath.ToSlash(filepath.Join(cache, "cache", "download"))+","+upstream,
+		// The packed modules are not published, so the checksum
+		// database cannot know them.
+		"GONOSUMDB="+rootModule,
+		"GOFLAGS=-modcacherw -mod=mod",
+		"GOTOOLCHAIN=local",
+	)
+	run := func(args ...string) error {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir, cmd.Env = work, env
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, log), io.MultiWriter(&out, log)
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s: %w\n%s", strings.Join(args, " "), err, out.String())
+		}
+		return nil
+	}
+	get := []string{"go", "get"}
+	for _, m := range r.Modules {
+		if m.published() {
+			get = append(get, m.Path+"@"+m.Version)
+		}
+	}
+	if err := run(get...); err != nil {
+		return err
+	}
+	if err := run("go", "build", "-o", "consumer", "."); err != nil {
+		return err
+	}
+	return run(filepath.Join(work, "consumer"))
+}
+
+// goEnv returns the value of one go environment variable.
+func goEnv(name string) string {
+	out, err := exec.Command("go", "env", name).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
