@@ -38,7 +38,7 @@ func (r *repo) packages() ([]publishedPackage, error) {
 			}
 			name := d.Name()
 			if path != m.Dir {
-				if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "internal" || name == "node_modules" {
+				if ignoredDir(name) || name == "internal" {
 					return filepath.SkipDir
 				}
 				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {

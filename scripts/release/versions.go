@@ -110,8 +110,7 @@ func loadRepo(root string) (*repo, error) {
 			return err
 		}
 		if d.IsDir() {
-			switch name := d.Name(); {
-			case path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "node_modules"):
+			if path != root && ignoredDir(d.Name()) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -152,6 +151,13 @@ func loadRepo(root string) (*repo, error) {
 	}
 	sort.Slice(r.Modules, func(i, j int) bool { return r.Modules[i].Path < r.Modules[j].Path })
 	return r, nil
+}
+
+// ignoredDir reports whether the go command ignores a directory of this
+// name when it lists packages: hidden ones, "_" ones, testdata, and the
+// npm packages tests install.
+func ignoredDir(name string) bool {
+	return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "node_modules"
 }
 
 // module returns the repository's module of the given path.
