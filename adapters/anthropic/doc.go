@@ -1,7 +1,7 @@
-// Package toolanthropic offers the tools of a tool.Registry to Claude
+// Package toolanthropic offers the tools of a [tool.Registry] to Claude
 // through the official Go SDK (github.com/anthropics/anthropic-sdk-go/v2,
 // the Messages API), and brings the model's tool_use blocks back through
-// dispatch. The name reads at the call site as what it converts between:
+// [dispatch]. The name reads at the call site as what it converts between:
 // toolanthropic.New, tools.Params(), toolanthropic.Results(…).
 //
 // # One turn
@@ -15,25 +15,25 @@
 //
 // # Strict mode
 //
-// With Config.Strict, each tool's canonical input schema is lowered to the
+// With [Config].Strict, each tool's canonical input schema is lowered to the
 // subset Anthropic enforces: every object closed with additionalProperties
-// false (optional members stay optional), and a $ref whose member has its
-// own description inlined. Constraints Anthropic does not enforce (numeric
+// false (optional members stay optional), and a $ref whose member has its own
+// description inlined. Constraints Anthropic does not enforce (numeric
 // bounds, string lengths, maxItems, minItems above 1, formats it does not
 // know, patterns with backreferences, lookaround or word boundaries) are
-// moved into the member's description and listed by Tools.Relaxed: Prepare
-// still enforces them. What cannot be lowered (a recursive schema, a
-// free-form object, a map, allOf, oneOf, not, a schema that admits any
-// value, …) makes that tool non-strict, and Tools.Lints says, per JSON
-// pointer of the canonical schema, which rule blocks it. The request-wide
-// budgets (MaxStrictTools, MaxOptional, MaxUnions) are checked over the
-// whole list when it is projected, not when the API answers with an error.
-// strict is always sent explicitly, false included.
+// moved into the member's description and listed by [Tools.Relaxed]:
+// [tool.Contract.Prepare] still enforces them. What cannot be lowered (a
+// recursive schema, a free-form object, a map, allOf, oneOf, not, a schema
+// that admits any value, …) makes that tool non-strict, and [Tools.Lints]
+// says, per JSON pointer of the canonical schema, which rule blocks it. The
+// request-wide budgets ([MaxStrictTools], [MaxOptional], [MaxUnions]) are
+// checked over the whole list when it is projected, not when the API answers
+// with an error. strict is always sent explicitly, false included.
 //
 // # Results
 //
-// Each outcome becomes a tool_result block with is_error set when the model
-// should read it as an error. Images and PDF files travel as image and
-// document blocks; other media are announced by a note
-// (dispatch.MediaNote) rather than dropped.
+// [Results] turns each [dispatch.Outcome] into a tool_result block with
+// is_error set when the model should read it as an error. Images and PDF
+// files travel as image and document blocks; other media are announced by a
+// note ([dispatch.MediaNote]) rather than dropped.
 package toolanthropic

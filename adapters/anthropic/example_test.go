@@ -87,3 +87,34 @@ func Example() {
 	// get_weather completed: 21°C and sunny in Lisbon
 	// It is 21°C and sunny in Lisbon.
 }
+
+// A schema that cannot be strict is sent with strict set to false, and the
+// lint says where and why; a constraint Anthropic does not enforce moves into
+// the description, and Relaxed lists it.
+func ExampleTools_Lints() {
+	tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{
+		{
+			Name:        "tag",
+			InputSchema: []byte(`{"type":"object","properties":{"labels":{"type":"object","additionalProperties":{"type":"string"}}},"required":["labels"]}`),
+		},
+		{
+			Name:        "rename",
+			InputSchema: []byte(`{"type":"object","properties":{"name":{"type":"string","maxLength":40}},"required":["name"]}`),
+		},
+	}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(tools.Strict("tag"), tools.Strict("rename"))
+	for _, l := range tools.Lints() {
+		fmt.Println(l)
+	}
+	for _, l := range tools.Relaxed() {
+		fmt.Println(l)
+	}
+	// Output:
+	// false true
+	// tag /properties/labels: an object that declares no properties and does not forbid others is free-form, which strict mode cannot express
+	// tag /properties/labels/additionalProperties: additionalProperties with a schema (a map) cannot be strict: every member must be named
+	// rename /properties/name/maxLength: maxLength is not enforced in strict mode; moved into the description
+}

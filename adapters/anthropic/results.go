@@ -11,17 +11,17 @@ import (
 	"github.com/agentcontract/tool/internal/adapterkit"
 )
 
-// Results returns the user message that answers the tool_use blocks of one
-// assistant message: one tool_result block per outcome, in order, with
-// is_error set for every outcome the model should read as an error
-// (failed, rejected, unknown tool, unknown). Text blocks become text,
-// images (JPEG, PNG, GIF, WebP) image blocks and PDF files document
-// blocks, by data or by URL; every other media block is announced by a
-// text note (dispatch.MediaNote). An output of details only is sent as
-// its JSON text. Text the user adds after the results goes at the end of
-// the message's Content, as the API requires.
+// Results returns the user message ([anthropic.MessageParam]) that answers
+// the tool_use blocks of one assistant message: one tool_result block per
+// outcome, in order, with is_error set for every outcome the model should
+// read as an error (failed, rejected, unknown tool, unknown). Text blocks
+// become text, images (JPEG, PNG, GIF, WebP) image blocks and PDF files
+// document blocks, by data or by URL; every other media block is announced by
+// a text note ([dispatch.MediaNote]). An output of details only is sent as
+// its JSON text. Text the user adds after the results goes at the end of the
+// message's Content, as the API requires.
 //
-// Errors wrap ErrInvalidOutcome: a suspended or zero outcome, or one
+// Errors wrap [ErrInvalidOutcome]: a suspended or zero outcome, or one
 // without a call ID. The zero MessageParam is returned then.
 func Results(outcomes []dispatch.Outcome) (anthropic.MessageParam, error) {
 	if problem := adapterkit.OutcomeProblem(outcomes); problem != "" {

@@ -15,14 +15,16 @@ import (
 	"github.com/agentcontract/tool/internal/strictschema"
 )
 
-// ErrInvalidTools: New was given definitions Anthropic would refuse.
+// ErrInvalidTools: [New] was given definitions Anthropic would refuse.
 var ErrInvalidTools = errors.New("tool: invalid tools for Anthropic")
 
 // ErrInvalidOutcome: an outcome that has no result to send yet (a
-// suspended call, or the zero Outcome).
+// suspended call, or the zero [dispatch.Outcome]).
 var ErrInvalidOutcome = errors.New("tool: invalid outcome for Anthropic")
 
-// Budgets of one request in strict mode, summed over every strict tool.
+// Budgets of one request in strict mode, summed over every strict tool:
+// [New] spends them in the order of the definitions, and a tool that would
+// overspend one is sent non-strict, with a [Lint] that names the budget.
 const (
 	MaxStrictTools = 20
 	MaxOptional    = 24
@@ -48,8 +50,8 @@ type Config struct {
 }
 
 // Lint is one finding about a tool's input schema: what blocks strict mode
-// (Tools.Lints), or a constraint Anthropic does not enforce that was moved
-// into the description (Tools.Relaxed). Pointer is a JSON pointer into the
+// ([Tools.Lints]), or a constraint Anthropic does not enforce that was moved
+// into the description ([Tools.Relaxed]). Pointer is a JSON pointer into the
 // tool's canonical input schema; empty for the whole schema.
 type Lint struct {
 	Tool    string
@@ -77,26 +79,28 @@ type projected struct {
 
 // Tools is a set of tool definitions projected for the Messages API: the
 // tool parameters, the strict-mode findings, and what it takes to turn the
-// model's tool_use blocks into requests. It is made by New, is immutable
+// model's tool_use blocks into requests. It is made by [New], is immutable
 // and safe for concurrent use; the parameters it returns are fresh on
 // every call and belong to the caller. The zero Tools offers no tools.
+//
+// [Tools.Params] goes out with the request, [Tools.Calls] reads the
+// model's answer, and [Results] answers its calls.
 type Tools struct {
 	tools   []projected
 	lints   []Lint
 	relaxed []Lint
 }
 
-// New projects the definitions of config.Registry or config.Definitions.
-// Errors wrap ErrInvalidTools: both given, a definition that does not
-// validate, a name Anthropic refuses (it allows
-// 1 to 64 of a-z, A-Z, 0-9, _ and -), or a name given twice; every such
-// definition is named in the one error. A schema that cannot be strict is
-// not an error: see Lints. Tools that share an input schema (byte for
-// byte, as those NewFunc derives from one Go type do) share its lowering,
-// which New computes once.
+// New projects the definitions of [Config].Registry or [Config].Definitions.
+// Errors wrap [ErrInvalidTools]: both given, a definition that does not
+// validate, a name Anthropic refuses (it allows 1 to 64 of a-z, A-Z, 0-9, _
+// and -), or a name given twice; every such definition is named in the one
+// error. A schema that cannot be strict is not an error: see [Tools.Lints].
+// Tools that share an input schema (byte for byte, as those [tool.NewFunc]
+// derives from one Go type do) share its lowering, which New computes once.
 //
-// The request-wide budgets of strict mode (MaxStrictTools strict tools,
-// MaxOptional optional members and MaxUnions anyOf or multi-type members,
+// The request-wide budgets of strict mode ([MaxStrictTools] strict tools,
+// [MaxOptional] optional members and [MaxUnions] anyOf or multi-type members,
 // summed over the strict tools) are spent in the order of the
 // definitions: a tool that would overspend one is sent non-strict, with a
 // lint that names the budget.
@@ -158,15 +162,15 @@ func New(config Config) (*Tools, error) {
 }
 
 // Lints lists, tool by tool and place by place, why a tool is sent with
-// strict set to false although Config.Strict asked for strict mode. The
+// strict set to false although [Config].Strict asked for strict mode. The
 // slice is the caller's.
 func (t *Tools) Lints() []Lint { return slices.Clone(t.lints) }
 
 // Relaxed lists the constraints of strict tools that Anthropic does not
-// enforce (numeric bounds, string lengths, maxItems, …): they were moved
-// into the description of their member, and Prepare still enforces them,
-// so a model that breaks one gets a rejection it can correct. The slice is
-// the caller's.
+// enforce (numeric bounds, string lengths, maxItems, …): they were moved into
+// the description of their member, and [tool.Contract.Prepare] still enforces
+// them, so a model that breaks one gets a rejection it can correct. The slice
+// is the caller's.
 func (t *Tools) Relaxed() []Lint { return slices.Clone(t.relaxed) }
 
 // Strict reports whether the tool named name is sent in strict mode.
@@ -179,9 +183,10 @@ func (t *Tools) Strict(name string) bool {
 	return false
 }
 
-// Params returns the tools as Messages API tool parameters, in the order
-// of the definitions (a registry's are sorted by name), each with strict
-// set explicitly.
+// Params returns the tools as Messages API tool parameters, for
+// [anthropic.MessageNewParams].Tools, in the order of the definitions (a
+// [tool.Registry] lists its own sorted by name), each with strict set
+// explicitly.
 func (t *Tools) Params() []anthropic.ToolUnionParam {
 	out := make([]anthropic.ToolUnionParam, len(t.tools))
 	var params adapterkit.Params
@@ -210,10 +215,11 @@ func (t *Tools) Params() []anthropic.ToolUnionParam {
 	return out
 }
 
-// Calls returns the tool_use blocks of an assistant message as dispatch
-// calls, in order, with the tool_use ID as the correlation ID and the
-// input, as the model wrote it, as the argument text. Strict lowering for
-// Anthropic keeps optional members optional, so there is nothing to undo.
+// Calls returns the tool_use blocks of an assistant message as
+// [dispatch.Call] values for [dispatch.Dispatcher.RunAll], in order, with the
+// tool_use ID as the correlation ID and the input, as the model wrote it, as
+// the argument text. Strict lowering for Anthropic keeps optional members
+// optional, so there is nothing to undo.
 func (t *Tools) Calls(message anthropic.Message) []dispatch.Call {
 	calls := make([]dispatch.Call, 0, len(message.Content))
 	for i := range message.Content {

@@ -9,12 +9,12 @@ import (
 	"unicode/utf8"
 )
 
-// argumentText encodes args, as the SDK decoded them, into the argument
-// text for Prepare: members sorted by name (the order encoding/json writes
-// a map in, so that the same arguments always make the same bytes, which
-// the call's identity depends on), numbers as encoding/json writes a
-// float64, strings escaped as encoding/json escapes them without HTML
-// escaping. Missing args are {}.
+// argumentText encodes args, as the SDK decoded them, into the argument text
+// for [tool.Contract.Prepare]: members sorted by name (the order
+// encoding/json writes a map in, so that the same arguments always make the
+// same bytes, which the call's identity depends on), numbers as encoding/json
+// writes a float64, strings escaped as encoding/json escapes them without
+// HTML escaping. Missing args are {}.
 //
 // The SDK decodes only maps, slices, strings, float64, bool and nil; any
 // other value, put there by a caller, and NaN or an infinity make the text

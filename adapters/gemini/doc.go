@@ -1,6 +1,6 @@
-// Package toolgemini offers the tools of a tool.Registry to Gemini through
+// Package toolgemini offers the tools of a [tool.Registry] to Gemini through
 // its official Go SDK, google.golang.org/genai, and carries the model's
-// function calls to a dispatch.Dispatcher and the outcomes back, in the SDK's
+// function calls to a [dispatch.Dispatcher] and the outcomes back, in the SDK's
 // own types. The name reads as "tool, for Gemini" at the call site:
 // toolgemini.Tools(registry, toolgemini.Config{}).
 //
@@ -15,57 +15,61 @@
 //
 // # Tools out
 //
-// Project (and Tools, for a Registry) turns Definitions into one genai.Tool
-// of FunctionDeclarations. By default the input schema goes to
+// [Project] (and [Tools], for a [tool.Registry]) turns definitions
+// ([tool.Definition]) into one [genai.Tool] of function declarations
+// ([genai.FunctionDeclaration]). By default the input schema goes to
 // parametersJsonSchema and the output schema to responseJsonSchema, the JSON
-// Schema path Gemini prefers; Config.OpenAPI selects the older parameters and
-// response fields (a *genai.Schema, an OpenAPI 3.0 subset).
+// Schema path Gemini prefers; [Config].OpenAPI selects the older parameters and
+// response fields (a [*genai.Schema], an OpenAPI 3.0 subset).
 //
-// Gemini does not take every keyword of JSON Schema 2020-12, so each schema is
-// lowered to what it documents. A rewrite that keeps the meaning is silent
+// Gemini does not take every keyword of JSON Schema 2020-12, so each schema
+// is lowered to what it documents. A rewrite that keeps the meaning is silent
 // (const becomes a one-value enum, a $ref with siblings moves into a
-// one-branch anyOf, annotations are dropped, and on the OpenAPI path $refs are
-// inlined and null branches become nullable). A keyword Gemini cannot express
-// is dropped, written into the description so that the model still reads it,
-// and reported as a Lint naming the tool, the JSON pointer and the rule: the
-// schema Gemini receives is then looser than the canonical one, never
-// stricter. Prepare checks the canonical schema whatever Gemini enforced, so a
-// value that breaks a dropped constraint is rejected there and the model told
-// why. A schema Gemini cannot take at all (recursion through required members
-// only, dynamic references; on the OpenAPI path any recursion and parameter
-// names outside ^[A-Za-z_][A-Za-z0-9_]{0,63}$), and a name Gemini refuses (it
-// must start with a letter or an underscore), make Project fail when the tools
-// are projected, not when Gemini answers with a 400: the *ProjectionError
-// lists every problem as a Lint.
+// one-branch anyOf, annotations are dropped, and on the OpenAPI path $refs
+// are inlined and null branches become nullable). A keyword Gemini cannot
+// express is dropped, written into the description so that the model still
+// reads it, and reported as a [Lint] naming the tool, the JSON pointer and
+// the rule: the schema Gemini receives is then looser than the canonical one,
+// never stricter. [tool.Contract.Prepare] checks the canonical schema
+// whatever Gemini enforced, so a value that breaks a dropped constraint is
+// rejected there and the model told why. A schema Gemini cannot take at all
+// (recursion through required members only, dynamic references; on the
+// OpenAPI path any recursion and parameter names outside
+// ^[A-Za-z_][A-Za-z0-9_]{0,63}$), and a name Gemini refuses (it must start
+// with a letter or an underscore), make [Project] fail when the tools are
+// projected, not when Gemini answers with a 400: the [*ProjectionError] lists
+// every problem as a [Lint].
 //
 // Gemini has no strict flag: nothing is sent to switch validation on or off.
 //
 // # Calls in
 //
-// NewTurn reads the model's turn from a response (NewStreamTurn from the
-// chunks of a streamed one) and Turn.Calls turns its
-// function calls into dispatch.Calls, in order, with the call's ID as the
-// correlation ID (it may be empty). Gemini sends args as an object, which the
-// SDK decodes into a map[string]any before this package sees it: the argument
-// text Prepare gets is that map encoded again, members sorted by name. So the
-// number text the model wrote is gone (1.50 arrives as 1.5, an integer beyond
-// 2^53 already rounded to a float64), and of duplicate member names only the
-// last survives where Prepare would have refused the text. Missing args are
-// {}. Nothing of the lowering needs undoing on this path: no member was made
-// nullable or renamed.
+// [NewTurn] reads the model's turn from a response ([NewStreamTurn] from the
+// chunks of a streamed one) and [Turn.Calls] turns its function calls
+// ([genai.FunctionCall]) into calls for dispatch ([dispatch.Call]), in order,
+// with the call's ID as the correlation ID (it may be empty). Gemini sends
+// args as an object, which the SDK decodes into a map[string]any before this
+// package sees it: the argument text [tool.Contract.Prepare] gets is that map
+// encoded again, members sorted by name. So the number text the model wrote
+// is gone (1.50 arrives as 1.5, an integer beyond 2^53 already rounded to a
+// float64), and of duplicate member names only the last survives where
+// Prepare would have refused the text. Missing args are {}. Nothing of the
+// lowering needs undoing on this path: no member was made nullable or
+// renamed.
 //
 // # Results back
 //
-// Part renders an Outcome as a functionResponse part echoing the call's ID and
-// name: {"output": …} for a completed call (the text of its content, or its
-// Details as JSON when it has no content), {"error": …} with the public text
-// otherwise. Inline images (PNG, JPEG, WebP) and documents (PDF, plain text)
-// travel in the function response's parts; other media, and media given by
-// URI, is announced in the text (dispatch.MediaNote) rather than dropped.
+// [Part] renders a [dispatch.Outcome] as a functionResponse part echoing the
+// call's ID and name ([genai.FunctionResponse]): {"output": …} for a
+// completed call (the text of its content, or its [tool.Output].Details as
+// JSON when it has no content), {"error": …} with the public text otherwise.
+// Inline images (PNG, JPEG, WebP) and documents (PDF, plain text) travel in
+// the function response's parts; other media, and media given by URI, is
+// announced in the text ([dispatch.MediaNote]) rather than dropped.
 //
-// Turn.Reply builds the user content that answers every call of a turn,
+// [Turn.Reply] builds the user content that answers every call of a turn,
 // matching outcomes to calls by ID, or by name and order when Gemini sent no
-// IDs; Turn.Next appends the model's turn, unchanged, and that reply to the
+// IDs; [Turn.Next] appends the model's turn, unchanged, and that reply to the
 // history. The model's content must go back as it came: Gemini 3 refuses a
 // function call replayed without its thoughtSignature.
 //
@@ -75,9 +79,9 @@
 //
 // # Concurrency and ownership
 //
-// Project, Tools and Part are safe for concurrent use. Project's results
-// share no memory with the Definitions it was given; Part copies the media
-// and Details it sends. A Turn is immutable and safe for concurrent use; it
-// shares the model's content with the response it was read from, because that
-// content is what must be replayed.
+// [Project], [Tools] and [Part] are safe for concurrent use. Project's
+// results share no memory with the Definitions it was given; Part copies the
+// media and Details it sends. A [Turn] is immutable and safe for concurrent
+// use; it shares the model's content with the response it was read from,
+// because that content is what must be replayed.
 package toolgemini

@@ -3,7 +3,7 @@ package toolgemini
 import "errors"
 
 // Errors returned by this package. Every error wraps exactly one of them, so
-// that errors.Is tells them apart.
+// that [errors.Is] tells them apart.
 var (
 	// ErrProjection: a Definition cannot be offered to Gemini at all: its
 	// name is one Gemini refuses, its schema does not parse, or its schema

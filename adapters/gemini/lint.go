@@ -7,15 +7,16 @@ import (
 )
 
 // Lint is one thing Gemini cannot express in a tool's schema, found when the
-// tool is projected. Pointer locates it in the canonical schema (RFC 6901),
-// so that the author can find the keyword that caused it.
+// tool is projected ([Project], [Tools]). Pointer locates it in the canonical
+// schema (RFC 6901), so that the author can find the keyword that caused it.
 //
 // A Lint from a successful projection describes a loss: the schema Gemini
 // receives is looser than the canonical one at that place (the constraint is
 // then written into the description there, so the model still reads it).
-// Prepare, which checks the canonical schema, stays the authority: an argument
-// that breaks the dropped constraint is rejected there and the model is told
-// why. The same type, in a ProjectionError, describes a refusal.
+// [tool.Contract.Prepare], which checks the canonical schema, stays the
+// authority: an argument that breaks the dropped constraint is rejected there
+// and the model is told why. Losses are listed in [Projection].Lints; the
+// same type, in a [ProjectionError], describes a refusal.
 type Lint struct {
 	// Tool is the name of the Definition.
 	Tool string

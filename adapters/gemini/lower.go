@@ -9,11 +9,12 @@ import (
 	"github.com/agentcontract/tool/internal/strictschema"
 )
 
-// The JSON path: the canonical schema lowered to the keywords Gemini documents
-// for parametersJsonSchema and responseJsonSchema.
+// The JSON path (the zero [Config]): the canonical schema lowered to the
+// keywords Gemini documents for parametersJsonSchema and responseJsonSchema
+// ([genai.FunctionDeclaration].ParametersJsonSchema and ResponseJsonSchema).
 //
 // Every rewrite below either keeps the meaning of the schema exactly or is
-// recorded as a Lint (a loss). The exact rewrites:
+// recorded as a [Lint] (a loss). The exact rewrites:
 //   - "const": v becomes "enum": [v] (v a string or a number), or "type":
 //     "null" for a null constant;
 //   - annotations ("default", "examples", "$comment", "$schema", "deprecated",
@@ -40,7 +41,7 @@ var kept = map[string]bool{
 }
 
 // lossy are the validation keywords of JSON Schema 2020-12 that Gemini does
-// not document: dropped, with a Lint and a note in the description.
+// not document: dropped, with a [Lint] and a note in the description.
 var lossy = map[string]bool{
 	"pattern": true, "minLength": true, "maxLength": true, "multipleOf": true,
 	"exclusiveMinimum": true, "exclusiveMaximum": true, "uniqueItems": true,
@@ -75,7 +76,8 @@ func (l *lowering) refuse(ptr, rule string, args ...any) {
 
 // decodeSchema decodes a schema document keeping number text exact (as
 // json.Number), with the byte-level decoder the other adapters use: a
-// member name given twice, which Definition.Validate refuses, is an error.
+// member name given twice, which [tool.Definition.Validate] refuses, is an
+// error.
 func decodeSchema(raw []byte) (any, error) {
 	return strictschema.Decode(raw)
 }

@@ -9,14 +9,15 @@ import (
 	"google.golang.org/genai"
 )
 
-// The OpenAPI path: the canonical schema as a *genai.Schema, the proto
-// Schema of the Gemini API (an OpenAPI 3.0 subset).
+// The OpenAPI path ([Config].OpenAPI): the canonical schema as a
+// [*genai.Schema], the proto Schema of the Gemini API (an OpenAPI 3.0
+// subset).
 //
 // Exact rewrites: $refs are inlined (their siblings merged in), allOf
 // branches are merged when they do not set the same keyword, a null branch of
 // anyOf and "null" in a type list or an enum become nullable, a one-branch
 // anyOf is merged into its node, a string const becomes a one-value enum, and
-// annotations are dropped. Losses (each a Lint, the constraint written into
+// annotations are dropped. Losses (each a [Lint], the constraint written into
 // the description): the keywords the proto Schema lacks
 // (additionalProperties, including false: the proto Schema has no way to
 // close an object; exclusive bounds, multipleOf, uniqueItems, prefixItems,

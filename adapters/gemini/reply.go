@@ -13,28 +13,30 @@ import (
 
 // mediaTypes are the media types Gemini takes inside a functionResponse
 // (multimodal function responses): images and documents. Other media is
-// announced in the text with dispatch.MediaNote.
+// announced in the text with [dispatch.MediaNote].
 var mediaTypes = []string{"image/png", "image/jpeg", "image/webp", "application/pdf", "text/plain"}
 
-// Part renders one outcome as a functionResponse part that echoes the call's
-// ID (o.CallID, possibly empty) and name (o.Tool):
+// Part renders one outcome as a functionResponse part ([genai.Part] holding a
+// [genai.FunctionResponse]) that echoes the call's ID
+// ([dispatch.Outcome].CallID, possibly empty) and name (o.Tool):
 //
 //   - completed: response {"output": …}: the text of the Output's text
-//     blocks (a string), or its Details when it has no content (a
-//     *json.RawMessage, a copy, which the SDK sends as the JSON it holds);
+//     blocks (a string), or its [tool.Output].Details when it has no
+//     content (a *json.RawMessage, a copy, which the SDK sends as the JSON
+//     it holds);
 //   - failed, rejected, unknown_tool, unknown: response {"error": …} with
 //     the text the model may see (never the private error).
 //
-// Inline media of the types Gemini takes in function responses (PNG, JPEG
-// and WebP images, PDF and plain text documents) travels in
-// FunctionResponse.Parts as inlineData, each also named in the text so that
-// the model can tell which is which. Other media, and media given by URI
-// (the Gemini API documents no fileData in function responses), is announced
-// in the text with dispatch.MediaNote, URI included. The part shares no
-// memory with o.
+// Inline media of the types Gemini takes in function responses (PNG, JPEG and
+// WebP images, PDF and plain text documents) travels in
+// [genai.FunctionResponse].Parts as inlineData, each also named in the text
+// so that the model can tell which is which. Other media, and media given by
+// URI (the Gemini API documents no fileData in function responses), is
+// announced in the text with [dispatch.MediaNote], URI included. The part
+// shares no memory with o.
 //
-// A suspended outcome has no result yet: Part fails with ErrReply. Resume it
-// and render the outcome Resume returns.
+// A suspended outcome has no result yet: Part fails with [ErrReply]. Resume
+// it ([dispatch.Dispatcher.Resume]) and render the outcome Resume returns.
 func Part(o dispatch.Outcome) (*genai.Part, error) {
 	if err := check(&o); err != nil {
 		return nil, err
@@ -116,10 +118,10 @@ func render(out tool.Output) (string, []*genai.FunctionResponsePart) {
 // outcome. Outcomes are matched to calls by ID when the call has one, and
 // otherwise by name and order (the k-th call of a name without an ID takes
 // the k-th outcome of that name without an ID), so the outcomes of
-// Dispatcher.RunAll(ctx, t.Calls()) match in any order.
+// [dispatch.Dispatcher.RunAll](ctx, t.Calls()) match in any order.
 //
-// It fails, with an error wrapping ErrReply, when a call has no outcome, an
-// outcome matches no call, or an outcome is suspended (see Part). A turn
+// It fails, with an error wrapping [ErrReply], when a call has no outcome, an
+// outcome matches no call, or an outcome is suspended (see [Part]). A turn
 // without calls has nothing to reply: Reply returns nil and no error.
 func (t Turn) Reply(outcomes []dispatch.Outcome) (*genai.Content, error) {
 	if t.n == 0 && len(outcomes) == 0 {
@@ -183,8 +185,9 @@ func replyParts(n int) ([]*genai.Part, *genai.Content, *responsePart) {
 }
 
 // Next returns the contents of the next request: history, then the model's
-// content of t unchanged, then Reply(outcomes). history is not modified; the
-// result is a new slice (whose elements are shared, as the SDK's are).
+// content of t unchanged ([Turn.Content]), then [Turn.Reply](outcomes).
+// history is not modified; the result is a new slice (whose elements are
+// shared, as the SDK's are).
 func (t Turn) Next(history []*genai.Content, outcomes []dispatch.Outcome) ([]*genai.Content, error) {
 	reply, err := t.Reply(outcomes)
 	if err != nil {

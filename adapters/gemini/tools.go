@@ -11,19 +11,22 @@ import (
 	"google.golang.org/genai"
 )
 
-// Config says how Definitions are projected. The zero Config projects every
+// Config says how definitions ([tool.Definition]) are projected by [Project]
+// and [Tools]. The zero Config projects every
 // schema on the JSON path (parametersJsonSchema and responseJsonSchema), the
 // path Gemini prefers.
 type Config struct {
 	// OpenAPI, when true, projects input schemas into
-	// FunctionDeclaration.Parameters and output schemas into Response:
-	// the OpenAPI 3.0 subset (*genai.Schema) that older models and
-	// Vertex AI endpoints read. $refs are inlined, so recursive schemas
-	// are refused, and parameter names must match ^[A-Za-z_][A-Za-z0-9_]{0,63}$.
+	// FunctionDeclaration.Parameters and output schemas into Response: the
+	// OpenAPI 3.0 subset (*genai.Schema) that older models and Vertex AI
+	// endpoints read. $refs are inlined, so recursive schemas are refused,
+	// and parameter names must match ^[A-Za-z_][A-Za-z0-9_]{0,63}$.
 	OpenAPI bool
 }
 
-// Projection is a list of Definitions as Gemini tools. The zero Projection
+// Projection is a list of definitions as Gemini tools, made by [Project] or
+// [Tools]: a [genai.Tool] for [genai.GenerateContentConfig].Tools, and the
+// [Lint] findings of the lowering. The zero Projection
 // offers no tools. It is the caller's: nothing in it is shared with the
 // Definitions it came from.
 type Projection struct {
@@ -37,8 +40,8 @@ type Projection struct {
 	Lints []Lint
 }
 
-// Tools projects the Definitions of reg, in name order; see Project. A nil
-// reg is an error wrapping ErrProjection.
+// Tools projects the definitions of reg ([tool.Registry.Definitions]), in
+// name order; see [Project]. A nil reg is an error wrapping [ErrProjection].
 func Tools(reg *tool.Registry, config Config) (Projection, error) {
 	if reg == nil {
 		return Projection{}, fmt.Errorf("%w: nil registry", ErrProjection)
@@ -46,18 +49,20 @@ func Tools(reg *tool.Registry, config Config) (Projection, error) {
 	return Project(reg.Definitions(), config)
 }
 
-// Project turns Definitions into Gemini function declarations, lowering each
+// Project turns definitions into Gemini function declarations
+// ([genai.FunctionDeclaration]), lowering each
 // schema to what Gemini can express (see the package documentation). defs is
 // not retained; the Projection shares no memory with it.
 //
-// It fails, with a *ProjectionError (which wraps ErrProjection) that names
-// every tool and JSON pointer at fault, when a name is one Gemini refuses (it must start
-// with a letter or an underscore) or breaks the core's rule, when two
-// Definitions share a name, when a schema is not a JSON document, or when a
-// schema needs what Gemini cannot express at all. Project does not compile
-// the schemas (Bind does, and the Definitions of a Registry are valid); a
-// Definition Bind would refuse may project without error. Looser projections are not errors: they are listed in
-// Projection.Lints. A schema shared by several Definitions (byte for byte)
+// It fails, with a [*ProjectionError] (which wraps [ErrProjection]) that
+// names every tool and JSON pointer at fault, when a name is one Gemini
+// refuses (it must start with a letter or an underscore) or breaks the core's
+// rule, when two Definitions share a name, when a schema is not a JSON
+// document, or when a schema needs what Gemini cannot express at all. Project
+// does not compile the schemas ([tool.Bind] does, and the definitions of a
+// [tool.Registry] are valid); a definition Bind would refuse may project
+// without error. Looser projections are not errors: they are listed in
+// [Projection].Lints. A schema shared by several Definitions (byte for byte)
 // is lowered once and copied for each.
 func Project(defs []tool.Definition, config Config) (Projection, error) {
 	var p Projection
@@ -89,9 +94,9 @@ func Project(defs []tool.Definition, config Config) (Projection, error) {
 	return p, nil
 }
 
-// ProjectionError lists every reason a projection failed, one Lint each: a
+// ProjectionError lists every reason a projection failed, one [Lint] each: a
 // refused name (Schema and Pointer empty) or a schema Gemini cannot take.
-// errors.Is(err, ErrProjection) holds for it. Safe on a nil receiver.
+// [errors.Is](err, [ErrProjection]) holds for it. Safe on a nil receiver.
 type ProjectionError struct {
 	// Problems are in the order of the Definitions.
 	Problems []Lint
@@ -109,7 +114,7 @@ func (e *ProjectionError) Error() string {
 	return ErrProjection.Error() + ": " + strings.Join(parts, "; ")
 }
 
-// Unwrap returns ErrProjection.
+// Unwrap returns [ErrProjection].
 func (e *ProjectionError) Unwrap() error { return ErrProjection }
 
 // checkName says why a function name is refused, or "" when Gemini takes
@@ -132,7 +137,7 @@ func checkName(name string) string {
 
 func isLetter(c byte) bool { return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') }
 
-// declare projects one valid Definition; lowerings holds the lowerings
+// declare projects one valid [tool.Definition]; lowerings holds the lowerings
 // of the schemas projected before.
 func declare(d tool.Definition, config Config, lowerings memo) (*genai.FunctionDeclaration, []Lint, []Lint) {
 	decl := &genai.FunctionDeclaration{Name: d.Name, Description: d.Description}
@@ -154,8 +159,8 @@ func declare(d tool.Definition, config Config, lowerings memo) (*genai.FunctionD
 
 // memo holds, per schema text and role ("input" or "output"), a lowered
 // schema and what its lowering found: tools of one projection often share a
-// schema (those NewFunc derives from one Go type do), and a copy costs less
-// than a lowering. One memo serves one path (JSON or OpenAPI).
+// schema (those [tool.NewFunc] derives from one Go type do), and a copy costs
+// less than a lowering. One memo serves one path (JSON or OpenAPI).
 type memo map[[2]string]*lowered
 
 // lowered is one schema lowered, and its findings.
@@ -166,7 +171,7 @@ type lowered struct {
 
 // lower returns lowerDoc(l, raw), computed once per schema text and role:
 // the first tool gets the lowered schema, the later ones copies of it made
-// by clone (while Project runs, before the caller can change the first), so
+// by clone (while [Project] runs, before the caller can change the first), so
 // that no two share memory; the findings are the memoized ones, told of l's
 // tool.
 func (m memo) lower(l *lowering, raw json.RawMessage, lowerDoc func(*lowering, json.RawMessage) any, clone func(any) any) any {
@@ -184,7 +189,7 @@ func (m memo) lower(l *lowering, raw json.RawMessage, lowerDoc func(*lowering, j
 	return schema
 }
 
-// retold appends lints to dst, each told of tool.
+// retold appends lints ([Lint]) to dst, each told of tool.
 func retold(dst, lints []Lint, tool string) []Lint {
 	for _, x := range lints {
 		x.Tool = tool

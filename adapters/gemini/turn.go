@@ -14,10 +14,10 @@ import (
 //
 // The content must go back to Gemini unchanged in the next request, thought
 // signatures included (Gemini 3 refuses a function call replayed without
-// its thoughtSignature), so Turn keeps the *genai.Content the SDK decoded
-// and Next appends that very pointer to the history. Do not modify it.
+// its thoughtSignature), so Turn keeps the [*genai.Content] the SDK decoded
+// and [Turn.Next] appends that very pointer to the history. Do not modify it.
 //
-// A Turn is immutable after NewTurn and safe for concurrent use. The zero
+// A Turn is immutable after [NewTurn] and safe for concurrent use. The zero
 // Turn has no content and no calls.
 type Turn struct {
 	content *genai.Content
@@ -26,8 +26,9 @@ type Turn struct {
 }
 
 // NewTurn reads the first candidate of resp, the one the SDK's
-// resp.FunctionCalls() and resp.Text() read too. It fails, with an error
-// wrapping ErrResponse, when resp is nil or its first candidate has no
+// [genai.GenerateContentResponse.FunctionCalls] and
+// [genai.GenerateContentResponse.Text] read too. It fails, with an error
+// wrapping [ErrResponse], when resp is nil or its first candidate has no
 // content (a blocked prompt, say: resp.PromptFeedback says why).
 func NewTurn(resp *genai.GenerateContentResponse) (Turn, error) {
 	if resp == nil || len(resp.Candidates) == 0 || resp.Candidates[0] == nil || resp.Candidates[0].Content == nil {
@@ -61,13 +62,13 @@ func (t Turn) calls() iter.Seq2[int, *genai.FunctionCall] {
 }
 
 // NewStreamTurn reads a model turn from the chunks of
-// Models.GenerateContentStream, in the order they came: the parts of each
-// chunk's first candidate, concatenated into one content, unchanged (text
-// split over chunks stays split, and thought signatures stay on the parts
-// that carried them), which is the content to replay. chunks is not
+// [genai.Models.GenerateContentStream], in the order they came: the parts of
+// each chunk's first candidate, concatenated into one content, unchanged
+// (text split over chunks stays split, and thought signatures stay on the
+// parts that carried them), which is the content to replay. chunks is not
 // retained, its parts are shared.
 //
-// It fails, with an error wrapping ErrResponse, when no chunk has candidate
+// It fails, with an error wrapping [ErrResponse], when no chunk has candidate
 // content, and when a function call is incomplete (its arguments streamed
 // as partialArgs, or willContinue set): leave the stream's function-call
 // argument streaming off.
@@ -102,15 +103,16 @@ func NewStreamTurn(chunks []*genai.GenerateContentResponse) (Turn, error) {
 // replay, unchanged. It is shared, not copied.
 func (t Turn) Content() *genai.Content { return t.content }
 
-// Calls returns the function calls of the turn as dispatch Calls, in the
-// order the model wrote them, for Dispatcher.RunAll. Each Call's ID is the
-// FunctionCall's ID, which may be empty (Gemini leaves it out on some models
-// and endpoints; Reply then correlates by name and order). The Dispatcher
-// chooses the idempotency keys. An empty slice means the model answered
-// without calling a tool.
+// Calls returns the function calls of the turn as [dispatch.Call] values, in
+// the order the model wrote them, for [dispatch.Dispatcher.RunAll]. Each
+// Call's ID is the [genai.FunctionCall]'s ID, which may be empty (Gemini
+// leaves it out on some models and endpoints; [Turn.Reply] then correlates by
+// name and order). The Dispatcher chooses the idempotency keys. An empty
+// slice means the model answered without calling a tool.
 //
 // The SDK decodes args into a map[string]any before this package sees them,
-// so the argument text given to Prepare is that map encoded again: members
+// so the argument text given to [tool.Contract.Prepare] is that map encoded
+// again: members
 // sorted by name, numbers as float64 write them (an integer beyond 2^53 is
 // already rounded, 1.50 reads 1.5), and of duplicate member names only the
 // last survives. Missing args become {}.

@@ -1,6 +1,6 @@
 // Package toolmcp carries tools across the Model Context Protocol with the
 // official Go SDK (github.com/modelcontextprotocol/go-sdk/mcp), in both
-// directions, without leaving the trust boundary of package tool.
+// directions, without leaving the trust boundary of package [tool].
 //
 // The name reads as "tool, over MCP" at the call site: toolmcp.AddTools
 // serves a registry's tools on an mcp.Server, and toolmcp.Import turns the
@@ -8,35 +8,37 @@
 //
 // # Serving
 //
-// AddTools adds every tool of a tool.Registry to an *mcp.Server. Each call
-// runs through a dispatch.Dispatcher: the arguments the client sent reach
-// tool.Contract.Prepare as the exact JSON text, and every dispatch.Outcome
-// becomes the MCP result a client expects — content and
+// [AddTools] adds every tool of a [tool.Registry] to an [*mcp.Server]. Each
+// call runs through a [dispatch.Dispatcher]: the arguments the client sent
+// reach [tool.Contract.Prepare] as the exact JSON text, and every
+// [dispatch.Outcome] becomes the MCP result a client expects — content and
 // structuredContent, an isError result with public text only, a JSON-RPC
-// error for a tool that does not exist. A tool.InputRequest becomes an
+// error for a tool that does not exist. A [tool.InputRequest] becomes an
 // input-required result whose requestState is the sealed
-// dispatch.Checkpoint, encrypted, so the client's retry with the person's
-// answer is resumed by any server instance that holds the seal keys, and a
-// state that was tampered with is refused. Clients older than MCP
-// 2026-07-28 are asked with a server-initiated elicitation instead.
-// AddTools documents the mapping.
+// [dispatch.Checkpoint], encrypted, so the client's retry with the person's
+// answer is resumed ([dispatch.Dispatcher.Resume]) by any server instance
+// that holds the seal keys, and a state that was tampered with is refused.
+// Clients older than MCP 2026-07-28 are asked with a server-initiated
+// elicitation instead. [AddTools] documents the mapping, and [Config] and
+// [ToolOptions] what a server decides per registry and per tool.
 //
 // The command agentloop-mcp (go run ./adapters/mcp/cmd/agentloop-mcp)
 // serves a small shop's tools this way over stdio or streamable HTTP.
 //
 // # Importing
 //
-// Import lists the tools of an *mcp.ClientSession and returns them as
-// tool.Tools: bound like any other tool, their arguments are admitted by
-// Prepare before anything is sent, and their results are checked against
-// the schema the server advertised. A remote request for input can become
-// the runtime's own tool.InputRequest, and a ProgressRelay carries the
-// server's progress to the call. Import and RemoteTool document what is
-// trusted and how each result is mapped.
+// [Import] lists the tools of an [*mcp.ClientSession] and returns them as
+// [RemoteTool] values, each a [tool.Tool]: bound like any other tool
+// ([tool.Bind]), their arguments are admitted by [tool.Contract.Prepare]
+// before anything is sent, and their results are checked against the schema
+// the server advertised. A remote request for input can become the runtime's
+// own [tool.InputRequest], and a [ProgressRelay] carries the server's
+// progress to the call. [Import] and [RemoteTool] document what is trusted
+// and how each result is mapped.
 //
 // # Concurrency and ownership
 //
 // AddTools and Import copy what they keep of their configuration; the
-// server's handlers, the RemoteTools and a ProgressRelay are safe for
+// server's handlers, every [RemoteTool] and a [ProgressRelay] are safe for
 // concurrent use.
 package toolmcp

@@ -8,7 +8,7 @@ import (
 )
 
 // Errors returned by this package. Every error it returns wraps exactly one
-// of them, so that errors.Is tells them apart.
+// of them, so that [errors.Is] tells them apart.
 var (
 	// ErrInvalidConfig: AddTools or Import was given a configuration it
 	// cannot use, or a tool it cannot serve as configured.
@@ -24,7 +24,7 @@ var (
 )
 
 // wrap returns sentinel caused by cause, an error of another package of
-// this module: its message carries one "tool: " prefix, and errors.Is finds
+// this module: its message carries one "tool: " prefix, and [errors.Is] finds
 // both.
 func wrap(sentinel, cause error) error {
 	return fmt.Errorf("%w: %w", sentinel, errprefix.Quote(cause))

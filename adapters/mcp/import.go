@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ImportConfig is what Import may trust about a remote server.
+// ImportConfig is what [Import] may trust about a remote server.
 type ImportConfig struct {
 	// TrustAnnotations derives each tool's Effect from the server's
 	// annotations: readOnlyHint true gives tool.EffectSafe, otherwise
@@ -30,7 +30,7 @@ type ImportConfig struct {
 	Progress *ProgressRelay
 }
 
-// ImportResult is what Import found on the server. Its slices are the
+// ImportResult is what [Import] found on the server. Its slices are the
 // caller's; nothing in them is shared with another ImportResult.
 type ImportResult struct {
 	// Tools are the admitted tools, sorted by their local name. Bind
@@ -42,7 +42,8 @@ type ImportResult struct {
 	Refused []Refusal
 }
 
-// Refusal is one remote tool that Import did not admit.
+// Refusal is one remote tool that [Import] did not admit, listed in
+// [ImportResult].Refused.
 type Refusal struct {
 	// Name is the tool's name on the remote server.
 	Name string
@@ -52,7 +53,9 @@ type Refusal struct {
 }
 
 // Import lists the tools of session's server (every page) and returns
-// them as tools that call the server through session.
+// them as tools that call the server through session: [RemoteTool] values,
+// in [ImportResult].Tools, to bind ([tool.Bind]) and register
+// ([tool.Registry.Register]) like local ones.
 //
 // # Names
 //
@@ -60,7 +63,7 @@ type Refusal struct {
 // A-Z a-z 0-9 _ -) is kept. Another is mapped: each other character
 // becomes "_", and a name still too long is cut to 55 characters followed
 // by "_" and eight hex digits of the SHA-256 of the remote name. The map is
-// reversible through RemoteTool.RemoteName, which calls use. Two remote
+// reversible through [RemoteTool.RemoteName], which calls use. Two remote
 // tools whose local names collide are both refused, unless one of them
 // kept its remote name, which then wins: no call is ever sent to a tool
 // the model did not name.
@@ -68,15 +71,15 @@ type Refusal struct {
 // # Schemas
 //
 // The input schema (and the output schema, when advertised) becomes the
-// tool's Definition and must pass tool.Definition.Validate: a schema the
-// core refuses — a pattern its validator cannot compile, a reference
+// tool's [tool.Definition] and must pass [tool.Definition.Validate]: a schema
+// the core refuses — a pattern its validator cannot compile, a reference
 // outside the document, a root that is not "type":"object" — refuses that
-// tool only, with the reason in ImportResult.Refused. The SDK hands the
+// tool only, with the reason in [ImportResult].Refused. The SDK hands the
 // schemas over decoded, so their numbers have passed through float64 and
 // their members are in sorted order. The remote description is kept.
 //
-// Import's own error wraps ErrInvalidConfig for a nil session, and
-// ErrRemoteCall when the tools cannot be listed.
+// Import's own error wraps [ErrInvalidConfig] for a nil session, and
+// [ErrRemoteCall] when the tools cannot be listed.
 func Import(ctx context.Context, session *mcp.ClientSession, config ImportConfig) (ImportResult, error) {
 	if session == nil {
 		return ImportResult{}, fmt.Errorf("%w: the session is nil", ErrInvalidConfig)
@@ -149,9 +152,10 @@ func localName(remote string) string {
 }
 
 // RemoteTool is a tool of a remote MCP server, called through a client
-// session. It implements tool.Tool: bind it like any other tool, so that
-// its arguments are admitted by Prepare before anything is sent, and its
-// results are checked against its output schema.
+// session ([*mcp.ClientSession]). It implements [tool.Tool]: bind it like any
+// other tool ([tool.Bind]), so that its arguments are admitted by
+// [tool.Contract.Prepare] before anything is sent, and its results are
+// checked against its output schema.
 //
 // Call sends the admitted arguments, byte for byte, as the arguments of a
 // tools/call and maps the result:
@@ -160,27 +164,27 @@ func localName(remote string) string {
 //     text when it is text; a resource link as media by URI), and its
 //     structuredContent the Output's Details; an empty text block, and a
 //     text block that only repeats the structured content, are dropped;
-//   - an isError result: a *tool.Failure of kind failed whose public
+//   - an isError result: a [*tool.Failure] of kind failed whose public
 //     Output is the result's content: what the server chose to show;
-//   - an input-required result with one elicitation form (MCP 2026-07-28;
-//     the client sees one only when its own multi-round-trip handling is
-//     off, mcp.MultiRoundTripOptions{Disabled: true}): a tool.InputRequest
-//     whose prompt is the form's message, whose response schema is the
-//     form's schema and whose state holds the server's request state. The
-//     runtime suspends and resumes the call like any other; the resumed
-//     call retries with the answer as an accepted form. With the SDK's
-//     handling on, the client's ElicitationHandler answers instead, and a
+//   - an input-required result with one elicitation form (MCP 2026-07-28; the
+//     client sees one only when its own multi-round-trip handling is off,
+//     [mcp.MultiRoundTripOptions] with Disabled set): a [tool.InputRequest]
+//     whose prompt is the form's message, whose response schema is the form's
+//     schema and whose state holds the server's request state. The runtime
+//     suspends and resumes the call like any other; the resumed call retries
+//     with the answer as an accepted form. With the SDK's handling on, the
+//     client's [mcp.ClientOptions].ElicitationHandler answers instead, and a
 //     server older than 2026-07-28 always asks that handler;
-//   - a transport or protocol error, a result the core refuses (content
-//     that is not a valid Output, structured content that breaks the
-//     output schema — the Binding checks that), a request for input of
-//     another kind, or the end of ctx: an error wrapping ErrRemoteCall,
-//     which dispatch reports as an unknown outcome.
+//   - a transport or protocol error, a result the core refuses (content that
+//     is not a valid Output, structured content that breaks the output schema
+//     — the [tool.Binding] checks that), a request for input of another kind,
+//     or the end of ctx: an error wrapping [ErrRemoteCall], which [dispatch]
+//     reports as an unknown outcome ([dispatch.KindUnknown]).
 //
 // Structured content and form schemas arrive decoded by the SDK: their
 // numbers have passed through float64. A RemoteTool is immutable and safe
 // for concurrent use, as the session is. The server's progress reaches the
-// call's tool.ProgressReporter through ImportConfig.Progress.
+// call's [tool.ProgressReporter] through [ImportConfig].Progress.
 type RemoteTool struct {
 	session  *mcp.ClientSession
 	progress *ProgressRelay
@@ -217,10 +221,11 @@ func newRemoteTool(session *mcp.ClientSession, t *mcp.Tool, config ImportConfig)
 func (t *RemoteTool) RemoteName() string { return t.remote }
 
 // Definition returns the tool's definition: the local name, the remote
-// description and schemas, and the Effect (see ImportConfig). A copy.
+// description and schemas, and the [tool.Effect] (see [ImportConfig]). A
+// copy.
 func (t *RemoteTool) Definition() tool.Definition { return t.def.Clone() }
 
-// Call calls the remote tool; see RemoteTool. It sends a copy of the
+// Call calls the remote tool; see [RemoteTool]. It sends a copy of the
 // invocation's arguments, retains nothing of the invocation, and returns
 // an Output of its own. ctx bounds the remote call: when it ends, the SDK
 // tells the server that the request was cancelled and Call returns.
@@ -274,7 +279,7 @@ type remoteState struct {
 }
 
 // remoteInputRequest turns an input-required result with one elicitation
-// form into a tool.InputRequest: the form's message is the prompt, its
+// form into a [tool.InputRequest]: the form's message is the prompt, its
 // schema the response schema, and the server's request state and request
 // ID the continuation state.
 func remoteInputRequest(res *mcp.CallToolResult) (tool.InputRequest, error) {
@@ -324,7 +329,8 @@ func answerRemote(params *mcp.CallToolParams, c tool.Continuation) error {
 	return nil
 }
 
-// outputOf turns a result's content and structured content into an Output.
+// outputOf turns a result's content and structured content into a
+// [tool.Output].
 func outputOf(res *mcp.CallToolResult) (tool.Output, error) {
 	var out tool.Output
 	if res.StructuredContent != nil {

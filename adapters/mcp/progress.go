@@ -10,17 +10,17 @@ import (
 )
 
 // ProgressRelay carries the progress a remote server reports for a call of
-// an imported tool to the call's own tool.ProgressReporter (the one
-// tool.WithProgressReporter or dispatch.Call.Progress installed). Progress
+// an imported tool to the call's own [tool.ProgressReporter] (the one
+// [tool.WithProgressReporter] or [dispatch.Call].Progress installed). Progress
 // notifications arrive at the client, not at the call, so the relay needs
-// both ends: set Handle as the client's
-// mcp.ClientOptions.ProgressNotificationHandler, and the relay as
-// ImportConfig.Progress.
+// both ends: set [ProgressRelay.Handle] as the client's
+// [mcp.ClientOptions].ProgressNotificationHandler, and the relay as
+// [ImportConfig].Progress.
 //
 // Each call of an imported tool then sends a progress token of its own and
 // receives the notifications that carry it while the call runs. A
 // notification the SDK delivers after the call returned is dropped, as is
-// one whose values tool.Progress refuses: progress is observation only and
+// one whose values [tool.Progress] refuses: progress is observation only and
 // never changes an outcome.
 //
 // The zero ProgressRelay is ready to use; it is safe for concurrent use and
@@ -31,7 +31,9 @@ type ProgressRelay struct {
 	calls map[string]context.Context
 }
 
-// Handle is an mcp.ClientOptions.ProgressNotificationHandler.
+// Handle is an [mcp.ClientOptions].ProgressNotificationHandler: it reports
+// the notification's progress to the call that sent its token
+// ([tool.ReportProgress]).
 func (r *ProgressRelay) Handle(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 	token, ok := req.Params.ProgressToken.(string)
 	if !ok {

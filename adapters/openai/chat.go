@@ -13,9 +13,10 @@ import (
 	"github.com/agentcontract/tool/internal/adapterkit"
 )
 
-// ChatTools returns the tools as Chat Completions tool parameters, in the
-// order of the definitions (a registry's are sorted by name), each with
-// strict set explicitly.
+// ChatTools returns the tools as Chat Completions tool parameters, for
+// [openai.ChatCompletionNewParams].Tools, in the order of the definitions
+// (a [tool.Registry] lists its own sorted by name), each with strict set
+// explicitly.
 func (t *Tools) ChatTools() []openai.ChatCompletionToolUnionParam {
 	out := make([]openai.ChatCompletionToolUnionParam, len(t.tools))
 	var params adapterkit.Params
@@ -34,10 +35,11 @@ func (t *Tools) ChatTools() []openai.ChatCompletionToolUnionParam {
 }
 
 // ChatCalls returns the function calls of an assistant message as
-// dispatch calls, in order, with the tool call ID as the correlation ID.
-// The argument text reaches Prepare as the model wrote it, except that for
-// a strict tool a null sent for an absent optional member is removed.
-// Custom tool calls are not function calls and are left out.
+// [dispatch.Call] values, in order, with the tool call ID as the correlation
+// ID ([dispatch.Call].ID), ready for [dispatch.Dispatcher.RunAll]. The
+// argument text reaches [tool.Contract.Prepare] as the model wrote it, except
+// that for a strict tool a null sent for an absent optional member is
+// removed. Custom tool calls are not function calls and are left out.
 func (t *Tools) ChatCalls(message openai.ChatCompletionMessage) []dispatch.Call {
 	calls := make([]dispatch.Call, 0, len(message.ToolCalls))
 	for i := range message.ToolCalls {
@@ -55,13 +57,13 @@ func (t *Tools) ChatCalls(message openai.ChatCompletionMessage) []dispatch.Call 
 
 // ChatMessages returns the messages that answer the calls of one assistant
 // message: one tool message per outcome, in order, whose text is what the
-// model may see (dispatch.Text; errors are told in the text, as Chat
+// model may see ([dispatch.Text]; errors are told in the text, as Chat
 // Completions has no error flag). Tool messages carry text only, so images
 // and PDF files follow in one user message after the tool messages, each
 // introduced by the call ID it belongs to, and the tool message notes them;
 // other media are noted only.
 //
-// Errors wrap ErrInvalidOutcome: a suspended or zero outcome, or one
+// Errors wrap [ErrInvalidOutcome]: a suspended or zero outcome, or one
 // without a call ID. Nothing is returned then.
 func ChatMessages(outcomes []dispatch.Outcome) ([]openai.ChatCompletionMessageParamUnion, error) {
 	if err := checkOutcomes(outcomes); err != nil {

@@ -1,7 +1,7 @@
-// Package toolopenai offers the tools of a tool.Registry to OpenAI models
+// Package toolopenai offers the tools of a [tool.Registry] to OpenAI models
 // through the official Go SDK (github.com/openai/openai-go/v3), in both the
 // Chat Completions and the Responses API, and brings the model's calls back
-// through dispatch. The name reads at the call site as what it converts
+// through [dispatch]. The name reads at the call site as what it converts
 // between: toolopenai.New, tools.ChatTools(), toolopenai.ChatMessages(…).
 //
 // # One turn
@@ -15,22 +15,22 @@
 //	params.Messages = append(params.Messages, msg.ToParam())
 //	params.Messages = append(params.Messages, answers...)
 //
-// With Responses, ResponseTools, ResponseCalls and ResponseOutputs play the
-// same parts.
+// With Responses, [Tools.ResponseTools], [Tools.ResponseCalls] and
+// [ResponseOutputs] play the same parts.
 //
 // # Strict mode
 //
-// With Config.Strict, each tool's canonical input schema is lowered to the
+// With [Config].Strict, each tool's canonical input schema is lowered to the
 // subset OpenAI enforces while the model writes arguments: every object
-// closed with additionalProperties false, every member required, an
-// optional member made nullable, default dropped, and a $ref whose member
-// has its own description inlined. Constraints OpenAI does not enforce
-// (string lengths, formats it does not know, uniqueItems, …) are moved into
-// the member's description and listed by Tools.Relaxed: Prepare still
+// closed with additionalProperties false, every member required, an optional
+// member made nullable, default dropped, and a $ref whose member has its own
+// description inlined. Constraints OpenAI does not enforce (string lengths,
+// formats it does not know, uniqueItems, …) are moved into the member's
+// description and listed by [Tools.Relaxed]: [tool.Contract.Prepare] still
 // enforces them. What cannot be lowered at all (a free-form object, a map,
 // allOf, oneOf, not, a schema that admits any value, the size limits of
 // Structured Outputs counted per tool, …) makes that tool non-strict, and
-// Tools.Lints says, per JSON pointer of the canonical schema, which rule
+// [Tools.Lints] says, per JSON pointer of the canonical schema, which rule
 // blocks it. strict is always sent explicitly, false included, because the
 // APIs disagree on its default.
 //
@@ -43,9 +43,9 @@
 // # Results
 //
 // OpenAI has no error flag: an error is told in the text of the result,
-// which is what dispatch.Outcome holds for the model. Chat Completions tool
+// which is what [dispatch.Outcome] holds for the model. Chat Completions tool
 // messages carry text only, so images and PDF files follow in a user
 // message; Responses function_call_output items carry images and PDF files
 // themselves. Every other media block is announced by a note
-// (dispatch.MediaNote) rather than dropped.
+// ([dispatch.MediaNote]) rather than dropped.
 package toolopenai

@@ -9,11 +9,13 @@ import (
 	"github.com/agentcontract/tool/internal/adapterkit"
 )
 
-// ResponseTools returns the tools as Responses function tools, in the order
-// of the definitions (a registry's are sorted by name), each with strict
-// set explicitly, and with the
-// tool's output schema, when it has one, as output_schema: the schema of
-// the JSON a completed call's text holds.
+// ResponseTools returns the tools as Responses function tools
+// ([responses.FunctionToolParam], each in a [responses.ToolUnionParam] for
+// [responses.ResponseNewParams].Tools), in the order of the definitions (a
+// [tool.Registry] lists its own sorted by name), each with strict set
+// explicitly, and with the tool's output schema
+// ([tool.Definition].OutputSchema), when it has one, as output_schema: the
+// schema of the JSON a completed call's text holds.
 func (t *Tools) ResponseTools() []responses.ToolUnionParam {
 	out := make([]responses.ToolUnionParam, len(t.tools))
 	var params adapterkit.Params
@@ -34,9 +36,9 @@ func (t *Tools) ResponseTools() []responses.ToolUnionParam {
 	return out
 }
 
-// ResponseCalls returns the function_call items of a response as dispatch
-// calls, in order, with call_id as the correlation ID. Arguments are
-// handled as by ChatCalls. A nil response has no calls.
+// ResponseCalls returns the function_call items of a response as
+// [dispatch.Call] values, in order, with call_id as the correlation ID.
+// Arguments are handled as by [Tools.ChatCalls]. A nil response has no calls.
 func (t *Tools) ResponseCalls(response *responses.Response) []dispatch.Call {
 	if response == nil {
 		return nil
@@ -64,7 +66,7 @@ func (t *Tools) ResponseCalls(response *responses.Response) []dispatch.Call {
 // files) items, every other media block announced in an input_text note.
 // Errors are told in the text, as Responses has no error flag.
 //
-// Errors wrap ErrInvalidOutcome, as for ChatMessages.
+// Errors wrap [ErrInvalidOutcome], as for [ChatMessages].
 func ResponseOutputs(outcomes []dispatch.Outcome) ([]responses.ResponseInputItemUnionParam, error) {
 	if err := checkOutcomes(outcomes); err != nil {
 		return nil, err

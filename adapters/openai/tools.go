@@ -13,11 +13,11 @@ import (
 	"github.com/agentcontract/tool/internal/strictschema"
 )
 
-// ErrInvalidTools: New was given definitions OpenAI would refuse.
+// ErrInvalidTools: [New] was given definitions OpenAI would refuse.
 var ErrInvalidTools = errors.New("tool: invalid tools for OpenAI")
 
 // ErrInvalidOutcome: an outcome that has no result to send yet (a
-// suspended call, or the zero Outcome).
+// suspended call, or the zero [dispatch.Outcome]).
 var ErrInvalidOutcome = errors.New("tool: invalid outcome for OpenAI")
 
 // Limits of one strict schema, from the Structured Outputs documentation.
@@ -47,8 +47,8 @@ type Config struct {
 }
 
 // Lint is one finding about a tool's input schema: what blocks strict mode
-// (Tools.Lints), or a constraint OpenAI does not enforce that was moved into
-// the description (Tools.Relaxed). Pointer is a JSON pointer into the
+// ([Tools.Lints]), or a constraint OpenAI does not enforce that was moved into
+// the description ([Tools.Relaxed]). Pointer is a JSON pointer into the
 // tool's canonical input schema.
 type Lint struct {
 	Tool    string
@@ -78,9 +78,13 @@ type projected struct {
 // Tools is a set of tool definitions projected for OpenAI: the tool
 // parameters of Chat Completions and Responses, the strict-mode findings,
 // and what it takes to turn the model's calls back into canonical
-// requests. It is made by New, is immutable and safe for concurrent use;
+// requests. It is made by [New], is immutable and safe for concurrent use;
 // the parameters it returns are fresh on every call and belong to the
 // caller. The zero Tools offers no tools.
+//
+// [Tools.ChatTools], [Tools.ChatCalls] and [ChatMessages] serve Chat
+// Completions; [Tools.ResponseTools], [Tools.ResponseCalls] and
+// [ResponseOutputs] serve Responses.
 type Tools struct {
 	tools   []projected
 	byName  map[string]int
@@ -88,14 +92,13 @@ type Tools struct {
 	relaxed []Lint
 }
 
-// New projects the definitions of config.Registry or config.Definitions.
-// Errors wrap ErrInvalidTools: both given, a definition that does not
-// validate, a name OpenAI refuses (it allows
-// 1 to 64 of a-z, A-Z, 0-9, _ and -), or a name given twice; every such
-// definition is named in the one error. A schema that cannot be strict is
-// not an error: see Lints. Tools that share an input schema (byte for
-// byte, as those NewFunc derives from one Go type do) share its lowering,
-// which New computes once.
+// New projects the definitions of [Config].Registry or [Config].Definitions.
+// Errors wrap [ErrInvalidTools]: both given, a definition that does not
+// validate, a name OpenAI refuses (it allows 1 to 64 of a-z, A-Z, 0-9, _ and
+// -), or a name given twice; every such definition is named in the one error.
+// A schema that cannot be strict is not an error: see [Tools.Lints]. Tools
+// that share an input schema (byte for byte, as those [tool.NewFunc] derives
+// from one Go type do) share its lowering, which New computes once.
 func New(config Config) (*Tools, error) {
 	defs, problems := adapterkit.Definitions(config.Registry, config.Definitions, namePattern, "1 to 64 of a-z, A-Z, 0-9, _ and -")
 	if len(problems) > 0 {
@@ -149,16 +152,16 @@ func appendLints(dst []Lint, name string, fs []strictschema.Finding) []Lint {
 }
 
 // Lints lists, tool by tool and place by place, why a tool is sent with
-// strict set to false although Config.Strict asked for strict mode. Empty
+// strict set to false although [Config].Strict asked for strict mode. Empty
 // when every tool is strict or strict mode was not asked for. The slice is
 // the caller's.
 func (t *Tools) Lints() []Lint { return slices.Clone(t.lints) }
 
-// Relaxed lists the constraints of strict tools that OpenAI does not
-// enforce (string lengths, unsupported formats, …): they were moved into
-// the description of their member, and Prepare still enforces them, so a
-// model that breaks one gets a rejection it can correct. The slice is the
-// caller's.
+// Relaxed lists the constraints of strict tools that OpenAI does not enforce
+// (string lengths, unsupported formats, …): they were moved into the
+// description of their member, and [tool.Contract.Prepare] still enforces
+// them, so a model that breaks one gets a rejection it can correct. The slice
+// is the caller's.
 func (t *Tools) Relaxed() []Lint { return slices.Clone(t.relaxed) }
 
 // Strict reports whether the tool named name is sent in strict mode.

@@ -43,22 +43,22 @@ const (
 	errTypeUnknown     = "tool.UnknownOutcome"
 )
 
-// failureDetails carries a tool.Failure through Temporal's data converter.
+// failureDetails carries a [tool.Failure] through Temporal's data converter.
 type failureDetails struct {
 	Kind   tool.FailureKind `json:"kind"`
 	Output tool.Output      `json:"output"`
 }
 
-// rejectionDetails carries a tool.InputRejection.
+// rejectionDetails carries a [tool.InputRejection].
 type rejectionDetails struct {
 	Message string `json:"message"`
 }
 
 // callActivity runs one admitted call, or resumes one, on this worker's
-// registry, and turns its outcome into what crosses Temporal. It admits
-// the call again (Prepare): an Invocation does not leave the process that
-// prepared it, and the worker that runs the activity may not be the one
-// that ran the workflow.
+// registry, and turns its outcome into what crosses Temporal. It admits the
+// call again ([tool.Contract.Prepare]): a [tool.Invocation] does not leave
+// the process that prepared it, and the worker that runs the activity may not
+// be the one that ran the workflow.
 func (r *Runtime) callActivity(ctx context.Context, in callInput) (callResult, error) {
 	if r == nil || r.execute == nil {
 		return callResult{}, temporal.NewNonRetryableApplicationError(
@@ -88,8 +88,8 @@ func (r *Runtime) callActivity(ctx context.Context, in callInput) (callResult, e
 }
 
 // heartbeats reports a tool's progress as heartbeats of the activity whose
-// context is ctx. The details of the last heartbeat are the last Progress,
-// visible to whoever describes the workflow.
+// context is ctx. The details of the last heartbeat are the last
+// [tool.Progress], visible to whoever describes the workflow.
 func heartbeats(ctx context.Context) tool.ProgressReporter {
 	return tool.ProgressReporterFunc(func(_ context.Context, p tool.Progress) error {
 		activity.RecordHeartbeat(ctx, p)
@@ -145,10 +145,10 @@ func privateText(err error) string {
 	return err.Error() + "; cause: " + cause.Error()
 }
 
-// decodeResult rebuilds, in the workflow, what Binding.Call returned in the
-// activity: the result, a *tool.Failure or *tool.InputRejection made from
-// the error's details, or the activity error itself when the outcome is
-// not known.
+// decodeResult rebuilds, in the workflow, what [tool.Binding.Call] returned
+// in the activity: the result, a [*tool.Failure] or [*tool.InputRejection]
+// made from the error's details, or the activity error itself when the
+// outcome is not known.
 func decodeResult(res callResult, err error) (tool.Result, error) {
 	if err == nil {
 		switch {

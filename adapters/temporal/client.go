@@ -13,10 +13,10 @@ import (
 )
 
 // SendAnswer sends a to the workflow workflowID (its latest run) as an
-// UpdateAnswer update and waits until the workflow has taken it. It
+// [UpdateAnswer] update and waits until the workflow has taken it. It
 // returns nil when the answer was accepted: the call resumes. An answer the
 // workflow refuses (it breaks the response schema, or no call waits with
-// its key) is an error wrapping dispatch.ErrInvalidAnswer whose message
+// its key) is an error wrapping [dispatch.ErrInvalidAnswer] whose message
 // is the validator's reason; the call keeps waiting and nothing is
 // written to the workflow's history. Other errors are the client's.
 func SendAnswer(ctx context.Context, c client.Client, workflowID string, a Answer) error {
@@ -35,7 +35,7 @@ func SendAnswer(ctx context.Context, c client.Client, workflowID string, a Answe
 // refusal turns the error with which the workflow's validator refused an
 // answer, which reaches the client as an application error carrying the
 // validator's message, back into an error wrapping
-// dispatch.ErrInvalidAnswer. Any other error is returned as it is.
+// [dispatch.ErrInvalidAnswer]. Any other error is returned as it is.
 func refusal(err error) error {
 	var appErr *temporal.ApplicationError
 	if !errors.As(err, &appErr) {
@@ -49,8 +49,8 @@ func refusal(err error) error {
 }
 
 // ListPending asks the workflow workflowID (its latest run), with the
-// QueryPending query, which calls wait for an answer. The slice is the
-// caller's.
+// [QueryPending] query, which calls wait for an answer ([Pending]). The
+// slice is the caller's.
 func ListPending(ctx context.Context, c client.Client, workflowID string) ([]Pending, error) {
 	v, err := c.QueryWorkflow(ctx, workflowID, "", QueryPending)
 	if err != nil {

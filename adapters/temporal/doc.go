@@ -4,6 +4,12 @@
 // The name reads as "tool calls on Temporal" at the call site:
 // tooltemporal.New, rt.NewSession, session.Run.
 //
+// [New] builds a [Runtime] from a [Config]; [Runtime.Register] installs its
+// activity on a worker, and [Runtime.NewSession] opens a [Session] in
+// workflow code, whose [Session.Run] runs the calls of one model turn.
+// [SendAnswer] and [ListPending] are the client's side of a call that waits
+// for a person.
+//
 // # What runs where
 //
 //	workflow code (deterministic, replayed)      activity (runs once per attempt)
@@ -25,10 +31,10 @@
 //	                                             Continuation, Binding.Call
 //
 // Admission runs in workflow code because it is deterministic and pure:
-// tool.Contract.Prepare reads only the request, the admission and the
+// [tool.Contract.Prepare] reads only the request, the admission and the
 // frozen contract, and uses no clock, no randomness and no I/O. A tool's
 // own input validator runs there too, so it must be as pure (those made by
-// tool.NewSignature and tool.NewFunc are, if the input type's Validate
+// [tool.NewSignature] and [tool.NewFunc] are, if the input type's Validate
 // method is). The tool itself runs only in the activity. One exception:
 // a pattern in an input schema that only the backtracking engine compiles
 // (lookaround or backreferences, see the tool package's "What one call may
@@ -39,24 +45,24 @@
 //
 // # Retries
 //
-// A replayable tool (tool.EffectSafe, tool.EffectIdempotent) runs with the
-// retry policy of Config.ActivityOptions: running it again with the same
-// key cannot repeat its effect. Any other tool runs at most once; when
+// A replayable tool ([tool.EffectSafe], [tool.EffectIdempotent]) runs with
+// the retry policy of [Config].ActivityOptions: running it again with the
+// same key cannot repeat its effect. Any other tool runs at most once; when
 // that attempt ends without a known result (an error that is not a
-// Failure, a timeout, a lost worker) the call's Outcome is
-// dispatch.KindUnknown, as it would be in one process. A Failure and an
-// InputRejection are definite outcomes and are never retried.
+// [tool.Failure], a timeout, a lost worker) the call's [dispatch.Outcome] is
+// [dispatch.KindUnknown], as it would be in one process. A Failure and a
+// [tool.InputRejection] are definite outcomes and are never retried.
 //
 // # Where state lives
 //
-// The key, the suspended calls' sealed checkpoints and the accepted
-// answers are workflow state, rebuilt from the workflow's history by
-// replay. Nothing is kept in the worker: a worker (and its registry) can
-// be replaced while a call waits for its answer, and the workflow goes on
-// on another one, as long as the new registry has the same tools and the
-// new worker holds the seal key. Keys are made of the workflow ID and the
-// run ID, so a replay must be given the original ones
-// (worker.ReplayWorkflowHistoryOptions.OriginalExecution): under the
-// replayer's made-up IDs the recorded answers find no call waiting with
-// their key, and the replay fails as nondeterministic.
+// The key, the suspended calls' sealed checkpoints and the accepted answers
+// are workflow state, rebuilt from the workflow's history by replay. Nothing
+// is kept in the worker: a worker (and its registry) can be replaced while a
+// call waits for its answer, and the workflow goes on on another one, as long
+// as the new registry has the same tools and the new worker holds the seal
+// key. Keys are made of the workflow ID and the run ID, so a replay must be
+// given the original ones
+// ([go.temporal.io/sdk/worker.ReplayWorkflowHistoryOptions].OriginalExecution):
+// under the replayer's made-up IDs the recorded answers find no call waiting
+// with their key, and the replay fails as nondeterministic.
 package tooltemporal

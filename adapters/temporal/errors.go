@@ -3,7 +3,7 @@ package tooltemporal
 import "errors"
 
 // Errors returned by this package. Every error it makes wraps exactly one
-// of them, or one of package dispatch's, so that errors.Is tells them
+// of them, or one of package [dispatch]'s, so that [errors.Is] tells them
 // apart.
 var (
 	// ErrInvalidConfig: New was given a configuration it cannot use, or a

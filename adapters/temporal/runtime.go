@@ -13,9 +13,10 @@ import (
 	"github.com/agentcontract/tool/dispatch"
 )
 
-// Names under which a Runtime's parts are known to Temporal. A client
-// sends UpdateAnswer and QueryPending to a workflow that holds a Session;
-// ActivityName is what Register registers and what the workflow schedules.
+// Names under which a [Runtime]'s parts are known to Temporal. A client sends
+// [UpdateAnswer] ([SendAnswer]) and [QueryPending] ([ListPending]) to a
+// workflow that holds a [Session]; [ActivityName] is what [Runtime.Register]
+// registers and what the workflow schedules.
 const (
 	// ActivityName is the activity that runs one admitted call.
 	ActivityName = "tool.call"
@@ -57,9 +58,9 @@ type Config struct {
 }
 
 // Runtime runs tool calls on Temporal: calls are admitted in workflow code
-// (Session) and run by the activity Register installs on a worker. It is
-// made by New, is immutable, and is safe for concurrent use by any number
-// of workflows and activities. The zero Runtime is invalid.
+// ([Session]) and run by the activity [Runtime.Register] installs on a
+// worker. It is made by [New], is immutable, and is safe for concurrent use
+// by any number of workflows and activities. The zero Runtime is invalid.
 type Runtime struct {
 	registry *tool.Registry
 	// decide classifies results in workflow code: it never runs a tool
@@ -70,8 +71,8 @@ type Runtime struct {
 	options workflow.ActivityOptions
 }
 
-// New checks config and returns a Runtime. Errors wrap ErrInvalidConfig,
-// or dispatch.ErrInvalidConfig for what dispatch.New refuses (a nil
+// New checks config and returns a [Runtime]. Errors wrap [ErrInvalidConfig],
+// or [dispatch.ErrInvalidConfig] for what [dispatch.New] refuses (a nil
 // Registry, no or bad seal keys).
 func New(config Config) (*Runtime, error) {
 	o := config.ActivityOptions
@@ -110,13 +111,14 @@ var errNoKey = errors.New("idempotency keys come from workflow state; none was g
 
 func noKey() (tool.IdempotencyKey, error) { return "", errNoKey }
 
-// ActivityRegistry is the part of a Temporal worker that Register needs:
-// worker.Worker and the test suite's environments have it.
+// ActivityRegistry is the part of a Temporal worker that [Runtime.Register]
+// needs: [go.temporal.io/sdk/worker.Worker] and the test suite's environments
+// have it.
 type ActivityRegistry interface {
 	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
 }
 
-// Register installs the call activity on w under ActivityName. Register it
+// Register installs the call activity on w under [ActivityName]. Register it
 // on every worker of the task queue the activities run on (by default the
 // workflow's own).
 func (r *Runtime) Register(w ActivityRegistry) {

@@ -19,9 +19,9 @@ import (
 // workflow state: a worker that replays the workflow's history rebuilds it
 // exactly, on any machine, with a registry built from scratch.
 //
-// A Session is made by Runtime.NewSession, once per workflow execution.
-// The zero Session is invalid: its Run gives every call an unknown
-// outcome whose error wraps ErrInvalidConfig, and runs nothing.
+// A Session is made by [Runtime.NewSession], once per workflow execution.
+// The zero Session is invalid: its [Session.Run] gives every call an unknown
+// outcome whose error wraps [ErrInvalidConfig], and runs nothing.
 // Its methods must be called from workflow code of that execution (any of
 // its coroutines); it is not safe for use by other goroutines, which
 // workflow code does not have.
@@ -42,8 +42,9 @@ type suspension struct {
 	answered   bool
 }
 
-// Answer is the argument of the UpdateAnswer update: the answer to the
-// suspended call that has IdempotencyKey, which QueryPending lists.
+// Answer is the argument of the [UpdateAnswer] update, which [SendAnswer]
+// sends: the answer to the suspended call that has IdempotencyKey, which
+// [QueryPending] lists.
 type Answer struct {
 	IdempotencyKey tool.IdempotencyKey `json:"idempotency_key"`
 	// Response is the JSON answer; it must satisfy the input request's
@@ -51,7 +52,8 @@ type Answer struct {
 	Response json.RawMessage `json:"response"`
 }
 
-// Pending is one call waiting for an answer, as QueryPending lists it.
+// Pending is one call waiting for an answer, as [QueryPending] lists it
+// ([ListPending], [Session.Pending]).
 type Pending struct {
 	CallID         string              `json:"call_id,omitempty"`
 	Tool           string              `json:"tool"`
@@ -63,10 +65,10 @@ type Pending struct {
 }
 
 // NewSession starts the tool calls of the workflow execution ctx belongs
-// to: it installs the UpdateAnswer handler, with its validator, and the
-// QueryPending handler. Call it once per execution, early, before the
+// to: it installs the [UpdateAnswer] handler, with its validator, and the
+// [QueryPending] handler. Call it once per execution, early, before the
 // first call and before any answer can arrive. Errors wrap
-// ErrInvalidConfig.
+// [ErrInvalidConfig].
 func (r *Runtime) NewSession(ctx workflow.Context) (*Session, error) {
 	if r == nil || r.decide == nil {
 		return nil, fmt.Errorf("%w: the zero Runtime", ErrInvalidConfig)
@@ -84,7 +86,7 @@ func (r *Runtime) NewSession(ctx workflow.Context) (*Session, error) {
 }
 
 // Pending lists the calls waiting for an answer, in the order they
-// suspended; it is also the QueryPending handler. The slices are the
+// suspended; it is also the [QueryPending] handler. The slices are the
 // caller's.
 func (s *Session) Pending() ([]Pending, error) {
 	if s == nil {
@@ -104,7 +106,7 @@ func (s *Session) Pending() ([]Pending, error) {
 	return out, nil
 }
 
-// check is the validator of UpdateAnswer: it refuses, to the sender and
+// check is the validator of [UpdateAnswer]: it refuses, to the sender and
 // without a trace in the history, an answer for no waiting call and one
 // that breaks the response schema. It reads workflow state and changes
 // nothing.
@@ -116,7 +118,7 @@ func (s *Session) check(a Answer) error {
 	return w.checkpoint.CheckAnswer(a.Response)
 }
 
-// accept is the handler of UpdateAnswer, run only for an answer check
+// accept is the handler of [UpdateAnswer], run only for an answer check
 // passed: the waiting call takes it and resumes.
 func (s *Session) accept(_ workflow.Context, a Answer) error {
 	if err := s.check(a); err != nil {
@@ -139,7 +141,7 @@ func (s *Session) find(key tool.IdempotencyKey) *suspension {
 }
 
 // Run runs the calls of one model turn and returns their outcomes in the
-// order of calls, as dispatch.Dispatcher.RunAll does, but durably:
+// order of calls, as [dispatch.Dispatcher.RunAll] does, but durably:
 //
 //   - each call gets its idempotency key from workflow state (the
 //     workflow ID, the run ID and the call's number in the run) unless
@@ -148,20 +150,21 @@ func (s *Session) find(key tool.IdempotencyKey) *suspension {
 //     continue-as-new or a reset, numbers its calls anew under its own
 //     run ID; a call that must keep its key across runs carries it);
 //   - each call is admitted here, in workflow code, with
-//     tool.Contract.Prepare, which is deterministic; a call that is not
+//     [tool.Contract.Prepare], which is deterministic; a call that is not
 //     admitted ends rejected without any activity;
 //   - an admitted call runs in the activity, with the retry policy its
-//     Effect allows (see Config.ActivityOptions), and its outcome is
-//     classified here with dispatch.Dispatcher.Settle;
+//     [tool.Effect] allows (see [Config].ActivityOptions), and its outcome
+//     is classified here with [dispatch.Dispatcher.Settle];
 //   - a call that asks for input waits, as workflow state, until an
-//     UpdateAnswer brings a valid answer, then resumes with the same key
+//     [UpdateAnswer] brings a valid answer, then resumes with the same key
 //     in the activity, as often as the tool asks.
 //
 // The calls run concurrently, each in a coroutine of the workflow. Run
-// returns when every call has an outcome other than suspended, or when
-// ctx is cancelled: a call still waiting then has its suspended Outcome,
-// whose Checkpoint can be resumed elsewhere. Call.Progress is ignored:
-// progress becomes heartbeats of the activity. Outcome.Duration is
+// returns when every call has an outcome other than suspended, or when ctx is
+// cancelled: a call still waiting then has its suspended [dispatch.Outcome],
+// whose [dispatch.Checkpoint] can be resumed elsewhere
+// ([dispatch.Dispatcher.Resume]). [dispatch.Call].Progress is ignored:
+// progress becomes heartbeats of the activity. [dispatch.Outcome].Duration is
 // measured in workflow time. calls is not retained.
 func (s *Session) Run(ctx workflow.Context, calls []dispatch.Call) []dispatch.Outcome {
 	outcomes := make([]dispatch.Outcome, len(calls))
@@ -234,11 +237,11 @@ func (s *Session) start(ctx workflow.Context, call dispatch.Call, key tool.Idemp
 }
 
 // unknownTool is the outcome of a call to a tool the registry lacks:
-// dispatch's Run resolves, finds nothing, lists the tools there are, and
-// runs nothing. It reads the clock only for the Outcome's Duration, which
-// runOne replaces with workflow time, logs nothing (the decide Dispatcher
-// has no logger), and lists the names sorted; hence the determinism
-// checker's exemption.
+// dispatch's Run ([dispatch.Dispatcher.Run]) resolves, finds nothing, lists
+// the tools there are, and runs nothing. It reads the clock only for the
+// Outcome's Duration, which runOne replaces with workflow time, logs nothing
+// (the decide Dispatcher has no logger), and lists the names sorted; hence
+// the determinism checker's exemption.
 func (s *Session) unknownTool(call dispatch.Call) dispatch.Outcome {
 	return s.rt.decide.Run(context.Background(), call) //workflowcheck:ignore
 }

@@ -1,7 +1,8 @@
-// Command agentloop-mcp serves a small shop's tools over MCP, through the
-// tool package's trust boundary: a weather lookup, an order search, a
-// report export with progress and an attachment, and a refund that a
-// person approves through an elicitation form.
+// Command agentloop-mcp serves a small shop's tools over MCP with
+// [toolmcp.AddTools], through the trust boundary of package
+// [github.com/agentcontract/tool]: a weather lookup, an order search, a
+// report export with progress and an attachment, and a refund that a person
+// approves through an elicitation form.
 //
 // By default it speaks MCP over stdin and stdout, for any MCP client that
 // starts servers as subprocesses:

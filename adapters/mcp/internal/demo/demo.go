@@ -17,9 +17,10 @@ import (
 	toolmcp "github.com/agentcontract/tool/adapters/mcp"
 )
 
-// New builds every tool, binds it with tool.Recover and registers it. It
-// returns the registry and the MCP options of the tools: the refund's
-// approval form, and which tools reach only this shop's own systems.
+// New builds every tool, binds it with [tool.Recover] and registers it. It
+// returns the [tool.Registry] and the MCP options of the tools
+// ([toolmcp.ToolOptions]): the refund's approval form, and which tools reach
+// only this shop's own systems.
 func New() (*tool.Registry, map[string]toolmcp.ToolOptions, error) {
 	weather, err := tool.NewFunc(tool.FuncConfig{
 		Name:        "get_weather",
@@ -162,8 +163,9 @@ type refundAnswer struct {
 
 // refund moves money only after a person approved it, and only once per
 // idempotency key: the ledger deduplicates on the key, which is why its
-// Effect may be EffectIdempotent. It implements tool.Tool around a
-// Signature because it needs the call's key and Continuation.
+// Effect may be [tool.EffectIdempotent]. It implements [tool.Tool] around a
+// [tool.Signature] because it needs the call's key
+// ([tool.Invocation.IdempotencyKey]) and [tool.Continuation].
 type refund struct {
 	signature tool.Signature[refundInput, string]
 	form      tool.Schema

@@ -20,7 +20,7 @@ import (
 )
 
 // workflowName is the refund-approval workflow: it runs the model's turns
-// through a tooltemporal Session and returns what the model was told.
+// through a [tooltemporal.Session] and returns what the model was told.
 const workflowName = "RefundApproval"
 
 // line is one call of the transcript the workflow returns.
@@ -61,9 +61,9 @@ var script = [][]dispatch.Call{
 // reads it from a secret store; every worker holds the same one.
 var sealKey = dispatch.SealKey{ID: "demo-2026", Secret: []byte("demo key: replace with 32+ random bytes")}
 
-// newRuntime builds the tools from scratch and the Runtime around them:
-// what a worker does when it starts. Only the ledger, which stands for
-// the payments system, outlives a worker.
+// newRuntime builds the tools from scratch and the [tooltemporal.Runtime]
+// around them: what a worker does when it starts. Only the ledger, which
+// stands for the payments system, outlives a worker.
 func newRuntime(l *ledger) (*tooltemporal.Runtime, error) {
 	orders, err := tool.NewFunc(tool.FuncConfig{
 		Name:        "search_orders",
@@ -124,7 +124,7 @@ type refundInput struct {
 
 // refundTool asks a person before it moves money, and moves it through
 // a ledger that deduplicates on the call's idempotency key: that is what
-// makes its EffectIdempotent promise true, and lets Temporal retry it.
+// makes its [tool.EffectIdempotent] promise true, and lets Temporal retry it.
 type refundTool struct {
 	signature tool.Signature[refundInput, string]
 	approval  tool.Schema

@@ -1,7 +1,8 @@
 // Command refund runs a refund-approval flow as a Temporal workflow: the
-// model's calls are admitted in the workflow and run as activities, the
-// refund waits for a person's approval as workflow state, and the worker
-// is replaced while it waits, as in a deploy.
+// model's calls are admitted in the workflow and run as activities (with
+// [tooltemporal.Runtime] and [tooltemporal.Session]), the refund waits for a
+// person's approval as workflow state, and the worker is replaced while it
+// waits, as in a deploy.
 //
 // It needs a Temporal server. For a local one, install the Temporal CLI
 // and run
