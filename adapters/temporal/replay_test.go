@@ -126,8 +126,8 @@ func TestReplayNeedsTheOriginalExecution(t *testing.T) {
 func TestRecordedHistoryKeepsKeys(t *testing.T) {
 	history := readHistory(t)
 	type scheduled struct {
-		Request        tool.Request         `json:"request"`
-		IdempotencyKey tool.IdempotencyKey  `json:"idempotency_key"`
+		Request        tool.Request        `json:"request"`
+		IdempotencyKey tool.IdempotencyKey `json:"idempotency_key"`
 		// The recorded history predates single-use checkpoints: its
 		// checkpoint is of version 1, which dispatch no longer decodes
 		// (a replay does not decode activity inputs). Read its key only.
