@@ -55,10 +55,16 @@ func Bind(executable Tool, middlewares ...CallMiddleware) (Binding, error) {
 	if err != nil {
 		return Binding{}, errorf("%w: %w", ErrInvalidTool, err)
 	}
-	wire, err := frozen.def.marshal()
+	identity := frozen.def
+	identity.Description = ""
+	wire, err := identity.marshal()
 	if err != nil {
 		return Binding{}, errorf("%w: %w: %v", ErrInvalidTool, ErrInvalidDefinition, err)
 	}
+	// The digest covers what decides admission and what the call means:
+	// the name, the schemas and the effect. The description is text shown
+	// to the model; editing it is a routine deploy and must not strand
+	// the calls that wait for a person's answer.
 	contract := Contract{core: &contractCore{frozen: frozen, digest: sha256.Sum256(wire)}}
 	if admit := funcAdmission(executable); admit != nil {
 		contract.admit = admit

@@ -25,7 +25,7 @@ type Contract struct {
 // data only.
 type contractCore struct {
 	frozen frozenDefinition
-	digest [sha256.Size]byte // of the canonical definition: the contract's identity
+	digest [sha256.Size]byte // of the canonical definition without its description: the contract's identity
 }
 
 // Definition returns a copy of the frozen definition, with the schemas in

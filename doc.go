@@ -227,7 +227,8 @@
 // holds a prompt, the schema of an acceptable answer, and the tool's own
 // checkpoint state. [Binding.Call] stamps the request with the identity of
 // the call: the tool's name, the SHA-256 digest of its canonical
-// [Definition] (the contract), the SHA-256 digest of the exact admitted
+// [Definition] without its description (the contract), the SHA-256 digest
+// of the exact admitted
 // argument bytes, and the [IdempotencyKey]. The runtime then:
 //
 //  1. persists the request with MarshalJSON (or encoding/json), together
@@ -250,11 +251,15 @@
 // argument bytes, or for another idempotency key (an empty key matches
 // only an empty key).
 //
-// Identity is exact. Two tools are the same tool exactly when their
-// canonical Definitions (name, description, schemas and effect) are equal
-// byte for byte, so a rebuilt [Binding] of the same tool after a restart
-// accepts the continuation, while a tool that merely shares the name, in
-// another [Registry] or a later release, does not. The arguments are the
+// Identity is exact where it decides admission and what the call means.
+// Two tools are the same tool exactly when their name, their canonical
+// schemas and their effect are equal byte for byte, so a rebuilt
+// [Binding] of the same tool after a restart accepts the continuation,
+// while a tool that merely shares the name, in another [Registry] or a
+// later release with another schema or effect, does not. The description
+// is left out on purpose: it is text shown to the model, and editing it is
+// a routine deploy that must not strand the calls waiting for an answer.
+// (Text inside a schema, such as a title, is part of the schema.) The arguments are the
 // same exactly when their bytes are (after blank text becomes {}): the
 // same JSON value written with other whitespace or number text is other
 // arguments, which is why the runtime keeps the [Request] as it was.

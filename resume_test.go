@@ -277,12 +277,6 @@ func TestResumeRefusesForeignContinuation(t *testing.T) {
 			admission: tool.Admission{IdempotencyKey: "k1", Continuation: answer(saved)},
 		},
 		{
-			name:      "same name, other description",
-			tool:      variant(func(a *approval) { a.description = "transfer an amount" }),
-			call:      transferCall,
-			admission: tool.Admission{IdempotencyKey: "k1", Continuation: answer(saved)},
-		},
-		{
 			name:      "same name, other input schema",
 			tool:      variant(func(a *approval) { a.schema = `{"type":"object","properties":{"amount":{"type":"integer"}}}` }),
 			call:      transferCall,
@@ -492,4 +486,34 @@ func (c callerTool) Definition() tool.Definition { return c.def }
 
 func (c callerTool) Call(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
 	return c.caller.Call(ctx, inv)
+}
+
+// TestResumeDescriptionEdited: the description is text for the model, not
+// part of what the call means, so a release that only rewords it admits
+// the continuations issued before it; a changed output schema does not.
+func TestResumeDescriptionEdited(t *testing.T) {
+	saved := persist(t, suspend(t, newApproval(), transferCall, "k1"))
+	c, err := restore(t, saved).Continuation(json.RawMessage(`true`))
+	require.NoError(t, err)
+
+	reworded := newApproval()
+	reworded.description = "move money between accounts, once approved"
+	inv, err := mustBind(t, reworded).Contract().Prepare(transferCall, tool.Admission{IdempotencyKey: "k1", Continuation: &c})
+	require.NoError(t, err, "a description edit keeps the continuation valid")
+	_, resumed := inv.Continuation()
+	require.True(t, resumed)
+
+	withOutput := toolWithOutputSchema{newApproval()}
+	_, err = mustBind(t, withOutput).Contract().Prepare(transferCall, tool.Admission{IdempotencyKey: "k1", Continuation: &c})
+	require.ErrorIs(t, err, tool.ErrInvalidInvocation)
+	require.ErrorContains(t, err, "issued by another contract")
+}
+
+// toolWithOutputSchema is the approval tool with an output schema added.
+type toolWithOutputSchema struct{ *approval }
+
+func (w toolWithOutputSchema) Definition() tool.Definition {
+	def := w.approval.Definition()
+	def.OutputSchema = json.RawMessage(`{"type":"string"}`)
+	return def
 }

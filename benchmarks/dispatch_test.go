@@ -19,8 +19,13 @@ func BenchmarkDispatch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	d, err := dispatch.New(dispatch.Config{
 		Registry: registry,
+		Store:    store,
 		SealKeys: []dispatch.SealKey{{ID: "bench", Secret: []byte("0123456789abcdef0123456789abcdef")}},
 	})
 	if err != nil {

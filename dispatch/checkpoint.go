@@ -6,7 +6,11 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -32,7 +36,26 @@ type SealKey struct {
 const minSecret = 32
 
 // checkpointVersion is the only wire version this package writes and reads.
-const checkpointVersion = 1
+// Version 1 had no ID and no expiry: it could be resumed any number of
+// times, so it is refused (see UnmarshalJSON).
+const checkpointVersion = 2
+
+// DefaultCheckpointTTL is how long a checkpoint can be answered when
+// Config.CheckpointTTL is zero: a day, long enough for a person to see
+// the request, and far beyond MaxClockSkew.
+const DefaultCheckpointTTL = 24 * time.Hour
+
+// MaxClockSkew is how far apart the clocks of the processes that issue and
+// resume checkpoints may be. Expiry is judged on the clock of the process
+// that claims the checkpoint, so with clocks that far apart a checkpoint
+// lives its TTL give or take MaxClockSkew; the default TTL tolerates that
+// easily. A checkpoint issued more than MaxClockSkew in the future of the
+// resuming process's clock is refused: the clocks disagree more than this
+// package allows, or the checkpoint was not made as it claims.
+const MaxClockSkew = 5 * time.Minute
+
+// maxPrincipalBytes bounds Call.Principal and Answer.Principal.
+const maxPrincipalBytes = 1024
 
 // maxCheckpointBytes bounds an encoded checkpoint: the request and the
 // input request, each bounded by tool.MaxInputBytes several times over,
@@ -44,15 +67,25 @@ const maxCheckpointBytes = 8*tool.MaxInputBytes + 1<<12
 // issued it. It is made only by a Dispatcher, and travels as JSON
 // (MarshalJSON, UnmarshalJSON):
 //
-//	{"version":1,"call_id":"…","request":{"name":"…","arguments":"…"},
+//	{"version":2,"id":"<32 hex digits>","issued_at":"<RFC 3339>",
+//	 "expires_at":"<RFC 3339>","principal":"…",
+//	 "call_id":"…","request":{"name":"…","arguments":"…"},
 //	 "idempotency_key":"…","input_request":{…},
 //	 "seal":{"key_id":"…","hmac_sha256":"<base64>"}}
+//
+// The seal covers every member. The ID is random and names this one
+// suspension: answering it claims the ID in the [Store], so it can be
+// answered once. The principal (omitted when empty) is who may answer.
 //
 // Decoding checks the form only; the seal is verified by Resume, which
 // holds the keys. A Checkpoint is immutable and safe for concurrent use;
 // its accessors return copies. The zero Checkpoint is invalid: it has no
 // wire form and Resume refuses it.
 type Checkpoint struct {
+	id           string
+	issuedAt     time.Time
+	expiresAt    time.Time
+	principal    string
 	callID       string
 	request      tool.Request
 	key          tool.IdempotencyKey
@@ -60,6 +93,22 @@ type Checkpoint struct {
 	keyID        string
 	mac          []byte
 }
+
+// ID returns the checkpoint's unique ID: 32 lowercase hex digits (128
+// random bits), the key its answer is claimed under.
+func (c Checkpoint) ID() string { return c.id }
+
+// IssuedAt returns when the call suspended, on the clock of the process
+// that sealed the checkpoint (Config.Clock), in UTC, to the second.
+func (c Checkpoint) IssuedAt() time.Time { return c.issuedAt }
+
+// ExpiresAt returns when the checkpoint stops being answerable: IssuedAt
+// plus the issuing Dispatcher's Config.CheckpointTTL, in UTC.
+func (c Checkpoint) ExpiresAt() time.Time { return c.expiresAt }
+
+// Principal returns who may answer the checkpoint (Call.Principal when the
+// call ran), or "" when anyone the runtime lets answer may.
+func (c Checkpoint) Principal() string { return c.principal }
 
 // CallID returns the correlation ID of the call that suspended.
 func (c Checkpoint) CallID() string { return c.callID }
@@ -112,6 +161,10 @@ func answerProblem(err error) string {
 // checkpointWire is the JSON form of a Checkpoint.
 type checkpointWire struct {
 	Version        int                 `json:"version"`
+	ID             string              `json:"id"`
+	IssuedAt       time.Time           `json:"issued_at,omitzero"`
+	ExpiresAt      time.Time           `json:"expires_at,omitzero"`
+	Principal      string              `json:"principal,omitempty"`
 	CallID         string              `json:"call_id"`
 	Request        tool.Request        `json:"request"`
 	IdempotencyKey tool.IdempotencyKey `json:"idempotency_key"`
@@ -136,6 +189,10 @@ func (c Checkpoint) MarshalJSON() ([]byte, error) {
 	}
 	return jsonv2.Marshal(checkpointWire{
 		Version:        checkpointVersion,
+		ID:             c.id,
+		IssuedAt:       c.issuedAt,
+		ExpiresAt:      c.expiresAt,
+		Principal:      c.principal,
 		CallID:         c.callID,
 		Request:        c.request,
 		IdempotencyKey: c.key,
@@ -145,12 +202,25 @@ func (c Checkpoint) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes the wire form strictly: one I-JSON document with
-// no unknown or duplicate members, version 1, a valid input request and a
-// seal of the right size. It does not verify the seal; Resume does. Errors
-// wrap ErrInvalidCheckpoint, and c is unchanged on error.
+// no unknown or duplicate members, version 2, an ID of 32 lowercase hex
+// digits, an expiry after the issue time, a principal of at most 1024
+// bytes of UTF-8, a valid input request and a seal of the right size. It
+// does not verify the seal; Resume does. Errors wrap ErrInvalidCheckpoint,
+// and c is unchanged on error.
+//
+// A checkpoint of version 1, written before checkpoints were single-use,
+// is refused with an error that says so: it has no ID to claim and no
+// expiry, and it cannot be resumed. The suspended call must be run again,
+// which suspends it anew with a version 2 checkpoint.
 func (c *Checkpoint) UnmarshalJSON(data []byte) error {
 	if len(data) > maxCheckpointBytes {
 		return fmt.Errorf("%w: %d bytes, more than the limit of %d", ErrInvalidCheckpoint, len(data), maxCheckpointBytes)
+	}
+	var head struct {
+		Version int `json:"version"`
+	}
+	if err := jsonv2.Unmarshal(data, &head); err == nil && head.Version == 1 {
+		return fmt.Errorf("%w: version 1 predates single-use checkpoints (it has no ID and no expiry) and cannot be resumed: run the suspended call again to suspend it with a new checkpoint", ErrInvalidCheckpoint)
 	}
 	var w checkpointWire
 	if err := jsonv2.Unmarshal(data, &w, jsonv2.RejectUnknownMembers(true)); err != nil {
@@ -158,6 +228,15 @@ func (c *Checkpoint) UnmarshalJSON(data []byte) error {
 	}
 	if w.Version != checkpointVersion {
 		return fmt.Errorf("%w: version %d, want %d", ErrInvalidCheckpoint, w.Version, checkpointVersion)
+	}
+	if !validID(w.ID) {
+		return fmt.Errorf("%w: ID %q is not 32 lowercase hex digits", ErrInvalidCheckpoint, truncate(w.ID, 80))
+	}
+	if err := checkTimes(w.IssuedAt, w.ExpiresAt); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidCheckpoint, err)
+	}
+	if err := checkPrincipal(w.Principal); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidCheckpoint, err)
 	}
 	if err := checkKeyID(w.Seal.KeyID); err != nil {
 		return fmt.Errorf("%w: seal: %v", ErrInvalidCheckpoint, err)
@@ -173,6 +252,10 @@ func (c *Checkpoint) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("%w: input request: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
 	}
 	*c = Checkpoint{
+		id:           w.ID,
+		issuedAt:     w.IssuedAt.UTC(),
+		expiresAt:    w.ExpiresAt.UTC(),
+		principal:    w.Principal,
 		callID:       w.CallID,
 		request:      w.Request,
 		key:          w.IdempotencyKey,
@@ -185,9 +268,14 @@ func (c *Checkpoint) UnmarshalJSON(data []byte) error {
 
 // sealContent is the byte string the MAC covers: a domain label, then every
 // field of the checkpoint, each prefixed with its length so that no two
-// checkpoints share a content.
-func sealContent(keyID, callID string, request tool.Request, key tool.IdempotencyKey, inputRequest []byte) []byte {
-	fields := []string{keyID, callID, request.Name, request.Arguments, string(key), string(inputRequest)}
+// checkpoints share a content. Times are their Unix nanoseconds in
+// decimal.
+func sealContent(keyID string, c *Checkpoint, inputRequest []byte) []byte {
+	fields := []string{
+		keyID, c.id,
+		strconv.FormatInt(c.issuedAt.UnixNano(), 10), strconv.FormatInt(c.expiresAt.UnixNano(), 10),
+		c.principal, c.callID, c.request.Name, c.request.Arguments, string(c.key), string(inputRequest),
+	}
 	n := len(sealDomain)
 	for _, f := range fields {
 		n += 8 + len(f)
@@ -202,14 +290,60 @@ func sealContent(keyID, callID string, request tool.Request, key tool.Idempotenc
 }
 
 // sealDomain keeps a checkpoint's MAC from ever equalling a MAC the same
-// key computes for another purpose.
-const sealDomain = "github.com/agentcontract/tool/dispatch checkpoint v1\x00"
+// key computes for another purpose, or for a checkpoint of version 1.
+const sealDomain = "github.com/agentcontract/tool/dispatch checkpoint v2\x00"
 
-// mac computes the seal of a checkpoint's fields with secret.
-func mac(secret []byte, keyID, callID string, request tool.Request, key tool.IdempotencyKey, inputRequest []byte) []byte {
+// mac computes the seal of c's fields with secret; c.keyID and c.mac are
+// not read.
+func mac(secret []byte, keyID string, c *Checkpoint, inputRequest []byte) []byte {
 	h := hmac.New(sha256.New, secret)
-	h.Write(sealContent(keyID, callID, request, key, inputRequest))
+	h.Write(sealContent(keyID, c, inputRequest))
 	return h.Sum(nil)
+}
+
+// validID reports whether id is 32 lowercase hex digits.
+func validID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if !('0' <= id[i] && id[i] <= '9' || 'a' <= id[i] && id[i] <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// minTime and maxTime bound the times a checkpoint may carry: the range of
+// Unix nanoseconds in an int64, which the seal covers.
+var (
+	minTime = time.Unix(0, math.MinInt64)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
+
+// checkTimes reports whether issued and expires are usable times of a
+// checkpoint: both in the range of Unix nanoseconds, expires after issued.
+func checkTimes(issued, expires time.Time) error {
+	for _, t := range []time.Time{issued, expires} {
+		if t.Before(minTime) || t.After(maxTime) {
+			return fmt.Errorf("time %s is outside the years 1678 to 2262", t.Format(time.RFC3339))
+		}
+	}
+	if !expires.After(issued) {
+		return fmt.Errorf("expires at %s, not after it was issued at %s", expires.Format(time.RFC3339Nano), issued.Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
+// checkPrincipal reports whether p is a usable principal.
+func checkPrincipal(p string) error {
+	if len(p) > maxPrincipalBytes {
+		return fmt.Errorf("principal of %d bytes, more than %d", len(p), maxPrincipalBytes)
+	}
+	if !utf8.ValidString(p) {
+		return fmt.Errorf("principal %q is not valid UTF-8", truncate(p, 80))
+	}
+	return nil
 }
 
 // checkKeyID reports whether id is a usable key ID.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -49,7 +50,7 @@ func TestResumeAfterRestart(t *testing.T) {
 	require.Equal(t, `"Approve?"`, string(cp.InputRequest().Prompt()))
 	require.Equal(t, "k1", cp.KeyID())
 
-	o, err := d.Resume(context.Background(), cp, json.RawMessage(`true`), nil)
+	o, err := d.Resume(context.Background(), cp, dispatch.Answer{Response: json.RawMessage(`true`)})
 	require.NoError(t, err)
 	require.Equal(t, dispatch.KindCompleted, o.Kind)
 	require.Equal(t, "toolu_1", o.CallID)
@@ -68,7 +69,7 @@ func TestResumeKeyRotation(t *testing.T) {
 	rotated := newDispatcher(t, registry(t, nil), func(c *dispatch.Config) {
 		c.SealKeys = []dispatch.SealKey{{ID: "k2", Secret: []byte("a brand new secret of 32 bytes!!")}, {ID: "k1", Secret: secret}}
 	})
-	o, err := rotated.Resume(context.Background(), decode(t, data), json.RawMessage(`false`), nil)
+	o, err := rotated.Resume(context.Background(), decode(t, data), dispatch.Answer{Response: json.RawMessage(`false`)})
 	require.NoError(t, err, "the old key still opens")
 	require.Equal(t, dispatch.KindCompleted, o.Kind)
 	require.Equal(t, "k2", decode(t, suspend(t, rotated)).KeyID(), "the first key seals")
@@ -76,7 +77,7 @@ func TestResumeKeyRotation(t *testing.T) {
 	dropped := newDispatcher(t, registry(t, nil), func(c *dispatch.Config) {
 		c.SealKeys = []dispatch.SealKey{{ID: "k2", Secret: []byte("a brand new secret of 32 bytes!!")}}
 	})
-	_, err = dropped.Resume(context.Background(), decode(t, data), json.RawMessage(`true`), nil)
+	_, err = dropped.Resume(context.Background(), decode(t, data), dispatch.Answer{Response: json.RawMessage(`true`)})
 	require.ErrorIs(t, err, dispatch.ErrInvalidCheckpoint)
 	require.EqualError(t, err, `tool: invalid checkpoint: sealed with key "k1", which this dispatcher does not hold`)
 }
@@ -95,6 +96,15 @@ func TestResumeRefuses(t *testing.T) {
 	}
 	var fields map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(genuine, &fields))
+	editID := func() []byte {
+		var id string
+		require.NoError(t, json.Unmarshal(fields["id"], &id))
+		other := "0" + id[1:]
+		if other == id {
+			other = "1" + id[1:]
+		}
+		return edit(`"id":"`+id+`"`, `"id":"`+other+`"`)
+	}
 
 	tests := []struct {
 		name   string
@@ -121,10 +131,21 @@ func TestResumeRefuses(t *testing.T) {
 			resume: `tool: invalid answer: the answer does not match the response schema: at the root: got string, want boolean`},
 		{name: "answer is not JSON", data: genuine, answer: `tru`,
 			resume: `tool: invalid answer:`},
-		{name: "not JSON", data: []byte(`{"version":1`), decode: "tool: invalid checkpoint: does not decode"},
-		{name: "unknown member", data: edit(`"version":1`, `"version":1,"admin":true`), decode: "tool: invalid checkpoint: does not decode"},
-		{name: "duplicate member", data: edit(`"version":1`, `"version":1,"version":1`), decode: "tool: invalid checkpoint: does not decode"},
-		{name: "another version", data: edit(`"version":1`, `"version":2`), decode: "tool: invalid checkpoint: version 2, want 1"},
+		{name: "other ID", data: editID(), answer: `true`,
+			resume: "the seal does not match its content"},
+		{name: "other expiry", data: edit(`"expires_at":"20`, `"expires_at":"21`), answer: `true`,
+			resume: "the seal does not match its content"},
+		{name: "principal added", data: edit(`"call_id"`, `"principal":"mallory","call_id"`), answer: `true`,
+			resume: "the seal does not match its content"},
+		{name: "not JSON", data: []byte(`{"version":2`), decode: "tool: invalid checkpoint: does not decode"},
+		{name: "unknown member", data: edit(`"version":2`, `"version":2,"admin":true`), decode: "tool: invalid checkpoint: does not decode"},
+		{name: "duplicate member", data: edit(`"version":2`, `"version":2,"version":2`), decode: "tool: invalid checkpoint: does not decode"},
+		{name: "another version", data: edit(`"version":2`, `"version":3`), decode: "tool: invalid checkpoint: version 3, want 2"},
+		{name: "version 1", data: edit(`"version":2`, `"version":1`), decode: "tool: invalid checkpoint: version 1 predates single-use checkpoints (it has no ID and no expiry) and cannot be resumed: run the suspended call again to suspend it with a new checkpoint"},
+		{name: "ID not hex", data: edit(`"id":"`, `"id":"x`), decode: "is not 32 lowercase hex digits"},
+		{name: "expiry before issue", data: edit(`"expires_at":"20`, `"expires_at":"19`), decode: "not after it was issued at"},
+		{name: "no expiry", data: edit(`"expires_at":`, `"expires_atx":`), decode: "does not decode"},
+		{name: "principal not UTF-8", data: edit(`"call_id"`, `"principal":"\udc00","call_id"`), decode: "does not decode"},
 		{name: "input request of another form", data: edit(`"prompt":"Approve?"`, `"prompt":"Approve?","extra":1`), decode: "tool: invalid checkpoint: input request: invalid input request"},
 		{name: "seal cut short", data: edit(string(fields["seal"]), `{"key_id":"k1","hmac_sha256":"AAAA"}`), decode: "tool: invalid checkpoint: seal: the MAC is 3 bytes, want 32"},
 		{name: "no seal", data: edit(`,"seal":`+string(fields["seal"]), ``), decode: "tool: invalid checkpoint: seal: key ID"},
@@ -141,13 +162,13 @@ func TestResumeRefuses(t *testing.T) {
 				require.ErrorIs(t, err, dispatch.ErrInvalidCheckpoint)
 				require.ErrorContains(t, err, tt.decode)
 				require.Equal(t, 1, strings.Count(err.Error(), "tool: "), "one prefix: %s", err)
-				_, err = d.Resume(context.Background(), cp, json.RawMessage(`true`), nil)
+				_, err = d.Resume(context.Background(), cp, dispatch.Answer{Response: json.RawMessage(`true`)})
 				require.ErrorIs(t, err, dispatch.ErrInvalidCheckpoint, "the zero checkpoint is refused")
 				require.Zero(t, calls.Load())
 				return
 			}
 			require.NoError(t, err)
-			o, err := d.Resume(context.Background(), cp, json.RawMessage(tt.answer), nil)
+			o, err := d.Resume(context.Background(), cp, dispatch.Answer{Response: json.RawMessage(tt.answer)})
 			require.ErrorContains(t, err, tt.resume)
 			require.Equal(t, 1, strings.Count(err.Error(), "tool: "), "one prefix: %s", err)
 			require.Zero(t, o)
@@ -161,11 +182,13 @@ func TestResumeToolChanged(t *testing.T) {
 	cp := decode(t, data)
 	t.Run("gone", func(t *testing.T) {
 		d := newDispatcher(t, &tool.Registry{})
-		_, err := d.Resume(context.Background(), cp, json.RawMessage(`true`), nil)
+		_, err := d.Resume(context.Background(), cp, dispatch.Answer{Response: json.RawMessage(`true`)})
 		require.ErrorIs(t, err, dispatch.ErrInvalidCheckpoint)
 		require.EqualError(t, err, `tool: invalid checkpoint: no tool named "refund" in the registry`)
 	})
-	t.Run("definition changed", func(t *testing.T) {
+	t.Run("description changed", func(t *testing.T) {
+		// The description is text for the model: a release that rewords
+		// it keeps the pending checkpoints valid.
 		var calls atomic.Int32
 		changed := toolFunc{def: approval{}.Definition(), fn: approval{calls: &calls}.Call}
 		changed.def.Description = "refund an order, now with a new description"
@@ -173,7 +196,20 @@ func TestResumeToolChanged(t *testing.T) {
 		require.NoError(t, err)
 		reg, err := tool.NewRegistry(b)
 		require.NoError(t, err)
-		_, err = newDispatcher(t, reg).Resume(context.Background(), cp, json.RawMessage(`true`), nil)
+		o, err := newDispatcher(t, reg).Resume(context.Background(), cp, dispatch.Answer{Response: json.RawMessage(`true`)})
+		require.NoError(t, err)
+		require.Equal(t, dispatch.KindCompleted, o.Kind)
+		require.Equal(t, int32(1), calls.Load())
+	})
+	t.Run("schema changed", func(t *testing.T) {
+		var calls atomic.Int32
+		changed := toolFunc{def: approval{}.Definition(), fn: approval{calls: &calls}.Call}
+		changed.def.InputSchema = json.RawMessage(`{"type":"object","properties":{"order":{"type":"string","maxLength":10}},"required":["order"]}`)
+		b, err := tool.Bind(changed)
+		require.NoError(t, err)
+		reg, err := tool.NewRegistry(b)
+		require.NoError(t, err)
+		_, err = newDispatcher(t, reg).Resume(context.Background(), cp, dispatch.Answer{Response: json.RawMessage(`true`)})
 		require.ErrorIs(t, err, dispatch.ErrInvalidCheckpoint)
 		require.ErrorIs(t, err, tool.ErrInvalidInvocation)
 		require.ErrorContains(t, err, "another contract")
@@ -185,7 +221,7 @@ func TestResumeToolChanged(t *testing.T) {
 func TestCheckpointZero(t *testing.T) {
 	_, err := json.Marshal(dispatch.Checkpoint{})
 	require.ErrorIs(t, err, dispatch.ErrInvalidCheckpoint)
-	_, err = newDispatcher(t, registry(t, nil)).Resume(context.Background(), dispatch.Checkpoint{}, json.RawMessage(`true`), nil)
+	_, err = newDispatcher(t, registry(t, nil)).Resume(context.Background(), dispatch.Checkpoint{}, dispatch.Answer{Response: json.RawMessage(`true`)})
 	require.EqualError(t, err, "tool: invalid checkpoint: the zero Checkpoint")
 }
 
@@ -201,7 +237,7 @@ func TestSettle(t *testing.T) {
 	result, err := b.Call(context.Background(), inv)
 	o := d.Settle(c, "k", tool.EffectIdempotent, result, err)
 	require.Equal(t, dispatch.KindSuspended, o.Kind)
-	o, err = d.Resume(context.Background(), *o.Checkpoint, json.RawMessage(`true`), nil)
+	o, err = d.Resume(context.Background(), *o.Checkpoint, dispatch.Answer{Response: json.RawMessage(`true`)})
 	require.NoError(t, err)
 	require.Equal(t, `answer true state {"step":1} key k`, o.Text())
 }
@@ -214,6 +250,70 @@ func TestCheckpointCheckAnswer(t *testing.T) {
 	err := cp.CheckAnswer(json.RawMessage(`"yes"`))
 	require.ErrorIs(t, err, dispatch.ErrInvalidAnswer)
 	require.EqualError(t, err, "tool: invalid answer: the answer does not match the response schema: at the root: got string, want boolean")
-	_, resumeErr := newDispatcher(t, registry(t, nil)).Resume(context.Background(), cp, json.RawMessage(`"yes"`), nil)
+	_, resumeErr := newDispatcher(t, registry(t, nil)).Resume(context.Background(), cp, dispatch.Answer{Response: json.RawMessage(`"yes"`)})
 	require.EqualError(t, resumeErr, err.Error())
+}
+
+// The checkpoint names its suspension and its life: a random ID, the time
+// it was issued on the Dispatcher's clock, and the expiry a TTL later.
+func TestCheckpointIdentityAndExpiry(t *testing.T) {
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	d := newDispatcher(t, registry(t, nil), func(c *dispatch.Config) { c.Clock = clock; c.CheckpointTTL = time.Hour })
+	c := call("toolu_1", "refund", `{"order":"A-1"}`)
+	c.Principal = "user-7"
+	first := d.Run(context.Background(), c).Checkpoint
+	second := d.Run(context.Background(), c).Checkpoint
+	require.Len(t, first.ID(), 32)
+	require.NotEqual(t, first.ID(), second.ID(), "every suspension has its own ID")
+	require.Equal(t, now, first.IssuedAt())
+	require.Equal(t, now.Add(time.Hour), first.ExpiresAt())
+	require.Equal(t, "user-7", first.Principal())
+	data, err := json.Marshal(first)
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"issued_at":"2026-12-01T09:00:00Z","expires_at":"2026-12-01T10:00:00Z","principal":"user-7"`)
+	again := decode(t, data)
+	require.Equal(t, first.ID(), again.ID())
+	require.True(t, first.ExpiresAt().Equal(again.ExpiresAt()))
+
+	t.Run("default TTL", func(t *testing.T) {
+		d := newDispatcher(t, registry(t, nil), func(c *dispatch.Config) { c.Clock = clock })
+		cp := d.Run(context.Background(), call("toolu_1", "refund", `{"order":"A-1"}`)).Checkpoint
+		require.Equal(t, now.Add(dispatch.DefaultCheckpointTTL), cp.ExpiresAt())
+		require.Equal(t, 24*time.Hour, dispatch.DefaultCheckpointTTL)
+	})
+
+	for _, tc := range []struct {
+		name, why string
+		at        time.Time
+		err       error
+		msg       string
+	}{
+		{name: "just before expiry", why: "valid until the instant it expires", at: now.Add(time.Hour - time.Nanosecond)},
+		{name: "at expiry", why: "the expiry instant is already too late", at: now.Add(time.Hour), err: dispatch.ErrExpired,
+			msg: "tool: checkpoint expired: checkpoint " + first.ID() + " expired at 2026-12-01T10:00:00Z (now 2026-12-01T10:00:00Z)"},
+		{name: "clock behind within skew", why: "a resuming clock up to MaxClockSkew behind the issuer is tolerated", at: now.Add(-dispatch.MaxClockSkew)},
+		{name: "clock behind beyond skew", why: "a checkpoint from further in the future than the skew allows", at: now.Add(-dispatch.MaxClockSkew - time.Second), err: dispatch.ErrInvalidCheckpoint,
+			msg: "more than 5m0s after this process's clock"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls atomic.Int32
+			resumer := newDispatcher(t, registry(t, &calls), func(c *dispatch.Config) { c.Clock = func() time.Time { return tc.at } })
+			o, err := resumer.Resume(context.Background(), *first, dispatch.Answer{Response: json.RawMessage(`true`), Principal: "user-7"})
+			if tc.err == nil {
+				require.NoError(t, err, tc.why)
+				require.Equal(t, dispatch.KindCompleted, o.Kind)
+				return
+			}
+			require.ErrorIs(t, err, tc.err, tc.why)
+			require.ErrorContains(t, err, tc.msg)
+			require.Zero(t, calls.Load(), "nothing ran")
+		})
+	}
+}
+
+func TestNewCheckpointTTL(t *testing.T) {
+	_, err := dispatch.New(dispatch.Config{Registry: &tool.Registry{}, Store: memoryStore(t), SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}, CheckpointTTL: -time.Second})
+	require.ErrorIs(t, err, dispatch.ErrInvalidConfig)
+	require.EqualError(t, err, "tool: invalid dispatch config: CheckpointTTL is -1s, want 0 (the default) or more")
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,6 +23,13 @@ type Config struct {
 	// Registry holds the tools. Required. It may change while the
 	// Dispatcher runs: every call resolves its tool anew.
 	Registry *tool.Registry
+	// Store keeps the claims that make each checkpoint answerable once,
+	// and the turns that wait for an answer. Required: there is no
+	// default, because a store private to one process would silently let
+	// every other replica behind a load balancer answer the same
+	// checkpoint again. One process uses a MemoryStore, said so
+	// explicitly; replicas share one store (and the same SealKeys).
+	Store Store
 	// SealKeys seal and open checkpoints: the first key seals, every key
 	// opens, so that a key can be rotated out by putting a new one first
 	// and dropping the old one once its checkpoints are resumed. At least
@@ -33,6 +39,14 @@ type Config struct {
 	// nil gives a random 128-bit key written in hex. It is never given
 	// anything the model wrote, and must be safe for concurrent use.
 	NewKey func() (tool.IdempotencyKey, error)
+	// CheckpointTTL is how long the checkpoint of a suspended call can be
+	// answered, from the moment it is sealed. 0 means
+	// DefaultCheckpointTTL; a negative TTL is refused. Expiry is judged on
+	// the clock of the process that resumes; see MaxClockSkew.
+	CheckpointTTL time.Duration
+	// Clock tells the time a checkpoint is issued and the time it is
+	// resumed at. nil means time.Now. It must be safe for concurrent use.
+	Clock func() time.Time
 	// MaxConcurrency bounds how many calls of one RunAll run at once;
 	// 0 and 1 run them in order, one at a time.
 	MaxConcurrency int
@@ -49,19 +63,25 @@ type Config struct {
 // outcomes of KindUnknown or errors wrapping ErrInvalidConfig.
 type Dispatcher struct {
 	registry       *tool.Registry
+	store          Store
 	keys           []SealKey
 	newKey         func() (tool.IdempotencyKey, error)
+	ttl            time.Duration
+	clock          func() time.Time
 	maxConcurrency int
 	logger         *slog.Logger
 }
 
 // New checks config and returns a Dispatcher. Errors wrap ErrInvalidConfig:
-// a nil Registry, no seal key, a key whose ID is not 1 to 64 printable
+// a nil Registry, a nil Store, no seal key, a key whose ID is not 1 to 64 printable
 // ASCII characters or appears twice, or whose Secret is shorter than 32
-// bytes, and a negative MaxConcurrency.
+// bytes, a negative CheckpointTTL and a negative MaxConcurrency.
 func New(config Config) (*Dispatcher, error) {
 	if config.Registry == nil {
 		return nil, fmt.Errorf("%w: the registry is nil", ErrInvalidConfig)
+	}
+	if config.Store == nil || isTypedNil(config.Store) {
+		return nil, fmt.Errorf("%w: no Store: a checkpoint must be claimed in a store every replica shares (NewMemoryStore for one process)", ErrInvalidConfig)
 	}
 	if len(config.SealKeys) == 0 {
 		return nil, fmt.Errorf("%w: no seal key: checkpoints of suspended calls must be sealed", ErrInvalidConfig)
@@ -82,14 +102,28 @@ func New(config Config) (*Dispatcher, error) {
 	if config.MaxConcurrency < 0 {
 		return nil, fmt.Errorf("%w: MaxConcurrency is %d, want 0 or more", ErrInvalidConfig, config.MaxConcurrency)
 	}
+	if config.CheckpointTTL < 0 {
+		return nil, fmt.Errorf("%w: CheckpointTTL is %s, want 0 (the default) or more", ErrInvalidConfig, config.CheckpointTTL)
+	}
 	newKey := config.NewKey
 	if newKey == nil {
 		newKey = randomKey
 	}
+	ttl := config.CheckpointTTL
+	if ttl == 0 {
+		ttl = DefaultCheckpointTTL
+	}
+	clock := config.Clock
+	if clock == nil {
+		clock = time.Now
+	}
 	return &Dispatcher{
 		registry:       config.Registry,
+		store:          config.Store,
 		keys:           keys,
 		newKey:         newKey,
+		ttl:            ttl,
+		clock:          clock,
 		maxConcurrency: max(config.MaxConcurrency, 1),
 		logger:         config.Logger,
 	}, nil
@@ -97,11 +131,18 @@ func New(config Config) (*Dispatcher, error) {
 
 // randomKey returns 128 random bits in hex.
 func randomKey() (tool.IdempotencyKey, error) {
+	id, err := newCheckpointID()
+	return tool.IdempotencyKey(id), err
+}
+
+// newCheckpointID returns 128 random bits in lowercase hex: the ID of a
+// new checkpoint.
+func newCheckpointID() (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
-	return tool.IdempotencyKey(hex.EncodeToString(b[:])), nil
+	return hex.EncodeToString(b[:]), nil
 }
 
 // Call is one call proposed by the model, with what the runtime adds.
@@ -114,6 +155,12 @@ type Call struct {
 	// IdempotencyKey, when not empty, is the key the runtime chose for this
 	// call; otherwise the Dispatcher's NewKey chooses one.
 	IdempotencyKey tool.IdempotencyKey
+	// Principal, when not empty, is who may answer the call if it
+	// suspends: a user ID, a tenant, whatever the runtime authenticates.
+	// It is sealed into the Checkpoint, and Resume and Decline refuse an
+	// Answer from anyone else with ErrWrongPrincipal. At most 1024 bytes
+	// of UTF-8. Never take it from the model.
+	Principal string
 	// Progress, when not nil, receives the progress the tool reports.
 	Progress tool.ProgressReporter
 }
@@ -136,6 +183,9 @@ func (d *Dispatcher) run(ctx context.Context, call Call) (o Outcome) {
 	o = Outcome{CallID: call.ID, Tool: call.Request.Name}
 	if d == nil || d.registry == nil {
 		return unknown(o, fmt.Errorf("%w: the zero Dispatcher runs nothing", ErrInvalidConfig))
+	}
+	if err := checkPrincipal(call.Principal); err != nil {
+		return unknown(o, fmt.Errorf("%w: Call.%v", ErrInvalidConfig, err))
 	}
 	binding, ok := d.registry.Resolve(call.Request.Name)
 	if !ok {
@@ -188,13 +238,28 @@ func (d *Dispatcher) Settle(call Call, key tool.IdempotencyKey, effect tool.Effe
 }
 
 func (d *Dispatcher) settle(o Outcome, call Call, result tool.Result, err error) Outcome {
+	if err != nil || result.InputRequest == nil {
+		return d.settleAt(o, call, result, err, "", time.Time{})
+	}
+	id, err := newCheckpointID()
+	if err != nil {
+		return unknown(o, fmt.Errorf("choosing a checkpoint ID: %w", err))
+	}
+	return d.settleAt(o, call, result, nil, id, d.clock())
+}
+
+// settleAt is settle with the ID and issue time of the checkpoint of a
+// suspension given. It reads no clock and draws no random number, so a
+// runtime that must be deterministic (a workflow) can settle with an ID
+// and a time of its own.
+func (d *Dispatcher) settleAt(o Outcome, call Call, result tool.Result, err error, id string, issued time.Time) Outcome {
 	if err == nil {
 		if result.InputRequest == nil {
 			o.Kind = KindCompleted
 			o.Output = result.Output
 			return o
 		}
-		cp, err := d.seal(call, o.IdempotencyKey, *result.InputRequest)
+		cp, err := d.seal(call, o.IdempotencyKey, *result.InputRequest, id, issued)
 		if err != nil {
 			return unknown(o, err)
 		}
@@ -259,21 +324,39 @@ func quoteName(name string) string {
 	return fmt.Sprintf("%q", truncate(name, 128))
 }
 
-// seal makes the checkpoint of a suspended call, sealed with the first key.
-func (d *Dispatcher) seal(call Call, key tool.IdempotencyKey, ir tool.InputRequest) (Checkpoint, error) {
+// seal makes the checkpoint of a suspended call, sealed with the first key:
+// id names it, issued is when it was made, and it expires the TTL later.
+func (d *Dispatcher) seal(call Call, key tool.IdempotencyKey, ir tool.InputRequest, id string, issued time.Time) (Checkpoint, error) {
 	encoded, err := ir.MarshalJSON()
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("%w: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
 	}
-	k := d.keys[0]
-	return Checkpoint{
+	if err := checkPrincipal(call.Principal); err != nil {
+		return Checkpoint{}, fmt.Errorf("%w: Call.%v", ErrInvalidConfig, err)
+	}
+	// Whole seconds: the wire form has a fixed length, and no expiry
+	// needs more precision.
+	issued = issued.UTC().Truncate(time.Second)
+	cp := Checkpoint{
+		id:           id,
+		issuedAt:     issued,
+		expiresAt:    issued.Add(d.ttl),
+		principal:    call.Principal,
 		callID:       call.ID,
 		request:      call.Request,
 		key:          key,
 		inputRequest: ir,
-		keyID:        k.ID,
-		mac:          mac(k.Secret, k.ID, call.ID, call.Request, key, encoded),
-	}, nil
+	}
+	if !validID(id) {
+		return Checkpoint{}, fmt.Errorf("%w: ID %q is not 32 lowercase hex digits", ErrInvalidCheckpoint, truncate(id, 80))
+	}
+	if err := checkTimes(cp.issuedAt, cp.expiresAt); err != nil {
+		return Checkpoint{}, fmt.Errorf("%w: %v", ErrInvalidCheckpoint, err)
+	}
+	k := d.keys[0]
+	cp.keyID = k.ID
+	cp.mac = mac(k.Secret, k.ID, &cp, encoded)
+	return cp, nil
 }
 
 // Open verifies the seal of cp with this Dispatcher's keys. It is what
@@ -294,53 +377,25 @@ func (d *Dispatcher) Open(cp Checkpoint) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
 	}
-	want := mac(d.keys[i].Secret, cp.keyID, cp.callID, cp.request, cp.key, encoded)
+	want := mac(d.keys[i].Secret, cp.keyID, &cp, encoded)
 	if !hmac.Equal(want, cp.mac) {
 		return fmt.Errorf("%w: the seal does not match its content: the checkpoint was altered or not issued with key %q", ErrInvalidCheckpoint, cp.keyID)
 	}
 	return nil
 }
 
-// Resume continues a suspended call with answer, the JSON answer to its
-// input request, in this process or another. Before anything runs it
-// refuses, with an error and no Outcome:
-//
-//   - a checkpoint whose seal does not verify (see Open): ErrInvalidCheckpoint;
-//   - an answer that breaks the input request's response schema:
-//     ErrInvalidAnswer, with the reason;
-//   - a checkpoint whose tool is no longer in the registry, or whose call
-//     Prepare no longer admits (the tool's definition changed, say):
-//     ErrInvalidCheckpoint.
-//
-// Otherwise it runs the call with the same idempotency key and returns its
-// Outcome, which may be suspended again. Resume does not remember what it
-// resumed: resuming a genuine checkpoint twice runs the call twice, with
-// the same key. ctx and progress are as for Run.
-func (d *Dispatcher) Resume(ctx context.Context, cp Checkpoint, answer json.RawMessage, progress tool.ProgressReporter) (Outcome, error) {
-	start := time.Now()
-	if err := d.Open(cp); err != nil {
-		return Outcome{}, err
+// checkTime refuses a checkpoint that expired by now, on this process's
+// clock, or that was issued more than MaxClockSkew after now.
+func (d *Dispatcher) checkTime(cp Checkpoint, now time.Time) error {
+	if !now.Before(cp.expiresAt) {
+		return fmt.Errorf("%w: checkpoint %s expired at %s (now %s)", ErrExpired, cp.id,
+			cp.expiresAt.Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 	}
-	call := Call{ID: cp.callID, Request: cp.request, IdempotencyKey: cp.key, Progress: progress}
-	continuation, err := cp.continuation(answer)
-	if err != nil {
-		return Outcome{}, err
+	if cp.issuedAt.After(now.Add(MaxClockSkew)) {
+		return fmt.Errorf("%w: checkpoint %s was issued at %s, more than %s after this process's clock (%s)", ErrInvalidCheckpoint, cp.id,
+			cp.issuedAt.Format(time.RFC3339), MaxClockSkew, now.UTC().Format(time.RFC3339))
 	}
-	binding, ok := d.registry.Resolve(cp.request.Name)
-	if !ok {
-		return Outcome{}, fmt.Errorf("%w: no tool named %s in the registry", ErrInvalidCheckpoint, quoteName(cp.request.Name))
-	}
-	contract := binding.Contract()
-	invocation, err := contract.Prepare(cp.request, tool.Admission{IdempotencyKey: cp.key, Continuation: &continuation})
-	if err != nil {
-		return Outcome{}, fmt.Errorf("%w: the call is no longer admitted: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
-	}
-	o := Outcome{CallID: cp.callID, Tool: cp.request.Name, Effect: contract.Effect(), IdempotencyKey: cp.key}
-	result, err := callSafely(ctx, binding, invocation, progress)
-	o = d.settle(o, call, result, err)
-	o.Duration = time.Since(start)
-	d.log(ctx, o)
-	return o, nil
+	return nil
 }
 
 // RunAll runs the calls of one model turn, at most Config.MaxConcurrency at

@@ -268,19 +268,22 @@ func TestLogger(t *testing.T) {
 
 func TestNewConfig(t *testing.T) {
 	reg := &tool.Registry{}
+	store := memoryStore(t)
 	key := dispatch.SealKey{ID: "k", Secret: secret}
 	for _, tt := range []struct {
 		name   string
 		config dispatch.Config
 		want   string
 	}{
-		{"no registry", dispatch.Config{SealKeys: []dispatch.SealKey{key}}, "tool: invalid dispatch config: the registry is nil"},
-		{"no key", dispatch.Config{Registry: reg}, "tool: invalid dispatch config: no seal key: checkpoints of suspended calls must be sealed"},
-		{"short secret", dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{{ID: "k", Secret: []byte("short")}}}, `tool: invalid dispatch config: seal key "k": the secret is 5 bytes, want at least 32`},
-		{"empty ID", dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{{Secret: secret}}}, `tool: invalid dispatch config: seal key 0: key ID "" must be 1 to 64 characters`},
-		{"ID with a space", dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{{ID: "a b", Secret: secret}}}, `tool: invalid dispatch config: seal key 0: key ID "a b" must be printable ASCII without spaces`},
-		{"ID twice", dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{key, key}}, `tool: invalid dispatch config: seal key ID "k" appears twice`},
-		{"negative concurrency", dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{key}, MaxConcurrency: -1}, "tool: invalid dispatch config: MaxConcurrency is -1, want 0 or more"},
+		{"no store", dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{key}}, "tool: invalid dispatch config: no Store: a checkpoint must be claimed in a store every replica shares (NewMemoryStore for one process)"},
+		{"typed nil store", dispatch.Config{Registry: reg, Store: (*dispatch.MemoryStore)(nil), SealKeys: []dispatch.SealKey{key}}, "tool: invalid dispatch config: no Store: a checkpoint must be claimed in a store every replica shares (NewMemoryStore for one process)"},
+		{"no registry", dispatch.Config{Store: store, SealKeys: []dispatch.SealKey{key}}, "tool: invalid dispatch config: the registry is nil"},
+		{"no key", dispatch.Config{Store: store, Registry: reg}, "tool: invalid dispatch config: no seal key: checkpoints of suspended calls must be sealed"},
+		{"short secret", dispatch.Config{Store: store, Registry: reg, SealKeys: []dispatch.SealKey{{ID: "k", Secret: []byte("short")}}}, `tool: invalid dispatch config: seal key "k": the secret is 5 bytes, want at least 32`},
+		{"empty ID", dispatch.Config{Store: store, Registry: reg, SealKeys: []dispatch.SealKey{{Secret: secret}}}, `tool: invalid dispatch config: seal key 0: key ID "" must be 1 to 64 characters`},
+		{"ID with a space", dispatch.Config{Store: store, Registry: reg, SealKeys: []dispatch.SealKey{{ID: "a b", Secret: secret}}}, `tool: invalid dispatch config: seal key 0: key ID "a b" must be printable ASCII without spaces`},
+		{"ID twice", dispatch.Config{Store: store, Registry: reg, SealKeys: []dispatch.SealKey{key, key}}, `tool: invalid dispatch config: seal key ID "k" appears twice`},
+		{"negative concurrency", dispatch.Config{Store: store, Registry: reg, SealKeys: []dispatch.SealKey{key}, MaxConcurrency: -1}, "tool: invalid dispatch config: MaxConcurrency is -1, want 0 or more"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			d, err := dispatch.New(tt.config)
@@ -294,11 +297,11 @@ func TestNewConfig(t *testing.T) {
 // New copies the secrets: changing the caller's slice changes nothing.
 func TestNewCopiesSecrets(t *testing.T) {
 	mine := bytes.Clone(secret)
-	d, err := dispatch.New(dispatch.Config{Registry: registry(t, nil), SealKeys: []dispatch.SealKey{{ID: "k1", Secret: mine}}})
+	d, err := dispatch.New(dispatch.Config{Registry: registry(t, nil), Store: memoryStore(t), SealKeys: []dispatch.SealKey{{ID: "k1", Secret: mine}}})
 	require.NoError(t, err)
 	o := d.Run(context.Background(), call("", "refund", `{"order":"A-1"}`))
 	mine[0] ^= 1
-	_, err = d.Resume(context.Background(), *o.Checkpoint, json.RawMessage(`true`), nil)
+	_, err = d.Resume(context.Background(), *o.Checkpoint, dispatch.Answer{Response: json.RawMessage(`true`)})
 	require.NoError(t, err)
 }
 

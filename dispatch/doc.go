@@ -46,11 +46,59 @@
 // breaks the request's response schema.
 //
 // The seal proves that this runtime issued the checkpoint and that nothing
-// in it changed. It does not hide anything (the prompt, state and arguments
-// are readable by whoever holds the checkpoint), and it does not stop a
-// genuine checkpoint from being resumed twice: deduplicating replays is the
-// runtime's job, by idempotency key, and the tool's, through the key its
-// backend deduplicates on.
+// in it changed. It does not hide anything: the prompt, state and
+// arguments are readable by whoever holds the checkpoint.
+//
+// What the checkpoint is bound to: the call (its Request, idempotency key
+// and correlation ID), its sealed ID, times and principal, and, through
+// the stamp of its input request, the tool's contract — its name, input
+// and output schemas and effect. Not the tool's description: a release
+// that only rewords what the model reads keeps every pending checkpoint
+// valid, while a release that changes a schema or the effect makes Resume
+// refuse the checkpoints issued before it (ErrInvalidCheckpoint).
+//
+// # Answered once
+//
+// A checkpoint carries a random ID, the time it was issued, an expiry
+// ([Config.CheckpointTTL], [DefaultCheckpointTTL] by default) and,
+// optionally, the principal who may answer ([Call.Principal]), all inside
+// the seal. [Dispatcher.Resume] claims the ID in the [Store] before it
+// runs anything, so a checkpoint is answered once, whatever the number of
+// replicas, sessions or resends; Resume documents the order of its
+// checks, which is the same everywhere. The same answer sent again
+// returns the outcome recorded the first time ([Outcome.Replayed]);
+// another answer is refused with an [*AnsweredError]
+// ([ErrAlreadyAnswered]) that carries it. An expired checkpoint
+// ([ErrExpired], on the resuming process's clock, with [MaxClockSkew] of
+// tolerance) and an answer from the wrong principal ([ErrWrongPrincipal])
+// are refused before the claim.
+//
+// [Dispatcher.Decline] is a claim too, with a final outcome the model
+// sees: KindFailed, a Failure of kind rejected, and [DeclinedText]. A
+// request dismissed without a choice (MCP's "cancel", a closed window) is
+// not a decline: the runtime does not call Decline, and the checkpoint can
+// still be answered until it expires.
+//
+// The Store is required ([Config.Store]): there is no silent default that
+// would work in one process and let every other replica behind a load
+// balancer answer the same checkpoint again. [MemoryStore] is the store of
+// one process; replicas share a store in a database. A Store that fails
+// or is full refuses the resume (ErrStore): it fails closed. The package
+// storetest holds the conformance tests every Store passes.
+//
+// Checkpoints of version 1, issued before checkpoints were single-use,
+// have no ID and no expiry: they are refused with an error that says so,
+// and the suspended call must be run again.
+//
+// # Turns that wait
+//
+// While one call of a turn waits for a person, the turn cannot be
+// answered to the model. [Dispatcher.SaveTurn] keeps its outcomes in the
+// Store in a storable form ([SavedOutcome]: the public parts, the sealed
+// checkpoints, and the private errors reduced to a class a log needs);
+// [Store.Pending] lists the calls that wait; after a restart,
+// [Dispatcher.Turn] reads the turn back with each resumed call's recorded
+// outcome in place, ready for an adapter to answer the provider.
 //
 // # Several calls in one turn
 //

@@ -1,9 +1,14 @@
 package dispatch
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors returned by this package. Every error wraps exactly one of them,
-// so that errors.Is tells them apart.
+// so that errors.Is tells them apart. (An error of a Store or of a context
+// is wrapped beside ErrStore, so that errors.Is finds context.Canceled
+// too.)
 var (
 	// ErrInvalidConfig: New was given a configuration it cannot use.
 	ErrInvalidConfig = errors.New("tool: invalid dispatch config")
@@ -13,4 +18,72 @@ var (
 	// ErrInvalidAnswer: an answer to a suspended call that breaks the
 	// response schema of its input request.
 	ErrInvalidAnswer = errors.New("tool: invalid answer")
+	// ErrExpired: a checkpoint resumed or declined at or after its
+	// expiry, judged on the clock of the process that claims it.
+	ErrExpired = errors.New("tool: checkpoint expired")
+	// ErrWrongPrincipal: an answer from someone other than the principal
+	// the checkpoint names.
+	ErrWrongPrincipal = errors.New("tool: wrong principal")
+	// ErrAlreadyAnswered: the checkpoint was claimed already, by another
+	// answer or a decline. The error is an *AnsweredError, which carries
+	// the claim and its recorded outcome.
+	ErrAlreadyAnswered = errors.New("tool: checkpoint already answered")
+	// ErrStore: the Store failed, could not be reached, or is full. A
+	// resume that meets it runs nothing (fail closed).
+	ErrStore = errors.New("tool: claim store failed")
+	// ErrNotFound: a Store has no record of that ID.
+	ErrNotFound = errors.New("tool: record not found")
+	// ErrInvalidRecord: a Claim, Turn or SavedOutcome that a Store cannot
+	// keep or that does not decode.
+	ErrInvalidRecord = errors.New("tool: invalid record")
 )
+
+// AnsweredError is the error of a resume or decline of a checkpoint that
+// was claimed before: by a different answer, by a decline, or by the same
+// answer whose outcome is not recorded yet (its run is still going, or
+// ended without recording one). It wraps ErrAlreadyAnswered; errors.As
+// finds it. A Store's Claim returns it for a different answer; Resume and
+// Decline return it for every refused second claim.
+//
+// A nil *AnsweredError is safe to call methods on.
+type AnsweredError struct {
+	// Claim is the claim that was recorded first: who answered, when,
+	// with which answer digest, and its outcome once recorded.
+	Claim Claim
+}
+
+// Error says which checkpoint was answered, how and when, without the
+// answer.
+func (e *AnsweredError) Error() string {
+	if e == nil {
+		return ErrAlreadyAnswered.Error()
+	}
+	how := "answered"
+	if e.Claim.Declined {
+		how = "declined"
+	}
+	recorded := "its outcome is not recorded yet"
+	if e.Claim.Outcome != nil {
+		recorded = "outcome " + string(e.Claim.Outcome.Kind)
+	}
+	return fmt.Sprintf("%v: checkpoint %s was %s at %s; %s", ErrAlreadyAnswered, e.Claim.CheckpointID, how,
+		e.Claim.ClaimedAt.UTC().Format("2006-01-02T15:04:05Z07:00"), recorded)
+}
+
+// Unwrap returns ErrAlreadyAnswered.
+func (e *AnsweredError) Unwrap() error { return ErrAlreadyAnswered }
+
+// Outcome returns the outcome recorded for the first claim, marked as
+// replayed, and false when none is recorded yet. The outcome's private
+// error is the reduced one a Store keeps (see SavedOutcome).
+func (e *AnsweredError) Outcome() (Outcome, bool) {
+	if e == nil || e.Claim.Outcome == nil {
+		return Outcome{}, false
+	}
+	o, err := e.Claim.Outcome.Outcome()
+	if err != nil {
+		return Outcome{}, false
+	}
+	o.Replayed = true
+	return o, true
+}

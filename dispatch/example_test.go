@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/agentcontract/tool"
@@ -31,8 +32,14 @@ func ExampleDispatcher_RunAll() {
 	if err != nil {
 		panic(err)
 	}
+	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{})
+	if err != nil {
+		panic(err)
+	}
 	d, err := dispatch.New(dispatch.Config{
 		Registry: registry,
+		Store:    store, // one process; replicas share a store
+
 		// In production: 32 bytes from crypto/rand, kept in a secret store.
 		SealKeys:       []dispatch.SealKey{{ID: "2026-12", Secret: []byte("0123456789abcdef0123456789abcdef")}},
 		MaxConcurrency: 4,
@@ -55,25 +62,42 @@ func ExampleDispatcher_RunAll() {
 	// call_3 unknown_tool error=true: There is no tool named "subtract". Available tools: add.
 }
 
-// A call that asks a person for approval is suspended; its checkpoint is
-// stored as JSON and resumed later, here by a dispatcher that could be in
-// another process.
-func ExampleDispatcher_Resume() {
-	registry := &tool.Registry{}
+// newRefundDispatcher returns a dispatcher of the refund tool, which asks
+// for approval, on store.
+func newRefundDispatcher(store dispatch.Store) *dispatch.Dispatcher {
 	binding, err := tool.Bind(approval{})
 	if err != nil {
 		panic(err)
 	}
-	if err := registry.Register(binding); err != nil {
-		panic(err)
-	}
-	keys := []dispatch.SealKey{{ID: "2026-12", Secret: []byte("0123456789abcdef0123456789abcdef")}}
-	d, err := dispatch.New(dispatch.Config{Registry: registry, SealKeys: keys})
+	registry, err := tool.NewRegistry(binding)
 	if err != nil {
 		panic(err)
 	}
+	d, err := dispatch.New(dispatch.Config{
+		Registry: registry,
+		Store:    store,
+		// In production: 32 bytes from crypto/rand, kept in a secret store.
+		SealKeys: []dispatch.SealKey{{ID: "2026-12", Secret: []byte("0123456789abcdef0123456789abcdef")}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
 
-	call := dispatch.Call{ID: "toolu_01", Request: tool.Request{Name: "refund", Arguments: `{"order":"A-1001"}`}, IdempotencyKey: "order-A-1001-refund"}
+// A call that asks a person for approval is suspended; its checkpoint is
+// stored as JSON and resumed later, here by a dispatcher that could be in
+// another process sharing the store. The checkpoint is answered once: the
+// same answer sent again gets the recorded outcome back, another answer is
+// refused.
+func ExampleDispatcher_Resume() {
+	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{})
+	if err != nil {
+		panic(err)
+	}
+	d := newRefundDispatcher(store)
+	call := dispatch.Call{ID: "toolu_01", Request: tool.Request{Name: "refund", Arguments: `{"order":"A-1001"}`},
+		IdempotencyKey: "order-A-1001-refund", Principal: "user-7"}
 	o := d.Run(context.Background(), call)
 	fmt.Println(o.Kind, string(o.Checkpoint.InputRequest().Prompt()))
 	stored, err := json.Marshal(o.Checkpoint)
@@ -81,19 +105,81 @@ func ExampleDispatcher_Resume() {
 		panic(err)
 	}
 
-	// Later, when a person approved.
+	// Later, when user-7 approved.
 	var cp dispatch.Checkpoint
 	if err := json.Unmarshal(stored, &cp); err != nil {
 		panic(err)
 	}
-	o, err = d.Resume(context.Background(), cp, json.RawMessage(`true`), nil)
+	later := newRefundDispatcher(store)
+	o, err = later.Resume(context.Background(), cp, dispatch.Answer{Response: json.RawMessage(`true`), Principal: "user-7"})
 	if err != nil {
-		panic(err) // an edited checkpoint or an invalid answer: nothing ran
+		panic(err) // refused before anything ran
 	}
-	fmt.Println(o.CallID, o.Kind, o.Text())
+	fmt.Println(o.CallID, o.Kind, o.Replayed, o.Text())
+
+	// The response was lost and the same answer is sent again.
+	o, _ = later.Resume(context.Background(), cp, dispatch.Answer{Response: json.RawMessage(`true`), Principal: "user-7"})
+	fmt.Println(o.Kind, o.Replayed)
+
+	// Someone else, or another answer: refused, nothing runs.
+	_, err = later.Resume(context.Background(), cp, dispatch.Answer{Response: json.RawMessage(`true`), Principal: "user-8"})
+	fmt.Println(errors.Is(err, dispatch.ErrWrongPrincipal))
+	_, err = later.Resume(context.Background(), cp, dispatch.Answer{Response: json.RawMessage(`false`), Principal: "user-7"})
+	var answered *dispatch.AnsweredError
+	fmt.Println(errors.As(err, &answered), answered.Claim.Principal)
 	// Output:
 	// suspended "Approve?"
-	// toolu_01 completed answer true state {"step":1} key order-A-1001-refund
+	// toolu_01 completed false answer true state {"step":1} key order-A-1001-refund
+	// completed true
+	// true
+	// true user-7
+}
+
+// A person declines: the checkpoint is claimed with a final outcome for the
+// model, and the call can never be answered afterwards.
+func ExampleDispatcher_Decline() {
+	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{})
+	if err != nil {
+		panic(err)
+	}
+	d := newRefundDispatcher(store)
+	o := d.Run(context.Background(), dispatch.Call{ID: "toolu_02", Request: tool.Request{Name: "refund", Arguments: `{"order":"A-1002"}`}})
+	cp := *o.Checkpoint
+
+	o, err = d.Decline(context.Background(), cp, dispatch.Answer{Principal: "user-7"})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(o.Kind, o.IsError, o.Text())
+
+	_, err = d.Resume(context.Background(), cp, dispatch.Answer{Response: json.RawMessage(`true`)})
+	fmt.Println(errors.Is(err, dispatch.ErrAlreadyAnswered))
+	// Output:
+	// failed true The person declined the call to "refund".
+	// true
+}
+
+// A MemoryStore keeps the claims of one process; its audit lists who
+// answered what and when, and how it ended.
+func ExampleMemoryStore() {
+	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{MaxBytes: 1 << 20})
+	if err != nil {
+		panic(err)
+	}
+	d := newRefundDispatcher(store)
+	o := d.Run(context.Background(), dispatch.Call{ID: "toolu_03", Request: tool.Request{Name: "refund", Arguments: `{"order":"A-1003"}`}})
+	if _, err := d.Resume(context.Background(), *o.Checkpoint, dispatch.Answer{Response: json.RawMessage(`false`), Principal: "user-7"}); err != nil {
+		panic(err)
+	}
+	claims, err := store.Claims(context.Background(), dispatch.ClaimQuery{})
+	if err != nil {
+		panic(err)
+	}
+	for _, c := range claims {
+		fmt.Println(c.Tool, c.CallID, c.Principal, c.Outcome.Kind)
+	}
+	// Output:
+	// refund toolu_03 user-7 completed
 }
 
 // Text keeps a note of every media block for providers that carry text only.

@@ -44,7 +44,7 @@ func FuzzCheckpoint(f *testing.F) {
 		before := calls.Load()
 		if err := d.Open(cp); err != nil {
 			require.ErrorIs(t, err, dispatch.ErrInvalidCheckpoint)
-			_, err := d.Resume(context.Background(), cp, json.RawMessage(`true`), nil)
+			_, err := d.Resume(context.Background(), cp, dispatch.Answer{Response: json.RawMessage(`true`)})
 			require.Error(t, err)
 			require.Equal(t, before, calls.Load(), "a checkpoint whose seal failed ran the tool")
 			return

@@ -118,7 +118,7 @@ func registry(t testing.TB, calls *atomic.Int32) *tool.Registry {
 
 func newDispatcher(t testing.TB, reg *tool.Registry, edit ...func(*dispatch.Config)) *dispatch.Dispatcher {
 	t.Helper()
-	config := dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}}
+	config := dispatch.Config{Registry: reg, Store: memoryStore(t), SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}}
 	for _, e := range edit {
 		e(&config)
 	}
@@ -129,4 +129,12 @@ func newDispatcher(t testing.TB, reg *tool.Registry, edit ...func(*dispatch.Conf
 
 func call(id, name, args string) dispatch.Call {
 	return dispatch.Call{ID: id, Request: tool.Request{Name: name, Arguments: args}}
+}
+
+// memoryStore returns a new MemoryStore of the default size.
+func memoryStore(t testing.TB) *dispatch.MemoryStore {
+	t.Helper()
+	s, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{})
+	require.NoError(t, err)
+	return s
 }

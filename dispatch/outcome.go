@@ -78,6 +78,11 @@ type Outcome struct {
 	Err error
 	// Duration is how long the call took, from lookup to outcome.
 	Duration time.Duration
+	// Replayed is true for the outcome Resume or Decline returns for an
+	// answer that was already claimed with the same answer: the outcome
+	// recorded then, returned again without running anything. Its Err is
+	// the reduced error the Store kept (see SavedOutcome).
+	Replayed bool
 }
 
 // Text is the text of o.Output a text-only provider sends the model; see

@@ -35,7 +35,11 @@ func Example() {
 	registry := weatherRegistry()
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
-	dispatcher, err := dispatch.New(dispatch.Config{Registry: registry, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}})
+	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{}) // one process
+	if err != nil {
+		log.Fatal(err)
+	}
+	dispatcher, err := dispatch.New(dispatch.Config{Registry: registry, Store: store, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -90,7 +90,7 @@ func exerciseExample(t *testing.T, cs *mcp.ClientSession, asked *atomic.Int32) {
 		{"search_orders", map[string]any{"customer": "42"}, true, `arguments of "search_orders" do not match its input schema at /customer: '42' does not match pattern '^C-[0-9]{3}$'`},
 		{"export_report", map[string]any{"month": "2026-11"}, false, "Sales report for 2026-11: 3 orders, 1012.40 EUR gross. The CSV is attached."},
 		{"refund_order", map[string]any{"order_id": "A-1001", "amount": 12.5}, false, "Refunded 12.50 EUR on order A-1001, reference R-0001. Note: thanks for your patience"},
-		{"refund_order", map[string]any{"order_id": "A-1002", "amount": 20}, true, "The person declined the request for input of refund_order; the call was not continued."},
+		{"refund_order", map[string]any{"order_id": "A-1002", "amount": 20}, true, `The person declined the call to "refund_order".`},
 	} {
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
 		require.NoError(t, err, tc.tool)

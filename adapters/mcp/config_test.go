@@ -31,22 +31,22 @@ func TestAddToolsRefuses(t *testing.T) {
 	}{
 		{
 			name: "nil server", why: "nothing to add to",
-			config: toolmcp.Config{Dispatch: dispatch.Config{Registry: reg, SealKeys: keys}},
+			config: toolmcp.Config{Dispatch: dispatch.Config{Registry: reg, Store: newStore(), SealKeys: keys}},
 			err:    "tool: invalid mcp config: the server is nil",
 		},
 		{
 			name: "no seal key", why: "a suspended call's state could not be sealed",
-			config: toolmcp.Config{Dispatch: dispatch.Config{Registry: reg}},
+			config: toolmcp.Config{Dispatch: dispatch.Config{Registry: reg, Store: newStore()}},
 			err:    "tool: invalid mcp config: invalid dispatch config: no seal key: checkpoints of suspended calls must be sealed",
 		},
 		{
 			name: "options of a missing tool", why: "a misspelt name would silently serve defaults",
-			config: toolmcp.Config{Dispatch: dispatch.Config{Registry: reg, SealKeys: keys}, Tools: map[string]toolmcp.ToolOptions{"ad": {}}},
+			config: toolmcp.Config{Dispatch: dispatch.Config{Registry: reg, Store: newStore(), SealKeys: keys}, Tools: map[string]toolmcp.ToolOptions{"ad": {}}},
 			err:    `tool: invalid mcp config: tool "ad" has options but is not in the registry`,
 		},
 		{
 			name: "forms outside the subset", why: "every problem is reported when the tool is served, not when it suspends",
-			config: toolmcp.Config{Dispatch: dispatch.Config{Registry: reg, SealKeys: keys}, Tools: map[string]toolmcp.ToolOptions{"approve": {ResponseSchemas: []tool.Schema{
+			config: toolmcp.Config{Dispatch: dispatch.Config{Registry: reg, Store: newStore(), SealKeys: keys}, Tools: map[string]toolmcp.ToolOptions{"approve": {ResponseSchemas: []tool.Schema{
 				schema(`{"type":"boolean"}`),
 				schema(`{"type":"object","properties":{"address":{"type":"object","properties":{"city":{"type":"string"}}}}}`),
 				schema(`{"type":"object","properties":{"code":{"type":"string","pattern":"^[0-9]+$"}}}`),
@@ -148,7 +148,7 @@ func TestAddToolsCopies(t *testing.T) {
 	options := map[string]toolmcp.ToolOptions{"add": {Title: "Add", ClosedWorld: true}}
 	server := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
 	keys := []dispatch.SealKey{{ID: "k1", Secret: append([]byte(nil), secret...)}}
-	require.NoError(t, toolmcp.AddTools(server, toolmcp.Config{Dispatch: dispatch.Config{Registry: reg, SealKeys: keys}, Tools: options}))
+	require.NoError(t, toolmcp.AddTools(server, toolmcp.Config{Dispatch: dispatch.Config{Registry: reg, Store: newStore(), SealKeys: keys}, Tools: options}))
 	options["add"] = toolmcp.ToolOptions{Title: "Changed"}
 	keys[0].Secret[0] ^= 0xff
 

@@ -35,9 +35,15 @@ func Example() {
 		log.Fatal(err)
 	}
 
+	// One server instance: claims in memory. Instances behind a load
+	// balancer share a store and the seal keys.
+	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{})
+	if err != nil {
+		log.Fatal(err)
+	}
 	server := mcp.NewServer(&mcp.Implementation{Name: "greeter", Version: "v1.0.0"}, nil)
 	err = toolmcp.AddTools(server, toolmcp.Config{
-		Dispatch: dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: []byte("use 32 random bytes, not a sentence")}}},
+		Dispatch: dispatch.Config{Registry: reg, Store: store, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: []byte("use 32 random bytes, not a sentence")}}},
 		Tools:    map[string]toolmcp.ToolOptions{"greet": {ClosedWorld: true}},
 	})
 	if err != nil {
@@ -106,7 +112,11 @@ func ExampleImport() {
 		}
 		fmt.Println(t.Definition().Name, "calls", t.RemoteName())
 	}
-	d, err := dispatch.New(dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: []byte("use 32 random bytes, not a sentence")}}})
+	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: store, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: []byte("use 32 random bytes, not a sentence")}}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -178,7 +178,7 @@ func newServer(t testing.TB, reg *tool.Registry, edit ...func(*toolmcp.Config)) 
 	t.Helper()
 	server := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
 	config := toolmcp.Config{
-		Dispatch: dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}},
+		Dispatch: dispatch.Config{Registry: reg, Store: newStore(), SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}},
 		Tools: map[string]toolmcp.ToolOptions{
 			"approve": {Title: "Approve a refund", ResponseSchemas: []tool.Schema{form(t)}},
 			"add":     {ClosedWorld: true},
@@ -225,4 +225,13 @@ func answering(result *mcp.ElicitResult, asked *atomic.Int32) func(context.Conte
 		asked.Add(1)
 		return result, nil
 	}
+}
+
+// newStore returns a claim store for one test server.
+func newStore() *dispatch.MemoryStore {
+	s, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{})
+	if err != nil {
+		panic(err)
+	}
+	return s
 }

@@ -83,7 +83,7 @@ func importRemote(t *testing.T, r *remote, config toolmcp.ImportConfig) (toolmcp
 		require.NoError(t, err)
 		require.NoError(t, reg.Register(b))
 	}
-	d, err := dispatch.New(dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: newStore(), SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}})
 	require.NoError(t, err)
 	return res, d
 }
@@ -216,7 +216,7 @@ func TestImportInputRequest(t *testing.T) {
 	require.NoError(t, err)
 	reg, err := tool.NewRegistry(b)
 	require.NoError(t, err)
-	d, err := dispatch.New(dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: newStore(), SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}})
 	require.NoError(t, err)
 
 	o := d.Run(t.Context(), dispatch.Call{Request: tool.Request{Name: "ship", Arguments: `{"order":"7"}`}})
@@ -225,10 +225,10 @@ func TestImportInputRequest(t *testing.T) {
 	require.JSONEq(t, `"Ship order 7 today?"`, string(ir.Prompt()))
 	require.JSONEq(t, `{"type":"object","properties":{"today":{"type":"boolean"}},"required":["today"]}`, string(ir.ResponseSchema().JSON()))
 
-	_, err = d.Resume(t.Context(), *o.Checkpoint, json.RawMessage(`{"today":"yes"}`), nil)
+	_, err = d.Resume(t.Context(), *o.Checkpoint, dispatch.Answer{Response: json.RawMessage(`{"today":"yes"}`)})
 	require.ErrorIs(t, err, dispatch.ErrInvalidAnswer, "the remote form's schema is the contract of the answer")
 
-	done, err := d.Resume(t.Context(), *o.Checkpoint, json.RawMessage(`{"today":true}`), nil)
+	done, err := d.Resume(t.Context(), *o.Checkpoint, dispatch.Answer{Response: json.RawMessage(`{"today":true}`)})
 	require.NoError(t, err)
 	require.Equal(t, dispatch.KindCompleted, done.Kind, "%v", done.Err)
 	require.Equal(t, "shipped", done.Text())
@@ -263,7 +263,7 @@ func TestImportProgress(t *testing.T) {
 	require.NoError(t, err)
 	reg, err := tool.NewRegistry(b)
 	require.NoError(t, err)
-	d, err := dispatch.New(dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: newStore(), SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}})
 	require.NoError(t, err)
 
 	var got []tool.Progress

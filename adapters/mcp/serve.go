@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -17,7 +18,14 @@ import (
 
 // Config is what AddTools needs to serve a registry's tools. AddTools
 // copies what it keeps of it. The zero Config is refused: it names no
-// registry and no seal key.
+// registry, no store and no seal key.
+//
+// Several server instances behind a load balancer must share two things:
+// the same Dispatch.SealKeys (a retry may reach any instance, which must
+// open the request state) and one Dispatch.Store that all of them reach
+// (the claim that makes each request state answerable once). A
+// dispatch.MemoryStore is right for one instance only: with two, a state
+// claimed on one could be answered again on the other.
 type Config struct {
 	// Dispatch configures the dispatch.Dispatcher that runs every call:
 	// the registry whose tools are served (required), the keys that seal
@@ -26,6 +34,13 @@ type Config struct {
 	// the idempotency keys and the logger. MaxConcurrency is not used:
 	// the MCP server runs each tools/call on its own.
 	Dispatch dispatch.Config
+	// Principal, when not nil, names who the client acts for (a user ID
+	// or a tenant from the request's authentication, say), for each
+	// request: a call that suspends is sealed with it, and its retry is
+	// accepted only from a request with the same principal. An error
+	// refuses the request with a JSON-RPC error. nil: calls name no
+	// principal, and any client holding the request state may answer.
+	Principal func(ctx context.Context, req *mcp.CallToolRequest) (string, error)
 	// Tools holds per-tool choices that a tool.Definition does not
 	// express, by tool name. A tool without an entry gets the zero
 	// ToolOptions. A name that is not in the registry is an error.
@@ -124,12 +139,25 @@ const maxLegacyRounds = 10
 // (invalid params) before anything runs. The retry's arguments are not
 // read: the state carries the call.
 //
+// Every retry claims the request state in Dispatch.Store before anything
+// runs (dispatch.Dispatcher.Resume documents the order of the checks), so
+// a state is answered once, in any session and on any instance sharing
+// the store: the same answer resent gets the first outcome again, without
+// running the tool; another answer, an answer after a decline, an expired
+// state, and an answer from another principal (Config.Principal) are
+// refused with a JSON-RPC error (invalid params) naming the reason.
+//
 // The answer: accept continues the tool with the form's content as its
-// answer (a content that breaks the response schema is a JSON-RPC error);
-// decline and cancel do not continue the tool at all — the tool sees
-// nothing more of this call, and the client gets an isError result saying
-// that the person declined or dismissed the request. A tool that wants to
-// act on a refusal puts the choice in its form (an "approve" boolean, say).
+// answer (a content that breaks the response schema is a JSON-RPC error,
+// and does not use up the state: the person may correct it). Decline is
+// final: the state is claimed, the tool sees nothing more of the call, and
+// the client gets the isError result of dispatch.Dispatcher.Decline ("The
+// person declined the call to …"). Cancel (the request dismissed without
+// a choice) is not a claim: the tool is not continued, the client gets an
+// isError result saying that the person dismissed the request, and the
+// same state may still be answered until it expires. A tool that wants to
+// act on a refusal puts the choice in its form (an "approve" boolean,
+// say).
 //
 // A client older than 2026-07-28 cannot retry with answers: the SDK asks it
 // with a server-initiated elicitation/create and runs the handler once more
@@ -138,8 +166,9 @@ const maxLegacyRounds = 10
 // an isError result saying the tool needs an answer it cannot give.
 //
 // Errors wrap ErrInvalidConfig: a nil server, a Dispatch configuration
-// dispatch.New refuses, a Tools entry for a tool the registry lacks, and
-// response schemas outside the elicitation form (every problem listed).
+// dispatch.New refuses (no registry, no store, no seal key), a Tools entry
+// for a tool the registry lacks, and response schemas outside the
+// elicitation form (every problem listed).
 func AddTools(server *mcp.Server, config Config) error {
 	if server == nil {
 		return fmt.Errorf("%w: the server is nil", ErrInvalidConfig)
@@ -153,7 +182,7 @@ func AddTools(server *mcp.Server, config Config) error {
 		return wrap(ErrInvalidConfig, err)
 	}
 	defs := config.Dispatch.Registry.Definitions()
-	b := &bridge{d: d, box: box, logger: config.Dispatch.Logger, tools: make(map[string]servedTool, len(defs))}
+	b := &bridge{d: d, box: box, logger: config.Dispatch.Logger, principal: config.Principal, tools: make(map[string]servedTool, len(defs))}
 	var problems []string
 	for _, def := range defs {
 		opts := config.Tools[def.Name]
@@ -223,10 +252,23 @@ func wrapOutputSchema(schema json.RawMessage) json.RawMessage {
 // bridge serves the tools of one AddTools call. It is immutable after
 // AddTools and safe for concurrent use.
 type bridge struct {
-	d      *dispatch.Dispatcher
-	box    *stateBox
-	logger *slog.Logger
-	tools  map[string]servedTool
+	d         *dispatch.Dispatcher
+	box       *stateBox
+	logger    *slog.Logger
+	principal func(context.Context, *mcp.CallToolRequest) (string, error)
+	tools     map[string]servedTool
+}
+
+// principalOf names who req acts for, or "" without Config.Principal.
+func (b *bridge) principalOf(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+	if b.principal == nil {
+		return "", nil
+	}
+	p, err := b.principal(ctx, req)
+	if err != nil {
+		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "tool: the request's principal could not be established"}
+	}
+	return p, nil
 }
 
 func mcpTool(def tool.Definition, opts ToolOptions) *mcp.Tool {
@@ -261,12 +303,17 @@ func ptr[T any](v T) *T { return &v }
 // handle is the mcp.ToolHandler of every served tool.
 func (b *bridge) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	progress := progressSink(req)
+	principal, err := b.principalOf(ctx, req)
+	if err != nil {
+		return nil, err
+	}
 	if req.Params.RequestState != "" || req.Params.InputResponses != nil {
-		return b.resume(ctx, req, progress)
+		return b.resume(ctx, req, principal, progress)
 	}
 	o := b.d.Run(ctx, dispatch.Call{
-		Request:  tool.Request{Name: req.Params.Name, Arguments: string(req.Params.Arguments)},
-		Progress: progress,
+		Request:   tool.Request{Name: req.Params.Name, Arguments: string(req.Params.Arguments)},
+		Principal: principal,
+		Progress:  progress,
 	})
 	return b.result(ctx, req, o)
 }
@@ -333,8 +380,11 @@ func (b *bridge) notContinued(ctx context.Context, o dispatch.Outcome, why strin
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: true}
 }
 
-// resume continues a suspended call with the answers of a retry.
-func (b *bridge) resume(ctx context.Context, req *mcp.CallToolRequest, progress tool.ProgressReporter) (*mcp.CallToolResult, error) {
+// resume continues a suspended call with the answers of a retry. Every
+// answer claims the checkpoint (see dispatch.Dispatcher.Resume): a state
+// is answered once, on any instance that shares the store, and a decline
+// is final.
+func (b *bridge) resume(ctx context.Context, req *mcp.CallToolRequest, principal string, progress tool.ProgressReporter) (*mcp.CallToolResult, error) {
 	cp, err := b.box.open(req.Params.RequestState)
 	if err != nil {
 		return nil, invalidParams(err)
@@ -350,16 +400,32 @@ func (b *bridge) resume(ctx context.Context, req *mcp.CallToolRequest, progress 
 		if answer == nil {
 			return nil, invalidParams(fmt.Errorf("%w: the retry carries no elicitation result for input request %q", dispatch.ErrInvalidAnswer, inputID))
 		}
-		if answer.Action != "accept" {
-			return declined(cp.Request().Name, answer.Action), nil
-		}
-		content, err := json.Marshal(answer.Content)
-		if err != nil || answer.Content == nil {
-			content = []byte("{}")
-		}
-		o, err := b.d.Resume(ctx, cp, content, progress)
-		if err != nil {
-			return nil, invalidParams(err)
+		var o dispatch.Outcome
+		switch answer.Action {
+		case "accept":
+			content, err := json.Marshal(answer.Content)
+			if err != nil || answer.Content == nil {
+				content = []byte("{}")
+			}
+			o, err = b.d.Resume(ctx, cp, dispatch.Answer{Response: content, Principal: principal, Progress: progress})
+			if err != nil && o.Kind == "" {
+				return nil, b.refused(ctx, err)
+			}
+			if err != nil {
+				b.logStoreFailure(ctx, o, err)
+			}
+		case "decline":
+			o, err = b.d.Decline(ctx, cp, dispatch.Answer{Principal: principal})
+			if err != nil && o.Kind == "" {
+				return nil, b.refused(ctx, err)
+			}
+			if err != nil {
+				b.logStoreFailure(ctx, o, err)
+			}
+		default:
+			// Dismissed without a choice ("cancel", or anything else):
+			// not a claim. The state stays answerable until it expires.
+			return dismissed(cp.Request().Name), nil
 		}
 		if o.Kind != dispatch.KindSuspended || !legacy(req.Session) {
 			return b.result(ctx, req, o)
@@ -381,14 +447,32 @@ func (b *bridge) resume(ctx context.Context, req *mcp.CallToolRequest, progress 
 	}
 }
 
-// declined is the result of a call whose request for input was declined
-// ("decline") or dismissed (anything else the client sends, "cancel" among
-// them). The tool is not continued.
-func declined(name, action string) *mcp.CallToolResult {
-	text := fmt.Sprintf("The person dismissed the request for input of %s; the call was not continued.", name)
-	if action == "decline" {
-		text = fmt.Sprintf("The person declined the request for input of %s; the call was not continued.", name)
+// refused is the JSON-RPC error for a retry that Resume or Decline
+// refused before anything ran. A state that was answered before is
+// refused with the recorded outcome's kind in the message; the client
+// learns what happened, never the private error.
+func (b *bridge) refused(ctx context.Context, err error) error {
+	var answered *dispatch.AnsweredError
+	if errors.As(err, &answered) && b.logger != nil {
+		b.logger.WarnContext(ctx, "tool call answered again", "tool", answered.Claim.Tool, "checkpoint", answered.Claim.CheckpointID, "error", err.Error())
 	}
+	return invalidParams(err)
+}
+
+// logStoreFailure logs an outcome the store could not record: the call ran
+// and its result is sent; a resend of the same answer will be refused.
+func (b *bridge) logStoreFailure(ctx context.Context, o dispatch.Outcome, err error) {
+	if b.logger != nil {
+		b.logger.ErrorContext(ctx, "tool call outcome not recorded", "tool", o.Tool, "idempotency_key", string(o.IdempotencyKey), "error", err.Error())
+	}
+}
+
+// dismissed is the result of a call whose request for input was dismissed
+// without a choice ("cancel", or any action but accept and decline). The
+// tool is not continued, and the state is not claimed: the same request
+// may still be answered until it expires.
+func dismissed(name string) *mcp.CallToolResult {
+	text := fmt.Sprintf("The person dismissed the request for input of %s; the call was not continued.", name)
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: true}
 }
 

@@ -40,9 +40,9 @@ func TestSuspendAnswered(t *testing.T) {
 				text: `answer {"approve":true} state {"step":2}`, asked: 2, calls: 3,
 			},
 			{
-				name: "decline", why: "a declined request does not continue the tool",
+				name: "decline", why: "a declined request is final and does not continue the tool",
 				answer: &mcp.ElicitResult{Action: "decline"}, isError: true,
-				text: "The person declined the request for input of approve; the call was not continued.", asked: 1, calls: 1,
+				text: `The person declined the call to "approve".`, asked: 1, calls: 1,
 			},
 			{
 				name: "cancel", why: "a dismissed request does not continue the tool",

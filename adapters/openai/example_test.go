@@ -49,7 +49,8 @@ func Example() {
 		func(_ context.Context, in weatherArgs) (string, error) { return "21°C and sunny in " + in.City, nil })
 	binding, _ := tool.Bind(weather)
 	reg, _ := tool.NewRegistry(binding)
-	dispatcher, _ := dispatch.New(dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: []byte("an example secret of 32 bytes!!!")}}})
+	store, _ := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{}) // one process
+	dispatcher, _ := dispatch.New(dispatch.Config{Registry: reg, Store: store, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: []byte("an example secret of 32 bytes!!!")}}})
 
 	tools, err := toolopenai.New(toolopenai.Config{Registry: reg, Strict: true})
 	if err != nil {

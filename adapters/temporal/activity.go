@@ -76,7 +76,7 @@ func (r *Runtime) callActivity(ctx context.Context, in callInput) (callResult, e
 				fmt.Sprintf("%v: the checkpoint's key is not the call's", ErrInvalidActivityInput), errTypeNotResumed, nil)
 		}
 		var err error
-		if o, err = r.execute.Resume(ctx, *in.Checkpoint, in.Answer, progress); err != nil {
+		if o, err = resumeUnclaimed(r.execute, ctx, *in.Checkpoint, in.Answer, progress); err != nil {
 			// Refused before anything ran: a checkpoint this worker
 			// cannot open, or a tool that changed.
 			return callResult{}, temporal.NewNonRetryableApplicationError(err.Error(), errTypeNotResumed, nil)

@@ -65,4 +65,20 @@
 // ([go.temporal.io/sdk/worker.ReplayWorkflowHistoryOptions].OriginalExecution):
 // under the replayer's made-up IDs the recorded answers find no call waiting
 // with their key, and the replay fails as nondeterministic.
+//
+// # Answered once: history is the claim
+//
+// A [dispatch.Dispatcher] claims each checkpoint in a [dispatch.Store] so
+// that it is answered once. Here the workflow history does that: the
+// UpdateAnswer handler gives an answer to the one call waiting with that
+// key and takes the call off the waiting list, so a second answer finds
+// no call waiting and is refused by the validator, without a trace in the
+// history. The resumed call therefore runs without a claim store, and
+// without an expiry: a workflow may wait for an answer as long as it
+// likes ([dispatch.Config].CheckpointTTL does not apply). The checkpoints
+// made in workflow code take their ID from the execution and the call
+// (deterministic, unique, not secret) and their issue time from workflow
+// time. A suspended Outcome returned when ctx is cancelled carries a
+// checkpoint that a [dispatch.Dispatcher] elsewhere can resume; there it is
+// claimed, and its expiry applies, as for any checkpoint.
 package tooltemporal

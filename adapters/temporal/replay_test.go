@@ -126,9 +126,14 @@ func TestReplayNeedsTheOriginalExecution(t *testing.T) {
 func TestRecordedHistoryKeepsKeys(t *testing.T) {
 	history := readHistory(t)
 	type scheduled struct {
-		Request        tool.Request         `json:"request"`
-		IdempotencyKey tool.IdempotencyKey  `json:"idempotency_key"`
-		Checkpoint     *dispatch.Checkpoint `json:"checkpoint"`
+		Request        tool.Request        `json:"request"`
+		IdempotencyKey tool.IdempotencyKey `json:"idempotency_key"`
+		// The recorded history predates single-use checkpoints: its
+		// checkpoint is of version 1, which dispatch no longer decodes
+		// (a replay does not decode activity inputs). Read its key only.
+		Checkpoint *struct {
+			IdempotencyKey tool.IdempotencyKey `json:"idempotency_key"`
+		} `json:"checkpoint"`
 	}
 	byEvent := map[int64]scheduled{}
 	keys := map[string][]tool.IdempotencyKey{}
@@ -144,7 +149,7 @@ func TestRecordedHistoryKeepsKeys(t *testing.T) {
 			keys[in.Request.Name] = append(keys[in.Request.Name], in.IdempotencyKey)
 			if in.Checkpoint != nil {
 				resumed[in.Request.Name] = true
-				require.Equal(t, in.IdempotencyKey, in.Checkpoint.IdempotencyKey())
+				require.Equal(t, in.IdempotencyKey, in.Checkpoint.IdempotencyKey)
 			}
 		case e.GetActivityTaskStartedEventAttributes() != nil:
 			a := e.GetActivityTaskStartedEventAttributes()

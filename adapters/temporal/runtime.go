@@ -85,8 +85,17 @@ func New(config Config) (*Runtime, error) {
 		o.RetryPolicy = &policy
 	}
 	o.ActivityID = ""
+	// Workflow history is the claim: the UpdateAnswer handler accepts one
+	// answer per suspension and the resumed call runs through
+	// durable.ResumeUnclaimed. The store dispatch.New requires is an
+	// empty one that nothing claims in.
+	unused, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{MaxBytes: 1})
+	if err != nil {
+		return nil, err
+	}
 	decide, err := dispatch.New(dispatch.Config{
 		Registry: config.Registry,
+		Store:    unused,
 		SealKeys: config.SealKeys,
 		NewKey:   noKey,
 	})
@@ -95,6 +104,7 @@ func New(config Config) (*Runtime, error) {
 	}
 	execute, err := dispatch.New(dispatch.Config{
 		Registry: config.Registry,
+		Store:    unused,
 		SealKeys: config.SealKeys,
 		NewKey:   noKey,
 		Logger:   config.Logger,

@@ -2,15 +2,19 @@ package tooltemporal
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/durable"
 )
 
 // Session is the tool calls of one workflow execution: it numbers them,
@@ -31,6 +35,9 @@ type Session struct {
 	// number of the call within the run.
 	prefix string
 	next   int
+	// suspensions numbers the results settled in the execution, so that
+	// each suspension's checkpoint has an ID of its own.
+	suspensions int
 	// waiting holds the suspended calls, in the order they suspended.
 	waiting []*suspension
 }
@@ -231,7 +238,7 @@ func (s *Session) start(ctx workflow.Context, call dispatch.Call, key tool.Idemp
 	}
 	contract := binding.Contract()
 	if _, err := contract.Prepare(call.Request, tool.Admission{IdempotencyKey: key}); err != nil {
-		return s.rt.decide.Settle(call, key, contract.Definition().Effect, tool.Result{}, err)
+		return settleAt(s.rt.decide, call, key, contract.Definition().Effect, tool.Result{}, err, "", time.Time{})
 	}
 	return s.execute(ctx, call, key, callInput{CallID: call.ID, Request: call.Request, IdempotencyKey: key})
 }
@@ -263,5 +270,21 @@ func (s *Session) execute(ctx workflow.Context, call dispatch.Call, key tool.Ide
 			err = fmt.Errorf("%w: %w", ErrInvalidActivityResult, verr)
 		}
 	}
-	return s.rt.decide.Settle(call, key, effect, result, err)
+	s.suspensions++
+	return settleAt(s.rt.decide, call, key, effect, result, err, s.checkpointID(key), workflow.Now(ctx))
 }
+
+// checkpointID names the checkpoint of the next suspension of the
+// execution, deterministically: history, not a claim store, makes it
+// answered once, so the ID needs to be unique, not secret.
+func (s *Session) checkpointID(key tool.IdempotencyKey) string {
+	sum := sha256.Sum256([]byte(s.prefix + string(key) + "#" + strconv.Itoa(s.suspensions)))
+	return hex.EncodeToString(sum[:16])
+}
+
+// settleAt and resumeUnclaimed are dispatch's paths for a runtime whose
+// history is the claim: see package internal/durable.
+var (
+	settleAt        = durable.SettleAt.(func(*dispatch.Dispatcher, dispatch.Call, tool.IdempotencyKey, tool.Effect, tool.Result, error, string, time.Time) dispatch.Outcome)
+	resumeUnclaimed = durable.ResumeUnclaimed.(func(*dispatch.Dispatcher, context.Context, dispatch.Checkpoint, json.RawMessage, tool.ProgressReporter) (dispatch.Outcome, error))
+)

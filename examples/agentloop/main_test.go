@@ -96,6 +96,7 @@ func TestRunText(t *testing.T) {
 			"policy permits: 42.50 EUR is within the 500.00 EUR limit",
 			"ran refund_order with idempotency key call-",
 			"model sees: Refunded 42.50 EUR on order A-1001, reference RF-",
+			"checkpoint turn-07-refund_order.json sent again with answer false: refused (already answered, outcome completed), nothing ran",
 		}},
 		{"a long export reports progress and returns a media block", []string{
 			"progress [#####...............]  25% querying orders",
@@ -191,7 +192,7 @@ func TestRunJSON(t *testing.T) {
 
 	require.Equal(t, []string{
 		evProposed, evPolicy, evSuspended, evCheckpoint, evRestart,
-		evCheckpointRead, evAnswered, evPolicy, evCompleted, evToModel,
+		evCheckpointRead, evAnswered, evPolicy, evCompleted, evToModel, evReplayRefused,
 	}, kinds(7))
 	turn7 := byTurn[7]
 	require.Equal(t, "turn-07-refund_order.json", turn7[3].File)

@@ -28,6 +28,11 @@ type agentRuntime struct {
 	// store, shared by every process that may resume a call; this one
 	// makes one per run, which every "restart" of the run keeps.
 	sealKey dispatch.SealKey
+	// store holds the claims that make a checkpoint answerable once. A
+	// real runtime keeps them in a database every process shares (the
+	// SQL store); this one keeps one in memory for the run, which, like
+	// a database, survives every "restart" of the run.
+	store dispatch.Store
 	// dir holds checkpoints of suspended calls.
 	dir string
 	// approved is the approver's answer to every input request.
@@ -41,7 +46,11 @@ func newRuntime(out *transcript, dir string, approved bool) (*agentRuntime, erro
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
 	}
-	rt := &agentRuntime{out: out, ledger: newLedger(), dir: dir, approved: approved, sealKey: dispatch.SealKey{ID: "agentloop-1", Secret: secret}}
+	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{})
+	if err != nil {
+		return nil, err
+	}
+	rt := &agentRuntime{out: out, ledger: newLedger(), dir: dir, approved: approved, sealKey: dispatch.SealKey{ID: "agentloop-1", Secret: secret}, store: store}
 	if err := rt.start(); err != nil {
 		return nil, err
 	}
@@ -56,7 +65,7 @@ func (rt *agentRuntime) start() error {
 		return err
 	}
 	rt.registry = registry
-	rt.dispatcher, err = dispatch.New(dispatch.Config{Registry: registry, SealKeys: []dispatch.SealKey{rt.sealKey}})
+	rt.dispatcher, err = dispatch.New(dispatch.Config{Registry: registry, Store: rt.store, SealKeys: []dispatch.SealKey{rt.sealKey}})
 	return err
 }
 
@@ -172,7 +181,8 @@ func (rt *agentRuntime) suspend(ctx context.Context, n int, o dispatch.Outcome) 
 	rt.out.emit(event{Turn: n, Kind: evCheckpoint, Tool: o.Tool, File: filepath.Base(file), Bytes: len(data)})
 
 	// Everything that held the call in memory goes away; only the seal
-	// key, which lives in a secret store, survives.
+	// key, which lives in a secret store, and the claim store, a database
+	// in a real runtime, survive.
 	rt.registry, rt.dispatcher = nil, nil
 	rt.out.emit(event{Turn: n, Kind: evRestart, Text: "restart: registry and dispatcher dropped, rebuilt from scratch"})
 	if err := rt.start(); err != nil {
@@ -194,7 +204,7 @@ func (rt *agentRuntime) suspend(ctx context.Context, n int, o dispatch.Outcome) 
 
 	answer := json.RawMessage(strconv.FormatBool(rt.approved))
 	rt.out.emit(event{Turn: n, Kind: evAnswered, Tool: cp.Request().Name, Answer: answer, Text: "-approve=" + map[bool]string{true: "yes", false: "no"}[rt.approved]})
-	resumed, err := rt.dispatcher.Resume(ctx, cp, answer, rt.progress(n, cp.Request().Name))
+	resumed, err := rt.dispatcher.Resume(ctx, cp, dispatch.Answer{Response: answer, Progress: rt.progress(n, cp.Request().Name)})
 	if err != nil {
 		return fmt.Errorf("resume: %w", err)
 	}
@@ -202,6 +212,29 @@ func (rt *agentRuntime) suspend(ctx context.Context, n int, o dispatch.Outcome) 
 		return errors.New("resume: the call asked for input again; this runtime answers once")
 	}
 	rt.settle(n, resumed)
+	return rt.replay(ctx, n, file)
+}
+
+// replay plays someone who kept a copy of the checkpoint file and sends it
+// again with the other answer: the checkpoint was claimed, so nothing
+// runs.
+func (rt *agentRuntime) replay(ctx context.Context, n int, file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	var cp dispatch.Checkpoint
+	if err := json.Unmarshal(data, &cp); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", filepath.Base(file), err)
+	}
+	other := json.RawMessage(strconv.FormatBool(!rt.approved))
+	_, err = rt.dispatcher.Resume(ctx, cp, dispatch.Answer{Response: other})
+	var answered *dispatch.AnsweredError
+	if !errors.As(err, &answered) {
+		return fmt.Errorf("replay: the claimed checkpoint was not refused: %v", err)
+	}
+	rt.out.emit(event{Turn: n, Kind: evReplayRefused, Tool: cp.Request().Name, File: filepath.Base(file), Answer: other,
+		Text: fmt.Sprintf("already answered, outcome %s", answered.Claim.Outcome.Kind)})
 	return nil
 }
 

@@ -52,6 +52,7 @@ const (
 	evCheckpointRead = "checkpoint_loaded"  // the checkpoint came back from disk, its seal verified
 	evAnswered       = "answered"           // the approver answered
 	evToModel        = "to_model"           // what the model sees as the tool result
+	evReplayRefused  = "replay_refused"     // the checkpoint was sent again and refused
 	evLedger         = "ledger"             // the payments system's final state
 	evDone           = "done"               // the script is complete
 )
@@ -129,6 +130,8 @@ func (e event) text() string {
 		return fmt.Sprintf("%scheckpoint loaded: %s, seal verified, call to %s with key %s\n", indent, e.File, e.Tool, e.IdempotencyKey)
 	case evAnswered:
 		return fmt.Sprintf("%sapprover answers %s (%s)\n", indent, e.Answer, e.Text)
+	case evReplayRefused:
+		return fmt.Sprintf("%scheckpoint %s sent again with answer %s: refused (%s), nothing ran\n", indent, e.File, e.Answer, e.Text)
 	case evToModel:
 		// Later lines of a multi-line text line up under the first.
 		return fmt.Sprintf("%smodel sees: %s\n", indent, strings.ReplaceAll(e.Text, "\n", "\n"+indent+"            "))

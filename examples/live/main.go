@@ -111,7 +111,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stderr, "live:", err)
 		return 1
 	}
-	d, err := dispatch.New(dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{{ID: "live", Secret: secret}}, MaxConcurrency: 4})
+	// One process: claims of suspended calls in memory.
+	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{})
+	if err != nil {
+		fmt.Fprintln(stderr, "live:", err)
+		return 1
+	}
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: store, SealKeys: []dispatch.SealKey{{ID: "live", Secret: secret}}, MaxConcurrency: 4})
 	if err != nil {
 		fmt.Fprintln(stderr, "live:", err)
 		return 1

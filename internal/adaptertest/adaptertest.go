@@ -114,8 +114,13 @@ func Dispatcher(t testing.TB, reg *tool.Registry) *dispatch.Dispatcher {
 	t.Helper()
 	var mu sync.Mutex
 	n := 0
+	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	d, err := dispatch.New(dispatch.Config{
 		Registry: reg,
+		Store:    store,
 		SealKeys: []dispatch.SealKey{{ID: "test", Secret: []byte("0123456789abcdef0123456789abcdef")}},
 		NewKey: func() (tool.IdempotencyKey, error) {
 			mu.Lock()

@@ -67,9 +67,15 @@ func run(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.Writ
 	if err != nil {
 		return err
 	}
+	// One process: its claims live in memory. Replicas would share a
+	// store in a database.
+	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{})
+	if err != nil {
+		return err
+	}
 	server := mcp.NewServer(&mcp.Implementation{Name: "agentloop-mcp", Version: "v1.0.0"}, &mcp.ServerOptions{Logger: logger})
 	err = toolmcp.AddTools(server, toolmcp.Config{
-		Dispatch: dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}, Logger: logger},
+		Dispatch: dispatch.Config{Registry: reg, Store: store, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}, Logger: logger},
 		Tools:    options,
 	})
 	if err != nil {

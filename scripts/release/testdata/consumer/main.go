@@ -49,7 +49,11 @@ func run() error {
 		return err
 	}
 	keys := []dispatch.SealKey{{ID: "k1", Secret: []byte("0123456789abcdef0123456789abcdef")}}
-	d, err := dispatch.New(dispatch.Config{Registry: registry, SealKeys: keys})
+	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{})
+	if err != nil {
+		return err
+	}
+	d, err := dispatch.New(dispatch.Config{Registry: registry, Store: store, SealKeys: keys})
 	if err != nil {
 		return err
 	}
@@ -75,7 +79,7 @@ func run() error {
 	fmt.Println("gemini:", len(projection.Tools[0].FunctionDeclarations), "function declaration(s)")
 
 	server := mcp.NewServer(&mcp.Implementation{Name: "consumer", Version: "v0.0.1"}, nil)
-	if err := toolmcp.AddTools(server, toolmcp.Config{Dispatch: dispatch.Config{Registry: registry, SealKeys: keys}}); err != nil {
+	if err := toolmcp.AddTools(server, toolmcp.Config{Dispatch: dispatch.Config{Registry: registry, Store: store, SealKeys: keys}}); err != nil {
 		return err
 	}
 	fmt.Println("mcp: tools added to a server")

@@ -1,0 +1,351 @@
+package dispatch
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+)
+
+// DefaultMemoryStoreBytes is the bound of a MemoryStore whose
+// MemoryStoreConfig.MaxBytes is zero: 64 MiB.
+const DefaultMemoryStoreBytes = 64 << 20
+
+// MemoryStoreConfig configures NewMemoryStore.
+type MemoryStoreConfig struct {
+	// MaxBytes bounds the records the store keeps, counted as the size of
+	// their JSON. 0 means DefaultMemoryStoreBytes; a negative value is
+	// refused. When a new record would not fit, the store first deletes
+	// the records that expired (as DeleteExpired does, on Clock); if it
+	// still does not fit, it refuses the record with ErrStore and evicts
+	// nothing: a claim must outlive its checkpoint.
+	MaxBytes int
+	// Clock tells the time the store deletes expired records at when it
+	// is full. nil means time.Now.
+	Clock func() time.Time
+}
+
+// MemoryStore is a Store in the memory of one process: the store of a
+// runtime that runs as one process, and of tests. Its claims are seen by
+// that process only, so it stops nothing behind a load balancer: replicas
+// need a shared Store. Its records are lost when the process ends.
+//
+// It keeps every record as its JSON, so what it returns is always a copy
+// and round-trips as a database's would. It is bounded (see
+// MemoryStoreConfig). A MemoryStore is safe for concurrent use; its
+// methods honour ctx only before they start. Make one with
+// NewMemoryStore; the zero MemoryStore is not usable.
+type MemoryStore struct {
+	maxBytes int
+	clock    func() time.Time
+
+	mu     sync.Mutex
+	used   int
+	seq    int
+	claims map[string]*memRecord
+	turns  map[string]*memRecord
+}
+
+// memRecord is one record: its JSON and what the store sorts and expires
+// by.
+type memRecord struct {
+	data    []byte
+	at      time.Time // ClaimedAt of a claim, first SavedAt of a turn
+	seq     int       // insertion order, to break ties
+	expires time.Time
+}
+
+// NewMemoryStore returns an empty MemoryStore. Errors wrap
+// ErrInvalidConfig: a negative MaxBytes.
+func NewMemoryStore(config MemoryStoreConfig) (*MemoryStore, error) {
+	if config.MaxBytes < 0 {
+		return nil, fmt.Errorf("%w: MemoryStoreConfig.MaxBytes is %d, want 0 (the default) or more", ErrInvalidConfig, config.MaxBytes)
+	}
+	clock := config.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	s := &MemoryStore{
+		maxBytes: cmp.Or(config.MaxBytes, DefaultMemoryStoreBytes),
+		clock:    clock,
+		claims:   map[string]*memRecord{},
+		turns:    map[string]*memRecord{},
+	}
+	return s, nil
+}
+
+// begin checks ctx and the store, and locks it.
+func (s *MemoryStore) begin(ctx context.Context) error {
+	if s == nil || s.claims == nil {
+		return fmt.Errorf("%w: the zero MemoryStore keeps nothing; use NewMemoryStore", ErrStore)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	s.mu.Lock()
+	return nil
+}
+
+// Claim implements Store.Claim.
+func (s *MemoryStore) Claim(ctx context.Context, c Claim) (*Claim, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if c.Outcome != nil {
+		return nil, fmt.Errorf("%w: claim %s: a new claim has no outcome yet", ErrInvalidRecord, c.CheckpointID)
+	}
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	if r, ok := s.claims[c.CheckpointID]; ok {
+		prior, err := decodeClaim(r.data)
+		if err != nil {
+			return nil, err
+		}
+		if prior.AnswerSHA256 != c.AnswerSHA256 {
+			return nil, &AnsweredError{Claim: prior}
+		}
+		return &prior, nil
+	}
+	data, err := jsonv2.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("%w: claim %s: %v", ErrInvalidRecord, c.CheckpointID, err)
+	}
+	if err := s.makeRoom(len(data)); err != nil {
+		return nil, err
+	}
+	s.seq++
+	s.claims[c.CheckpointID] = &memRecord{data: data, at: c.ClaimedAt, seq: s.seq, expires: c.ExpiresAt}
+	s.used += len(data)
+	return nil, nil
+}
+
+// Finish implements Store.Finish.
+func (s *MemoryStore) Finish(ctx context.Context, id string, outcome SavedOutcome) error {
+	if err := outcome.Validate(); err != nil {
+		return err
+	}
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.claims[id]
+	if !ok {
+		return fmt.Errorf("%w: no claim of checkpoint %q", ErrNotFound, truncate(id, 80))
+	}
+	c, err := decodeClaim(r.data)
+	if err != nil {
+		return err
+	}
+	if c.Outcome != nil {
+		old, err1 := jsonv2.Marshal(c.Outcome)
+		now, err2 := jsonv2.Marshal(outcome)
+		if err1 == nil && err2 == nil && bytes.Equal(old, now) {
+			return nil
+		}
+		return fmt.Errorf("%w: claim %s already has outcome %s", ErrInvalidRecord, id, c.Outcome.Kind)
+	}
+	c.Outcome = &outcome
+	data, err := jsonv2.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("%w: claim %s: %v", ErrInvalidRecord, id, err)
+	}
+	if err := s.makeRoom(len(data) - len(r.data)); err != nil {
+		return err
+	}
+	s.used += len(data) - len(r.data)
+	r.data = data
+	return nil
+}
+
+// Claimed implements Store.Claimed.
+func (s *MemoryStore) Claimed(ctx context.Context, id string) (Claim, error) {
+	if err := s.begin(ctx); err != nil {
+		return Claim{}, err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.claims[id]
+	if !ok {
+		return Claim{}, fmt.Errorf("%w: no claim of checkpoint %q", ErrNotFound, truncate(id, 80))
+	}
+	return decodeClaim(r.data)
+}
+
+// Claims implements Store.Claims.
+func (s *MemoryStore) Claims(ctx context.Context, q ClaimQuery) ([]Claim, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	type keyed struct {
+		id string
+		r  *memRecord
+	}
+	var rs []keyed
+	for id, r := range s.claims {
+		if !r.at.Before(q.Since) {
+			rs = append(rs, keyed{id, r})
+		}
+	}
+	slices.SortFunc(rs, func(a, b keyed) int {
+		return cmp.Or(a.r.at.Compare(b.r.at), cmp.Compare(a.id, b.id))
+	})
+	if q.Limit > 0 && len(rs) > q.Limit {
+		rs = rs[:q.Limit]
+	}
+	out := make([]Claim, 0, len(rs))
+	for _, k := range rs {
+		c, err := decodeClaim(k.r.data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// SaveTurn implements Store.SaveTurn.
+func (s *MemoryStore) SaveTurn(ctx context.Context, t Turn) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	data, err := jsonv2.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("%w: turn %q: %v", ErrInvalidRecord, truncate(t.ID, 80), err)
+	}
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	old, replaced := s.turns[t.ID]
+	grow := len(data)
+	if replaced {
+		grow -= len(old.data)
+	}
+	if err := s.makeRoom(grow); err != nil {
+		return err
+	}
+	if old, replaced = s.turns[t.ID]; replaced { // makeRoom may have deleted it
+		s.used -= len(old.data)
+		old.data, old.expires = data, t.ExpiresAt
+	} else {
+		s.seq++
+		s.turns[t.ID] = &memRecord{data: data, at: t.SavedAt, seq: s.seq, expires: t.ExpiresAt}
+	}
+	s.used += len(data)
+	return nil
+}
+
+// Turn implements Store.Turn.
+func (s *MemoryStore) Turn(ctx context.Context, id string) (Turn, error) {
+	if err := s.begin(ctx); err != nil {
+		return Turn{}, err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.turns[id]
+	if !ok {
+		return Turn{}, fmt.Errorf("%w: no turn %q", ErrNotFound, truncate(id, 80))
+	}
+	return decodeTurn(r.data)
+}
+
+// Pending implements Store.Pending.
+func (s *MemoryStore) Pending(ctx context.Context, q PendingQuery) ([]Pending, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	type keyed struct {
+		id string
+		r  *memRecord
+	}
+	var rs []keyed
+	for id, r := range s.turns {
+		if q.TurnID == "" || q.TurnID == id {
+			rs = append(rs, keyed{id, r})
+		}
+	}
+	slices.SortFunc(rs, func(a, b keyed) int {
+		return cmp.Or(a.r.at.Compare(b.r.at), cmp.Compare(a.id, b.id))
+	})
+	out := []Pending{}
+	for _, k := range rs {
+		t, err := decodeTurn(k.r.data)
+		if err != nil {
+			return nil, err
+		}
+		for i, o := range t.Outcomes {
+			if o.Kind != KindSuspended {
+				continue
+			}
+			if _, claimed := s.claims[o.Checkpoint.ID()]; claimed {
+				continue
+			}
+			if q.Limit > 0 && len(out) == q.Limit {
+				return out, nil
+			}
+			out = append(out, Pending{TurnID: t.ID, Index: i, Outcome: o})
+		}
+	}
+	return out, nil
+}
+
+// DeleteExpired implements Store.DeleteExpired.
+func (s *MemoryStore) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
+	if err := s.begin(ctx); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	return s.deleteExpired(now), nil
+}
+
+// deleteExpired deletes what expired more than MaxClockSkew before now.
+// s.mu is held.
+func (s *MemoryStore) deleteExpired(now time.Time) int {
+	n := 0
+	for _, m := range []map[string]*memRecord{s.claims, s.turns} {
+		for id, r := range m {
+			if r.expires.Add(MaxClockSkew).Before(now) {
+				s.used -= len(r.data)
+				delete(m, id)
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// makeRoom makes sure grow more bytes fit, deleting expired records if
+// needed; it evicts nothing else. s.mu is held.
+func (s *MemoryStore) makeRoom(grow int) error {
+	if s.used+grow <= s.maxBytes {
+		return nil
+	}
+	s.deleteExpired(s.clock())
+	if s.used+grow <= s.maxBytes {
+		return nil
+	}
+	return fmt.Errorf("%w: the memory store is full: %d of %d bytes hold records that have not expired", ErrStore, s.used, s.maxBytes)
+}
+
+func decodeClaim(data []byte) (Claim, error) {
+	var c Claim
+	if err := jsonv2.Unmarshal(data, &c, jsonv2.RejectUnknownMembers(true)); err != nil {
+		return Claim{}, fmt.Errorf("%w: a stored claim does not decode: %v", ErrInvalidRecord, err)
+	}
+	return c, nil
+}
+
+func decodeTurn(data []byte) (Turn, error) {
+	var t Turn
+	if err := jsonv2.Unmarshal(data, &t, jsonv2.RejectUnknownMembers(true)); err != nil {
+		return Turn{}, fmt.Errorf("%w: a stored turn does not decode: %v", ErrInvalidRecord, err)
+	}
+	return t, nil
+}

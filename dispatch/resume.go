@@ -1,0 +1,392 @@
+package dispatch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/internal/durable"
+	"github.com/agentcontract/tool/internal/errprefix"
+)
+
+// Answer is a person's answer to a suspended call, with what the runtime
+// knows about who gave it.
+type Answer struct {
+	// Response is the JSON answer to the checkpoint's input request; it
+	// must satisfy the request's response schema. Decline ignores it.
+	Response json.RawMessage
+	// Principal is who answers, as the runtime authenticated them (never
+	// as the model or the answer's sender claims). A checkpoint that names
+	// a principal accepts only an Answer with the same one. It is
+	// recorded in the claim for the audit. At most 1024 bytes of UTF-8.
+	Principal string
+	// Progress, when not nil, receives the progress the resumed tool
+	// reports.
+	Progress tool.ProgressReporter
+}
+
+// DeclinedText is what the model sees for a call the person declined,
+// with the tool's name in place of the verb.
+const DeclinedText = "The person declined the call to %s."
+
+// Resume continues a suspended call with a person's answer, in this
+// process or another, once: the first answer claims the checkpoint.
+//
+// The order of a resume, the same on every replica:
+//
+//  1. open the seal (see Open): an edited, forged or foreign checkpoint
+//     is refused with ErrInvalidCheckpoint;
+//  2. check a.Response against the response schema: ErrInvalidAnswer,
+//     with the reason. The claim is not used up: the person can correct
+//     the answer and send it again;
+//  3. check the expiry on this process's clock (Config.Clock):
+//     ErrExpired; a checkpoint issued more than MaxClockSkew in this
+//     clock's future is ErrInvalidCheckpoint;
+//  4. check the principal: a checkpoint that names one accepts only an
+//     Answer with the same Principal: ErrWrongPrincipal;
+//  5. admit the call again (its tool must still be in the registry, with
+//     the same name, schemas and effect; a description may have
+//     changed): ErrInvalidCheckpoint;
+//  6. claim the checkpoint's ID in the Store, with the SHA-256 of the
+//     answer's canonical JSON. A Store that fails or is full refuses the
+//     resume with ErrStore. If the ID was claimed before:
+//     - with the same answer, Resume returns the outcome recorded then,
+//     with Outcome.Replayed set, and runs nothing (a client that lost
+//     the response learns what happened); if no outcome is recorded
+//     yet, it returns an *AnsweredError;
+//     - with another answer, or declined, it returns an *AnsweredError
+//     (ErrAlreadyAnswered) carrying the recorded claim and outcome;
+//  7. run the call with the same idempotency key;
+//  8. record the outcome with Store.Finish.
+//
+// Steps 1 to 6 run nothing; an error there comes with the zero Outcome.
+// When step 8 fails, the call ran: Resume returns its Outcome together
+// with an error wrapping ErrStore, and a later resend of the same answer
+// learns that no outcome was recorded. The Outcome may be suspended
+// again, with a new Checkpoint of its own.
+func (d *Dispatcher) Resume(ctx context.Context, cp Checkpoint, a Answer) (Outcome, error) {
+	start := time.Now()
+	if d == nil || d.registry == nil || d.store == nil {
+		return Outcome{}, fmt.Errorf("%w: the zero Dispatcher resumes nothing", ErrInvalidConfig)
+	}
+	binding, continuation, now, err := d.admitResume(cp, a.Response, true)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := checkAnswerer(cp, a.Principal); err != nil {
+		return Outcome{}, err
+	}
+	invocation, err := binding.Contract().Prepare(cp.request, tool.Admission{IdempotencyKey: cp.key, Continuation: &continuation})
+	if err != nil {
+		return Outcome{}, fmt.Errorf("%w: the call is no longer admitted: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
+	}
+	digest, err := AnswerSHA256(a.Response)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if o, done, err := d.claim(ctx, cp, a.Principal, digest, now); done {
+		return o, err
+	}
+	o := Outcome{CallID: cp.callID, Tool: cp.request.Name, Effect: binding.Contract().Effect(), IdempotencyKey: cp.key}
+	result, err := callSafely(ctx, binding, invocation, a.Progress)
+	call := Call{ID: cp.callID, Request: cp.request, IdempotencyKey: cp.key, Principal: cp.principal}
+	o = d.settle(o, call, result, err)
+	o.Duration = time.Since(start)
+	d.log(ctx, o)
+	return o, d.finish(ctx, cp, o)
+}
+
+// Decline records that the person declined the suspended call: a claim,
+// like an answer, so the checkpoint can never be answered afterwards, and
+// a final outcome the model sees. The outcome is KindFailed with a
+// *tool.Failure of kind rejected (the call was refused permission, as a
+// Guard refuses one) whose public text is DeclinedText with the tool's
+// name; the tool does not run and sees nothing more of the call.
+//
+// Decline checks, in order, the seal (ErrInvalidCheckpoint), the expiry
+// (ErrExpired), the principal (ErrWrongPrincipal) and the claim, as
+// Resume does; a.Response and a.Progress are ignored. Declining again
+// returns the recorded outcome with Outcome.Replayed set; declining a
+// checkpoint that was answered is an *AnsweredError. The tool need not
+// be in the registry any more.
+//
+// A request that was dismissed without a choice (MCP's "cancel", a
+// closed window) is not a decline: do not call Decline, and the
+// checkpoint stays answerable until it expires.
+func (d *Dispatcher) Decline(ctx context.Context, cp Checkpoint, a Answer) (Outcome, error) {
+	if d == nil || d.registry == nil || d.store == nil {
+		return Outcome{}, fmt.Errorf("%w: the zero Dispatcher declines nothing", ErrInvalidConfig)
+	}
+	_, _, now, err := d.admitResume(cp, nil, false)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := checkAnswerer(cp, a.Principal); err != nil {
+		return Outcome{}, err
+	}
+	if o, done, err := d.claim(ctx, cp, a.Principal, DeclineSHA256, now); done {
+		return o, err
+	}
+	o := Outcome{CallID: cp.callID, Tool: cp.request.Name, Kind: KindFailed, IsError: true, IdempotencyKey: cp.key}
+	if b, ok := d.registry.Resolve(cp.request.Name); ok {
+		o.Effect = b.Contract().Effect()
+	}
+	o.Output = tool.NewTextOutput(fmt.Sprintf(DeclinedText, quoteName(cp.request.Name)))
+	failure, err := tool.NewFailure(tool.FailureConfig{Kind: tool.FailureKindRejected, Output: o.Output, Cause: &declinedError{principal: a.Principal}})
+	if err != nil {
+		o = unknown(o, err)
+	} else {
+		o.Err = failure
+	}
+	d.log(ctx, o)
+	return o, d.finish(ctx, cp, o)
+}
+
+// admitResume runs the checks of a resume that need no Store: the seal,
+// the answer when checkAnswer, and the time. It returns the tool's
+// binding (when checkAnswer) and the continuation, and the time it judged
+// the expiry at.
+func (d *Dispatcher) admitResume(cp Checkpoint, answer json.RawMessage, checkAnswer bool) (tool.Binding, tool.Continuation, time.Time, error) {
+	if err := d.Open(cp); err != nil {
+		return tool.Binding{}, tool.Continuation{}, time.Time{}, err
+	}
+	var continuation tool.Continuation
+	if checkAnswer {
+		var err error
+		if continuation, err = cp.continuation(answer); err != nil {
+			return tool.Binding{}, tool.Continuation{}, time.Time{}, err
+		}
+	}
+	now := d.clock()
+	if err := d.checkTime(cp, now); err != nil {
+		return tool.Binding{}, tool.Continuation{}, time.Time{}, err
+	}
+	if !checkAnswer {
+		return tool.Binding{}, continuation, now, nil
+	}
+	binding, ok := d.registry.Resolve(cp.request.Name)
+	if !ok {
+		return tool.Binding{}, tool.Continuation{}, time.Time{}, fmt.Errorf("%w: no tool named %s in the registry", ErrInvalidCheckpoint, quoteName(cp.request.Name))
+	}
+	return binding, continuation, now, nil
+}
+
+// checkAnswerer refuses an answer from someone other than the principal
+// the checkpoint names.
+func checkAnswerer(cp Checkpoint, principal string) error {
+	if err := checkPrincipal(principal); err != nil {
+		return fmt.Errorf("%w: %v", ErrWrongPrincipal, err)
+	}
+	if cp.principal != "" && principal != cp.principal {
+		return fmt.Errorf("%w: checkpoint %s may be answered by %q only, not by %q", ErrWrongPrincipal, cp.id,
+			truncate(cp.principal, 128), truncate(principal, 128))
+	}
+	return nil
+}
+
+// claim claims cp in the store. done reports that the resume ends here,
+// with o and err: the store failed, or the checkpoint was claimed before.
+func (d *Dispatcher) claim(ctx context.Context, cp Checkpoint, principal, digest string, now time.Time) (o Outcome, done bool, err error) {
+	c := Claim{
+		CheckpointID:   cp.id,
+		CallID:         cp.callID,
+		Tool:           cp.request.Name,
+		IdempotencyKey: cp.key,
+		Principal:      principal,
+		Declined:       digest == DeclineSHA256,
+		AnswerSHA256:   digest,
+		ClaimedAt:      now.UTC(),
+		ExpiresAt:      cp.expiresAt,
+	}
+	if err := ctx.Err(); err != nil {
+		return Outcome{}, true, fmt.Errorf("%w: checkpoint %s not claimed: %w", ErrStore, cp.id, err)
+	}
+	prior, err := d.store.Claim(ctx, c)
+	var answered *AnsweredError
+	switch {
+	case errors.As(err, &answered):
+		return Outcome{}, true, answered
+	case err != nil:
+		return Outcome{}, true, storeError(fmt.Sprintf("checkpoint %s not claimed", cp.id), err)
+	case prior == nil:
+		return Outcome{}, false, nil
+	case prior.Outcome == nil:
+		return Outcome{}, true, &AnsweredError{Claim: *prior}
+	}
+	recorded, err := prior.Outcome.Outcome()
+	if err != nil {
+		return Outcome{}, true, storeError(fmt.Sprintf("the outcome recorded for checkpoint %s", cp.id), err)
+	}
+	recorded.Replayed = true
+	return recorded, true, nil
+}
+
+// finish records o as the outcome of the claim of cp. The context's
+// cancellation does not stop it: the call ran, and its outcome must be
+// recorded whether or not the caller still waits.
+func (d *Dispatcher) finish(ctx context.Context, cp Checkpoint, o Outcome) error {
+	if err := d.store.Finish(context.WithoutCancel(ctx), cp.id, NewSavedOutcome(o)); err != nil {
+		err = storeError(fmt.Sprintf("the call ran (outcome %s) but its outcome was not recorded for checkpoint %s", o.Kind, cp.id), err)
+		if d.logger != nil {
+			d.logger.ErrorContext(ctx, "tool call outcome not recorded", "tool", truncate(o.Tool, 128), "call_id", o.CallID, "kind", string(o.Kind), "error", err.Error())
+		}
+		return err
+	}
+	return nil
+}
+
+// storeError wraps an error of the Store in ErrStore, unless it wraps it
+// already.
+func storeError(what string, err error) error {
+	if errors.Is(err, ErrStore) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrStore, what, errprefix.Quote(err))
+}
+
+// AnswerSHA256 returns the digest a claim records for answer: the SHA-256,
+// in lowercase hex, of its canonical JSON — compact, object members sorted
+// by name, strings and numbers as written (so 1.0 and 1 differ, and no
+// number is rounded). Errors wrap ErrInvalidAnswer.
+func AnswerSHA256(answer json.RawMessage) (string, error) {
+	v := jsontext.Value(slices.Clone(answer))
+	if err := v.Canonicalize(jsontext.CanonicalizeRawInts(false), jsontext.CanonicalizeRawFloats(false)); err != nil {
+		return "", fmt.Errorf("%w: the answer is not one JSON document: %v", ErrInvalidAnswer, err)
+	}
+	sum := sha256.Sum256(v)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// SaveTurn stores the outcomes of one model turn under id, in call order,
+// so that the turn can be answered to the model once its suspended calls
+// are resumed, in this process or after a restart (see Turn). Saving again
+// under the same id replaces the turn. The turn expires with the latest of
+// its checkpoints, or the Dispatcher's TTL from now when it has none.
+// Errors wrap ErrInvalidRecord or ErrStore.
+func (d *Dispatcher) SaveTurn(ctx context.Context, id string, outcomes []Outcome) error {
+	if d == nil || d.store == nil {
+		return fmt.Errorf("%w: the zero Dispatcher saves nothing", ErrInvalidConfig)
+	}
+	now := d.clock().UTC()
+	t := Turn{ID: id, SavedAt: now, ExpiresAt: now.Add(d.ttl), Outcomes: make([]SavedOutcome, len(outcomes))}
+	for i, o := range outcomes {
+		t.Outcomes[i] = NewSavedOutcome(o)
+		if o.Checkpoint != nil && o.Checkpoint.expiresAt.After(t.ExpiresAt) {
+			t.ExpiresAt = o.Checkpoint.expiresAt
+		}
+	}
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	if err := d.store.SaveTurn(ctx, t); err != nil {
+		if errors.Is(err, ErrInvalidRecord) {
+			return err
+		}
+		return storeError(fmt.Sprintf("turn %q not saved", truncate(id, 80)), err)
+	}
+	return nil
+}
+
+// maxResumes bounds how many times Turn follows one call from a recorded
+// outcome that suspended again to the claim of its new checkpoint.
+const maxResumes = 64
+
+// Turn reads the turn saved under id and returns its outcomes in call
+// order, each suspended one replaced by the outcome recorded when its
+// checkpoint was claimed (following a call that suspended again to its
+// next checkpoint). A call still suspended has its suspended Outcome; the
+// turn is complete when none is. Outcomes read back carry the reduced
+// private errors a Store keeps. Errors wrap ErrNotFound, ErrInvalidRecord
+// or ErrStore.
+func (d *Dispatcher) Turn(ctx context.Context, id string) ([]Outcome, error) {
+	if d == nil || d.store == nil {
+		return nil, fmt.Errorf("%w: the zero Dispatcher reads nothing", ErrInvalidConfig)
+	}
+	t, err := d.store.Turn(ctx, id)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidRecord) {
+			return nil, err
+		}
+		return nil, storeError(fmt.Sprintf("turn %q not read", truncate(id, 80)), err)
+	}
+	outcomes := make([]Outcome, len(t.Outcomes))
+	for i, saved := range t.Outcomes {
+		for range maxResumes {
+			if saved.Kind != KindSuspended {
+				break
+			}
+			c, err := d.store.Claimed(ctx, saved.Checkpoint.id)
+			if errors.Is(err, ErrNotFound) {
+				break
+			}
+			if err != nil {
+				return nil, storeError(fmt.Sprintf("turn %q not read", truncate(id, 80)), err)
+			}
+			if c.Outcome == nil {
+				break
+			}
+			saved = *c.Outcome
+		}
+		if outcomes[i], err = saved.Outcome(); err != nil {
+			return nil, err
+		}
+	}
+	return outcomes, nil
+}
+
+func init() {
+	durable.SettleAt = func(d *Dispatcher, call Call, key tool.IdempotencyKey, effect tool.Effect, result tool.Result, err error, id string, issued time.Time) Outcome {
+		o := Outcome{CallID: call.ID, Tool: call.Request.Name, Effect: effect, IdempotencyKey: key}
+		if d == nil || d.registry == nil {
+			return unknown(o, fmt.Errorf("%w: the zero Dispatcher settles nothing", ErrInvalidConfig))
+		}
+		return d.settleAt(o, call, result, err, id, issued)
+	}
+	durable.ResumeUnclaimed = func(d *Dispatcher, ctx context.Context, cp Checkpoint, answer json.RawMessage, progress tool.ProgressReporter) (Outcome, error) {
+		start := time.Now()
+		if d == nil || d.registry == nil {
+			return Outcome{}, fmt.Errorf("%w: the zero Dispatcher resumes nothing", ErrInvalidConfig)
+		}
+		if err := d.Open(cp); err != nil {
+			return Outcome{}, err
+		}
+		continuation, err := cp.continuation(answer)
+		if err != nil {
+			return Outcome{}, err
+		}
+		binding, ok := d.registry.Resolve(cp.request.Name)
+		if !ok {
+			return Outcome{}, fmt.Errorf("%w: no tool named %s in the registry", ErrInvalidCheckpoint, quoteName(cp.request.Name))
+		}
+		invocation, err := binding.Contract().Prepare(cp.request, tool.Admission{IdempotencyKey: cp.key, Continuation: &continuation})
+		if err != nil {
+			return Outcome{}, fmt.Errorf("%w: the call is no longer admitted: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
+		}
+		o := Outcome{CallID: cp.callID, Tool: cp.request.Name, Effect: binding.Contract().Effect(), IdempotencyKey: cp.key}
+		result, err := callSafely(ctx, binding, invocation, progress)
+		o = d.settle(o, Call{ID: cp.callID, Request: cp.request, IdempotencyKey: cp.key, Principal: cp.principal}, result, err)
+		o.Duration = time.Since(start)
+		d.log(ctx, o)
+		return o, nil
+	}
+}
+
+// isTypedNil reports whether v is an interface holding a nil pointer, map,
+// slice, channel or function.
+func isTypedNil(v any) bool {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func:
+		return rv.IsNil()
+	}
+	return false
+}
