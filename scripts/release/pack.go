@@ -83,8 +83,12 @@ func packModule(dir string, m modEntry) error {
 // testdata/consumer against the modules packed in proxyDir, and runs it:
 // what a user who runs `go get` of each module at its release version
 // gets. Third-party modules come from the module cache of this machine
-// first and from the go command's own proxy otherwise. work is an empty
-// directory to build in; its parent holds the module cache of the build. The output of every go command goes to log.
+// (so that the build cache, which knows their paths there, compiles
+// none of them again) and from the go command's own proxy otherwise; the
+// packed versions are taken out of that cache before and after, so that
+// the build never sees a stale copy under the same version and the
+// machine keeps none. work is an empty directory to build in. The output
+// of every go command goes to log.
 func (r *repo) consume(proxyDir, work string, log io.Writer) error {
 	src, err := os.ReadFile(filepath.Join(r.Root, "scripts", "release", "testdata", "consumer", "main.go"))
 	if err != nil {
@@ -116,14 +120,20 @@ func (r *repo) consume(proxyDir, work string, log io.Writer) error {
 	}
 
 	cache := goEnv("GOMODCACHE")
-	upstream := goEnv("GOPROXY")
+	if cache == "" {
+		return fmt.Errorf("go env GOMODCACHE is empty")
+	}
+	if err := r.uncache(cache); err != nil {
+		return err
+	}
+	defer func() {
+		if err := r.uncache(cache); err != nil {
+			fmt.Fprintln(log, "release: cannot take the packed modules out of the module cache:", err)
+		}
+	}()
 	env := append(os.Environ(),
 		"GOWORK=off",
-		// A module cache of its own, so that the packed versions never
-		// enter (or come from) the machine's cache, where a later check
-		// would find a stale copy under the same version.
-		"GOMODCACHE="+filepath.Join(filepath.Dir(work), "modcache"),
-		"GOPROXY=file://"+filepath.ToSlash(proxyDir)+",file://"+filepath.ToSlash(filepath.Join(cache, "cache", "download"))+","+upstream,
+		"GOPROXY=file://"+filepath.ToSlash(proxyDir)+","+goEnv("GOPROXY"),
 		// The packed modules are not published, so the checksum
 		// database cannot know them.
 		"GONOSUMDB="+rootModule,
@@ -153,6 +163,57 @@ func (r *repo) consume(proxyDir, work string, log io.Writer) error {
 		return err
 	}
 	return run(filepath.Join(work, "consumer"))
+}
+
+// uncache removes the published modules, at their declared versions,
+// from the module cache in cache: the extracted tree and the downloaded
+// files. The go command makes both read-only; uncache makes them
+// writable first.
+func (r *repo) uncache(cache string) error {
+	for _, m := range r.Modules {
+		if !m.published() {
+			continue
+		}
+		escaped, err := module.EscapePath(m.Path)
+		if err != nil {
+			return err
+		}
+		ev, err := module.EscapeVersion(m.Version)
+		if err != nil {
+			return err
+		}
+		paths := []string{filepath.Join(cache, filepath.FromSlash(escaped)+"@"+ev)}
+		vdir := filepath.Join(cache, "cache", "download", filepath.FromSlash(escaped), "@v")
+		for _, ext := range []string{".info", ".mod", ".zip", ".ziphash", ".lock", ".partial"} {
+			paths = append(paths, filepath.Join(vdir, ev+ext))
+		}
+		// The list of versions the cache knows names the packed one
+		// too; the go command writes it anew when it needs it.
+		paths = append(paths, filepath.Join(vdir, "list"))
+		for _, p := range paths {
+			if err := removeAll(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// removeAll removes path and everything below it, read-only or not.
+func removeAll(path string) error {
+	if _, err := os.Lstat(path); os.IsNotExist(err) {
+		return nil
+	}
+	err := filepath.WalkDir(path, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			err = os.Chmod(p, 0o755)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return os.RemoveAll(path)
 }
 
 // goEnv returns the value of one go environment variable.

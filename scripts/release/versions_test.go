@@ -187,3 +187,38 @@ func TestPack(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(root, "adapters", "x", "LICENSE")))
 	require.ErrorContains(t, r.pack(t.TempDir()), "its zip would hold no LICENSE")
 }
+
+// The packed versions leave the module cache, read-only as the go command
+// leaves them; other versions and other modules stay.
+func TestUncache(t *testing.T) {
+	r, err := loadRepo(fakeRepo(t, nil))
+	require.NoError(t, err)
+	cache := t.TempDir()
+	write := func(name string) string {
+		p := filepath.Join(cache, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte("x"), 0o444))
+		return p
+	}
+	gone := []string{
+		write("github.com/agentcontract/tool@v0.3.0/tool.go"),
+		write("cache/download/github.com/agentcontract/tool/@v/v0.3.0.zip"),
+		write("cache/download/github.com/agentcontract/tool/@v/list"),
+		write("github.com/agentcontract/tool/adapters/x@v0.2.0/x.go"),
+	}
+	kept := []string{
+		write("github.com/agentcontract/tool@v0.2.9/tool.go"),
+		write("cache/download/github.com/agentcontract/tool/@v/v0.2.9.zip"),
+		write("github.com/other/mod@v0.3.0/mod.go"),
+	}
+	require.NoError(t, os.Chmod(filepath.Join(cache, "github.com", "agentcontract", "tool@v0.3.0"), 0o555))
+	require.NoError(t, r.uncache(cache))
+	for _, p := range gone {
+		_, err := os.Stat(p)
+		require.True(t, os.IsNotExist(err), p)
+	}
+	for _, p := range kept {
+		require.FileExists(t, p)
+	}
+	require.NoError(t, r.uncache(cache), "nothing left to remove is not an error")
+}
