@@ -109,18 +109,24 @@ func Registry(t testing.TB) *tool.Registry {
 	return reg
 }
 
-// Dispatcher returns a dispatcher over reg with fixed idempotency keys.
-func Dispatcher(t testing.TB, reg *tool.Registry) *dispatch.Dispatcher {
+// Dispatcher returns a dispatcher over reg with fixed idempotency keys
+// and a fixed seal key. Its claim store is store, or a new MemoryStore
+// when none is given.
+func Dispatcher(t testing.TB, reg *tool.Registry, store ...dispatch.Store) *dispatch.Dispatcher {
 	t.Helper()
 	var mu sync.Mutex
 	n := 0
-	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{})
-	if err != nil {
-		t.Fatal(err)
+	var s dispatch.Store
+	if len(store) > 0 {
+		s = store[0]
+	} else {
+		m, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{})
+		require.NoError(t, err)
+		s = m
 	}
 	d, err := dispatch.New(dispatch.Config{
 		Registry: reg,
-		Store:    store,
+		Store:    s,
 		SealKeys: []dispatch.SealKey{{ID: "test", Secret: []byte("0123456789abcdef0123456789abcdef")}},
 		NewKey: func() (tool.IdempotencyKey, error) {
 			mu.Lock()
