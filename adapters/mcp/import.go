@@ -16,7 +16,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ImportConfig is what [Import] may trust about a remote server.
+// ImportConfig is what [Import] may trust about a remote server, and how
+// much it may read from it.
+//
+// The limits (MaxPages to Timeout) bound what a remote server can make
+// Import and the imported tools read, hold and do, each checked before the
+// cost it bounds is paid. A zero limit means its documented default (the
+// Default constants of this package): the zero ImportConfig is safe. A
+// negative one is refused with an error wrapping [ErrInvalidConfig]. The
+// bytes of one message are bounded by the transport, not here: see
+// [LimitTransport].
 type ImportConfig struct {
 	// TrustAnnotations derives each tool's Effect from the server's
 	// annotations: readOnlyHint true gives tool.EffectSafe, otherwise
@@ -29,43 +38,35 @@ type ImportConfig struct {
 	// the calls of the imported tools; see ProgressRelay. nil sends no
 	// progress token.
 	Progress *ProgressRelay
-
-	// The limits below bound what a remote server can make Import and the
-	// imported tools read, hold and do. Each is checked before the cost it
-	// bounds is paid. A zero field means its documented default (the
-	// Default constants of this package); a negative one is refused with
-	// an error wrapping ErrInvalidConfig. The bytes of one message are
-	// bounded by the transport, not here: see LimitTransport.
-
 	// MaxPages bounds the pages of the tools/list listing: Import asks for
 	// no page past it and fails with an error wrapping ErrRemoteCall (a
 	// server whose every page names a next one would keep it reading
-	// forever). 0 means DefaultMaxPages (100).
+	// forever). 0 means [DefaultMaxPages] (100).
 	MaxPages int
 	// MaxTools bounds the tools of the listing, all pages together: Import
 	// stops at the first page that passes it and fails with an error
 	// wrapping ErrRemoteCall, before any tool is converted. 0 means
-	// DefaultMaxTools (1000).
+	// [DefaultMaxTools] (1000).
 	MaxTools int
 	// MaxSchemaBytes bounds the JSON of one schema the server sends: a
 	// tool's input or output schema (a tool over it is refused, in
 	// ImportResult.Refused) and the form of a request for input (the call
 	// fails with ErrRemoteCall). The size is checked on the value the SDK
 	// decoded, before it is encoded again or compiled. 0 means
-	// DefaultMaxSchemaBytes (tool.MaxInputBytes, the core's own bound on a
-	// schema: a larger value changes nothing).
+	// [DefaultMaxSchemaBytes] ([tool.MaxInputBytes], the core's own bound on
+	// a schema: a larger value changes nothing).
 	MaxSchemaBytes int
 	// MaxElicitations bounds the elicitations one call of an imported tool
 	// may ask the client to answer, when the client's handler is wrapped
-	// with LimitElicitations (the SDK calls the handler, not Import: an
-	// unwrapped handler is not bounded). 0 means DefaultMaxElicitations
+	// with [LimitElicitations] (the SDK calls the handler, not Import: an
+	// unwrapped handler is not bounded). 0 means [DefaultMaxElicitations]
 	// (10).
 	MaxElicitations int
 	// Timeout bounds one call of Import, the whole listing included: Import
 	// runs under a context that ends after Timeout (or sooner, with ctx),
 	// and fails with an error wrapping ErrRemoteCall and
 	// context.DeadlineExceeded. It does not bound the calls of the imported
-	// tools: their ctx does. 0 means DefaultImportTimeout (one minute).
+	// tools: their ctx does. 0 means [DefaultImportTimeout] (one minute).
 	Timeout time.Duration
 }
 
@@ -263,7 +264,12 @@ func localName(remote string) string {
 //     reports as an unknown outcome ([dispatch.KindUnknown]).
 //
 // Structured content and form schemas arrive decoded by the SDK: their
-// numbers have passed through float64. A RemoteTool is immutable and safe
+// numbers have passed through float64. A form's schema over
+// [ImportConfig].MaxSchemaBytes, and structured content over
+// [tool.MaxOutputBytes], are refused before they are encoded again; the
+// bytes of a result are bounded while they are read only by a transport
+// made with [LimitTransport], and the elicitations one call answers only by
+// a handler wrapped with [LimitElicitations]. A RemoteTool is immutable and safe
 // for concurrent use, as the session is. The server's progress reaches the
 // call's [tool.ProgressReporter] through [ImportConfig].Progress.
 type RemoteTool struct {

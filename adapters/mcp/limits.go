@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -126,7 +127,7 @@ func jsonSize(v any, budget int) int {
 		case string:
 			size += len(v) + 2 // escapes only make it longer
 		case float64:
-			size += len(strconv.AppendFloat(num[:0], v, 'g', -1, 64))
+			size += floatSize(v, num[:0])
 		case json.Number:
 			size += len(v)
 		case json.RawMessage:
@@ -159,6 +160,21 @@ func jsonSize(v any, budget int) int {
 		return max(size, budget+1)
 	}
 	return size
+}
+
+// floatSize is the length of f as encoding/json writes it: as 'f' within
+// [1e-6, 1e21), as 'e' outside with a one-digit exponent unpadded. buf is
+// scratch space.
+func floatSize(f float64, buf []byte) int {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b := strconv.AppendFloat(buf, f, format, -1, 64)
+	if n := len(b); format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		return n - 1 // e-07 is written e-7
+	}
+	return len(b)
 }
 
 // LimitTransport returns a copy of transport that refuses, while reading
