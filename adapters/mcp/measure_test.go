@@ -120,12 +120,35 @@ func TestMeasureHostilePeers(t *testing.T) {
 		t.Logf("err=%v pages=%d tools<=%d read=%d B alloc=%d B in %v", err, pages.Load(), 100*pages.Load(), read.Load(), allocated()-before, time.Since(start))
 	})
 	t.Run("100 MiB result over streamable HTTP", func(t *testing.T) {
-		big := strings.Repeat("x", 100<<20)
-		s := mcp.NewServer(&mcp.Implementation{Name: "hostile", Version: "v1"}, nil)
+		// The SDK's server answers everything but the call, which is
+		// written on the fly, so that the process's figures are the
+		// client's.
+		s := hostile()
 		s.AddTool(&mcp.Tool{Name: "big", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big}}}, nil
+			return nil, nil
 		})
-		srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true})
+		chunk := []byte(strings.Repeat("x", 1<<20))
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{"content":[{"type":"text","text":"`)
+				for range 100 {
+					if _, err := w.Write(chunk); err != nil {
+						return
+					}
+				}
+				_, _ = io.WriteString(w, `"}]}}`)
+				return
+			}
+			r.Body = io.NopCloser(strings.NewReader(string(body)))
+			h.ServeHTTP(w, r)
+		}))
 		defer srv.Close()
 		var read atomic.Int64
 		transport := measuredTransport(t, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: countingRoundTripper{&read}}})
@@ -142,7 +165,20 @@ func TestMeasureHostilePeers(t *testing.T) {
 		read.Store(0)
 		before, start := allocated(), time.Now()
 		_, err = b.Call(t.Context(), inv)
-		t.Logf("err=%.120v read=%d B alloc=%d B (server included) in %v", err, read.Load(), allocated()-before, time.Since(start))
+		t.Logf("err=%.300v read=%d B alloc=%d B in %v", err, read.Load(), allocated()-before, time.Since(start))
+	})
+	t.Run("8 MB schema, Import's own work", func(t *testing.T) {
+		tree := bigSchema(200_000)
+		runtime.GC()
+		before, start := allocated(), time.Now()
+		raw, err := json.Marshal(tree)
+		require.NoError(t, err)
+		err = tool.Definition{Name: "huge", InputSchema: raw}.Validate()
+		t.Logf("as before (encode, then the core's check): err=%.120v alloc=%d B in %v", err, allocated()-before, time.Since(start))
+		runtime.GC()
+		before, start = allocated(), time.Now()
+		_, err = toolmcp.MarshalBounded(tree, toolmcp.DefaultMaxSchemaBytes, "the input schema")
+		t.Logf("bounded: err=%v alloc=%d B in %v", err, allocated()-before, time.Since(start))
 	})
 	t.Run("8 MB schema", func(t *testing.T) {
 		props := map[string]any{}
