@@ -36,6 +36,23 @@
 // progress to the call. [Import] and [RemoteTool] document what is trusted
 // and how each result is mapped.
 //
+// A remote server is not trusted to be small or to stop either. [Import]
+// reads a bounded number of pages and tools, refuses a schema over its
+// bound before encoding or compiling it, and gives up after a deadline;
+// [ImportConfig] documents each limit and its default. Two bounds need the
+// client to be built for them, since the caller makes the session: the
+// bytes of one message, results included, are bounded while they are read
+// only by a transport made with [LimitTransport], and the elicitations one
+// imported call can make the client answer only by a handler wrapped with
+// [LimitElicitations]:
+//
+//	transport, err := toolmcp.LimitTransport(&mcp.StreamableClientTransport{Endpoint: url}, 0)
+//	// handle err
+//	client := mcp.NewClient(impl, &mcp.ClientOptions{ElicitationHandler: toolmcp.LimitElicitations(ask)})
+//	session, err := client.Connect(ctx, transport, nil)
+//	// handle err
+//	imported, err := toolmcp.Import(ctx, session, toolmcp.ImportConfig{})
+//
 // # Concurrency and ownership
 //
 // AddTools and Import copy what they keep of their configuration; the

@@ -34,3 +34,11 @@ var (
 	LocalName = localName
 	OutputOf  = outputOf
 )
+
+// MarshalBounded and JSONSize expose the bounded encoding of decoded
+// values, and LimitClient the bounded HTTP client, to the tests.
+var (
+	MarshalBounded = marshalBounded
+	JSONSize       = jsonSize
+	LimitClient    = limitClient
+)

@@ -67,3 +67,36 @@ func FuzzRequestState(f *testing.F) {
 		require.ErrorIs(t, err, dispatch.ErrInvalidCheckpoint)
 	})
 }
+
+// A remote server chooses the schemas and structured content that Import
+// sizes before encoding them: the size estimate never exceeds the
+// encoding (else a value within the limit could be refused), and the
+// bounded encoding refuses exactly the values longer than the limit.
+func FuzzJSONSize(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"object","properties":{"a":{"type":"string","pattern":"<&>"}}}`,
+		`[1.5e-7,1e21,1e20,0.000001,-0,123456789012,1e+300,2.5e-300]`,
+		`{"":null,"t":true,"f":false,"u":"\u00e9\ud83d\ude00","x":[[],{}]}`,
+		`"\u0000\u001f\"\\"`, `0`, `[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		var v any
+		if json.Unmarshal(doc, &v) != nil {
+			return
+		}
+		enc, err := json.Marshal(v)
+		require.NoError(t, err)
+		require.LessOrEqual(t, toolmcp.JSONSize(v, 1<<30), len(enc), "the estimate of %s", enc)
+		for _, limit := range []int{len(enc), len(enc) - 1, len(enc) / 2} {
+			raw, err := toolmcp.MarshalBounded(v, limit, "the value")
+			if len(enc) <= limit {
+				require.NoError(t, err)
+				require.Equal(t, enc, raw)
+			} else {
+				require.Error(t, err, "%s within %d bytes", enc, limit)
+			}
+		}
+	})
+}

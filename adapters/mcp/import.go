@@ -10,12 +10,22 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/agentcontract/tool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ImportConfig is what [Import] may trust about a remote server.
+// ImportConfig is what [Import] may trust about a remote server, and how
+// much it may read from it.
+//
+// The limits (MaxPages to Timeout) bound what a remote server can make
+// Import and the imported tools read, hold and do, each checked before the
+// cost it bounds is paid. A zero limit means its documented default (the
+// Default constants of this package): the zero ImportConfig is safe. A
+// negative one is refused with an error wrapping [ErrInvalidConfig]. The
+// bytes of one message are bounded by the transport, not here: see
+// [LimitTransport].
 type ImportConfig struct {
 	// TrustAnnotations derives each tool's Effect from the server's
 	// annotations: readOnlyHint true gives tool.EffectSafe, otherwise
@@ -28,6 +38,36 @@ type ImportConfig struct {
 	// the calls of the imported tools; see ProgressRelay. nil sends no
 	// progress token.
 	Progress *ProgressRelay
+	// MaxPages bounds the pages of the tools/list listing: Import asks for
+	// no page past it and fails with an error wrapping ErrRemoteCall (a
+	// server whose every page names a next one would keep it reading
+	// forever). 0 means [DefaultMaxPages] (100).
+	MaxPages int
+	// MaxTools bounds the tools of the listing, all pages together: Import
+	// stops at the first page that passes it and fails with an error
+	// wrapping ErrRemoteCall, before any tool is converted. 0 means
+	// [DefaultMaxTools] (1000).
+	MaxTools int
+	// MaxSchemaBytes bounds the JSON of one schema the server sends: a
+	// tool's input or output schema (a tool over it is refused, in
+	// ImportResult.Refused) and the form of a request for input (the call
+	// fails with ErrRemoteCall). The size is checked on the value the SDK
+	// decoded, before it is encoded again or compiled. 0 means
+	// [DefaultMaxSchemaBytes] ([tool.MaxInputBytes], the core's own bound on
+	// a schema: a larger value changes nothing).
+	MaxSchemaBytes int
+	// MaxElicitations bounds the elicitations one call of an imported tool
+	// may ask the client to answer, when the client's handler is wrapped
+	// with [LimitElicitations] (the SDK calls the handler, not Import: an
+	// unwrapped handler is not bounded). 0 means [DefaultMaxElicitations]
+	// (10).
+	MaxElicitations int
+	// Timeout bounds one call of Import, the whole listing included: Import
+	// runs under a context that ends after Timeout (or sooner, with ctx),
+	// and fails with an error wrapping ErrRemoteCall and
+	// context.DeadlineExceeded. It does not bound the calls of the imported
+	// tools: their ctx does. 0 means [DefaultImportTimeout] (one minute).
+	Timeout time.Duration
 }
 
 // ImportResult is what [Import] found on the server. Its slices are the
@@ -78,23 +118,38 @@ type Refusal struct {
 // schemas over decoded, so their numbers have passed through float64 and
 // their members are in sorted order. The remote description is kept.
 //
-// Import's own error wraps [ErrInvalidConfig] for a nil session, and
-// [ErrRemoteCall] when the tools cannot be listed.
+// # Limits
+//
+// A remote server is not trusted to be small or to stop: Import asks for at
+// most [ImportConfig].MaxPages pages holding at most MaxTools tools, refuses
+// a schema over MaxSchemaBytes before encoding or compiling it, and gives
+// up after Timeout. Each error names the limit and its value. The bytes of
+// one page, like those of one result of an imported tool, can only be
+// bounded while they are read: make the session's transport with
+// [LimitTransport]. The elicitations of one call are bounded by wrapping
+// the client's handler with [LimitElicitations].
+//
+// Import's own error wraps [ErrInvalidConfig] for a nil session or a
+// negative limit, and [ErrRemoteCall] when the tools cannot be listed
+// within the limits.
 func Import(ctx context.Context, session *mcp.ClientSession, config ImportConfig) (ImportResult, error) {
 	if session == nil {
 		return ImportResult{}, fmt.Errorf("%w: the session is nil", ErrInvalidConfig)
 	}
-	var remote []*mcp.Tool
-	for t, err := range session.Tools(ctx, nil) {
-		if err != nil {
-			return ImportResult{}, fmt.Errorf("%w: listing tools: %w", ErrRemoteCall, err)
-		}
-		remote = append(remote, t)
+	limits, err := config.resolve()
+	if err != nil {
+		return ImportResult{}, err
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, limits.timeout, fmt.Errorf("took longer than %v (ImportConfig.Timeout): %w", limits.timeout, context.DeadlineExceeded))
+	defer cancel()
+	remote, err := listTools(ctx, session, limits)
+	if err != nil {
+		return ImportResult{}, fmt.Errorf("%w: listing tools: %w", ErrRemoteCall, err)
 	}
 	var result ImportResult
 	byName := map[string][]*RemoteTool{}
 	for _, t := range remote {
-		rt, err := newRemoteTool(session, t, config)
+		rt, err := newRemoteTool(session, t, config, limits)
 		if err != nil {
 			result.Refused = append(result.Refused, Refusal{Name: t.Name, Err: err})
 			continue
@@ -110,6 +165,33 @@ func Import(ctx context.Context, session *mcp.ClientSession, config ImportConfig
 	sort.Slice(result.Tools, func(i, j int) bool { return result.Tools[i].def.Name < result.Tools[j].def.Name })
 	sort.Slice(result.Refused, func(i, j int) bool { return result.Refused[i].Name < result.Refused[j].Name })
 	return result, nil
+}
+
+// listTools reads the listing page by page, within the limits on pages
+// and tools; the first error it meets ends it.
+func listTools(ctx context.Context, session *mcp.ClientSession, limits limits) ([]*mcp.Tool, error) {
+	var remote []*mcp.Tool
+	params := &mcp.ListToolsParams{}
+	for pages := 1; ; pages++ {
+		page, err := session.ListTools(ctx, params)
+		if err != nil {
+			if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
+				err = fmt.Errorf("after %d pages and %d tools: %w", pages-1, len(remote), cause)
+			}
+			return nil, err
+		}
+		if len(page.Tools) > limits.tools-len(remote) {
+			return nil, fmt.Errorf("the server lists more than %d tools (ImportConfig.MaxTools)", limits.tools)
+		}
+		remote = append(remote, page.Tools...)
+		if page.NextCursor == "" {
+			return remote, nil
+		}
+		if pages == limits.pages {
+			return nil, fmt.Errorf("the server lists more than %d pages (ImportConfig.MaxPages)", limits.pages)
+		}
+		params = &mcp.ListToolsParams{Cursor: page.NextCursor}
+	}
 }
 
 // keptNameWins resolves a collision on name: the tool whose remote name is
@@ -182,7 +264,12 @@ func localName(remote string) string {
 //     reports as an unknown outcome ([dispatch.KindUnknown]).
 //
 // Structured content and form schemas arrive decoded by the SDK: their
-// numbers have passed through float64. A RemoteTool is immutable and safe
+// numbers have passed through float64. A form's schema over
+// [ImportConfig].MaxSchemaBytes, and structured content over
+// [tool.MaxOutputBytes], are refused before they are encoded again; the
+// bytes of a result are bounded while they are read only by a transport
+// made with [LimitTransport], and the elicitations one call answers only by
+// a handler wrapped with [LimitElicitations]. A RemoteTool is immutable and safe
 // for concurrent use, as the session is. The server's progress reaches the
 // call's [tool.ProgressReporter] through [ImportConfig].Progress.
 type RemoteTool struct {
@@ -190,17 +277,18 @@ type RemoteTool struct {
 	progress *ProgressRelay
 	remote   string
 	def      tool.Definition
+	limits   limits
 }
 
-func newRemoteTool(session *mcp.ClientSession, t *mcp.Tool, config ImportConfig) (*RemoteTool, error) {
-	input, err := json.Marshal(t.InputSchema)
+func newRemoteTool(session *mcp.ClientSession, t *mcp.Tool, config ImportConfig, limits limits) (*RemoteTool, error) {
+	input, err := marshalBounded(t.InputSchema, limits.schemaBytes, "the input schema")
 	if err != nil {
-		return nil, fmt.Errorf("%w: input schema: %v", ErrRemoteTool, err)
+		return nil, fmt.Errorf("%w: %w (ImportConfig.MaxSchemaBytes)", ErrRemoteTool, err)
 	}
 	def := tool.Definition{Name: localName(t.Name), Description: t.Description, InputSchema: input}
 	if t.OutputSchema != nil {
-		if def.OutputSchema, err = json.Marshal(t.OutputSchema); err != nil {
-			return nil, fmt.Errorf("%w: output schema: %v", ErrRemoteTool, err)
+		if def.OutputSchema, err = marshalBounded(t.OutputSchema, limits.schemaBytes, "the output schema"); err != nil {
+			return nil, fmt.Errorf("%w: %w (ImportConfig.MaxSchemaBytes)", ErrRemoteTool, err)
 		}
 	}
 	if config.TrustAnnotations && t.Annotations != nil {
@@ -214,7 +302,7 @@ func newRemoteTool(session *mcp.ClientSession, t *mcp.Tool, config ImportConfig)
 	if err := def.Validate(); err != nil {
 		return nil, wrap(ErrRemoteTool, err)
 	}
-	return &RemoteTool{session: session, progress: config.Progress, remote: t.Name, def: def}, nil
+	return &RemoteTool{session: session, progress: config.Progress, remote: t.Name, def: def, limits: limits}, nil
 }
 
 // RemoteName is the tool's name on the remote server.
@@ -241,12 +329,17 @@ func (t *RemoteTool) Call(ctx context.Context, inv tool.Invocation) (tool.Result
 		defer forget()
 		params.SetProgressToken(token)
 	}
+	ctx, budget, end := startBudget(ctx, t.session, t.limits.elicitations)
+	defer end()
 	res, err := t.session.CallTool(ctx, params)
+	if budget.over.Load() {
+		return tool.Result{}, fmt.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, budget.err())
+	}
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
 	}
 	if res.NeedsInput() {
-		ir, err := remoteInputRequest(res)
+		ir, err := remoteInputRequest(res, t.limits.schemaBytes)
 		if err != nil {
 			return tool.Result{}, fmt.Errorf("%w: %s asked for input: %w", ErrRemoteCall, t.remote, err)
 		}
@@ -282,7 +375,7 @@ type remoteState struct {
 // form into a [tool.InputRequest]: the form's message is the prompt, its
 // schema the response schema, and the server's request state and request
 // ID the continuation state.
-func remoteInputRequest(res *mcp.CallToolResult) (tool.InputRequest, error) {
+func remoteInputRequest(res *mcp.CallToolResult, maxSchemaBytes int) (tool.InputRequest, error) {
 	if len(res.InputRequests) != 1 {
 		return tool.InputRequest{}, fmt.Errorf("%d input requests, want one elicitation form", len(res.InputRequests))
 	}
@@ -294,9 +387,9 @@ func remoteInputRequest(res *mcp.CallToolResult) (tool.InputRequest, error) {
 	if !ok || form.Mode == "url" {
 		return tool.InputRequest{}, fmt.Errorf("input request %q is not an elicitation form", id)
 	}
-	raw, err := json.Marshal(form.RequestedSchema)
+	raw, err := marshalBounded(form.RequestedSchema, maxSchemaBytes, "the form's schema")
 	if err != nil {
-		return tool.InputRequest{}, err
+		return tool.InputRequest{}, fmt.Errorf("%w (ImportConfig.MaxSchemaBytes)", err)
 	}
 	schema, err := tool.ParseSchema(raw)
 	if err != nil {
@@ -334,9 +427,9 @@ func answerRemote(params *mcp.CallToolParams, c tool.Continuation) error {
 func outputOf(res *mcp.CallToolResult) (tool.Output, error) {
 	var out tool.Output
 	if res.StructuredContent != nil {
-		details, err := json.Marshal(res.StructuredContent)
+		details, err := marshalBounded(res.StructuredContent, tool.MaxOutputBytes, "the structured content")
 		if err != nil {
-			return tool.Output{}, fmt.Errorf("structured content: %w", err)
+			return tool.Output{}, fmt.Errorf("%w (tool.MaxOutputBytes)", err)
 		}
 		out.Details = details
 	}
