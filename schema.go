@@ -487,7 +487,7 @@ func (s Schema) validateTree(tree any, values int) error {
 	if err := s.checkWork(tree); err != nil {
 		return err
 	}
-	if err := s.s.chargeBacktracking(tree); err != nil {
+	if err := s.s.rehearseBacktracking(tree); err != nil {
 		return err
 	}
 	err := s.s.validateFully(tree)

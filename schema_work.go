@@ -44,7 +44,7 @@ func workExhausted(where []string) *InputRejection {
 // keywordCosts are the figures of a schema the full validator's cost model
 // needs: the steps one byte of a string may cost across all its patterns,
 // the size of its largest enum, and its patterns of the backtracking
-// engine, which are charged apart (see chargeBacktracking).
+// engine, which are charged apart (see rehearseBacktracking).
 type keywordCosts struct {
 	patternPerByte int
 	largestEnum    int
@@ -102,14 +102,15 @@ func (c *compiledSchema) fullValidatorWork(tree any) int {
 	return walk(tree, 0)
 }
 
-// chargeBacktracking charges, before the full validator runs, every
-// match of a pattern of the backtracking engine the validator may make:
+// rehearseBacktracking charges, before the full validator runs, every
+// match of a pattern of the backtracking engine the validator may make,
+// without running any:
 // every string and member name of tree against every such pattern, each
 // at its static cost (regex.Regexp.MatchCost), a function of the pattern
 // and the length of the string only. The full validator cannot be stopped
 // between matches, so a value whose matches would not fit
 // MaxValidationWork is refused before it runs, and on every machine alike.
-func (c *compiledSchema) chargeBacktracking(tree any) error {
+func (c *compiledSchema) rehearseBacktracking(tree any) error {
 	if len(c.costs.backtracking) == 0 {
 		return nil
 	}

@@ -64,7 +64,7 @@ type Regexp struct {
 // whose static bound fits the budget of one check ends in a small
 // fraction of it even on a loaded machine; the timeout fires only if the
 // bound is wrong, and the match then fails with ErrStopped.
-const SafetyTimeout = 2 * time.Second
+const SafetyTimeout = 5 * time.Second
 
 // ErrStopped is the error of a match of the backtracking engine stopped
 // by SafetyTimeout: neither a match nor a non-match.
