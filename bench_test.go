@@ -306,3 +306,28 @@ func BenchmarkRegistryBind1000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSchemaECMAPattern validates an e-mail address against zod's
+// e-mail pattern, which only the backtracking engine compiles: the fast
+// check (2020-12) and the full validator (draft-07).
+func BenchmarkSchemaECMAPattern(b *testing.B) {
+	const zod = `^(?!\\.)(?!.*\\.\\.)([A-Za-z0-9_'+\\-\\.]*)[A-Za-z0-9_+-]@([A-Za-z0-9][A-Za-z0-9\\-]*\\.)+[A-Za-z]{2,}$`
+	for _, c := range []struct{ name, dialect string }{
+		{"fast", ``},
+		{"full", `"$schema":"http://json-schema.org/draft-07/schema#",`},
+	} {
+		s, err := tool.ParseSchema([]byte(`{` + c.dialect + `"type":"object","properties":{"email":{"type":"string","pattern":"` + zod + `"}}}`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		value := []byte(`{"email":"first.last+tag@mail.example.com"}`)
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := s.Validate(value); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

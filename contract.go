@@ -152,7 +152,10 @@ func (c Contract) checkArguments(args []byte) error {
 		return rejectf("arguments of %q must be a JSON object", name)
 	}
 	if err := input.validateTree(tree, values); err != nil {
-		rej := err.(*InputRejection)
+		rej, ok := err.(*InputRejection)
+		if !ok {
+			return errorf("%w: arguments of %q: %w", ErrInvalidInvocation, name, err)
+		}
 		rej.message = fmt.Sprintf("arguments of %q do not match its input schema %s", name, rej.message)
 		return rej
 	}

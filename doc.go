@@ -95,14 +95,23 @@
 // Patterns are ECMA-262 regular expressions. RE2 compiles every pattern it
 // accepts and matches in linear time; a pattern with lookaround or
 // backreferences is compiled by a backtracking engine in ECMAScript mode,
-// charged the same way and then for the time its matches take, and
-// stopped when one match takes too long (the engine's clock stops it
-// within a few hundred milliseconds). Where a schema needs the full
-// validator ($dynamicRef, unevaluatedItems, unevaluatedProperties, content
-// keywords, drafts before 2020-12), which cannot be stopped between
-// matches, every string of the value is first matched against every such
-// pattern within the budget, and a value that does not fit is refused
-// before the validator runs.
+// whose matches may take time polynomial or exponential in the length of
+// the string. Each of its matches is charged, before it runs, a static
+// bound on its steps, a function of the pattern and the length of the
+// string only: nested quantifiers that can split a string in many ways,
+// such as (a+)+, cost exponentially, and admit only short strings;
+// zod's e-mail pattern costs about the square of the length. So a value
+// gets the same verdict on every machine under any load, and a workflow
+// that replays the check gets the verdict it got the first time. Where a
+// schema needs the full validator ($dynamicRef, unevaluatedItems,
+// unevaluatedProperties, content keywords, drafts before 2020-12), which
+// cannot be stopped between matches, every string of the value is charged
+// against every such pattern first, and a value that does not fit is
+// refused before the validator runs. The engine's clock remains only as a
+// safety net: a match still running after 5 s, which a correct bound never
+// admits, is stopped, and the check fails with an error wrapping
+// ErrInvalidSchema (from Prepare, wrapping ErrInvalidInvocation as well),
+// never with a verdict on the value.
 //
 // Schemas are bounded when they are parsed. ParseSchema loads nothing
 // from outside the document, even from a definition nothing references,

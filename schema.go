@@ -464,6 +464,8 @@ func (s Schema) validateTree(tree any, values int) error {
 		switch {
 		case checked.Valid:
 			return nil
+		case checked.Stopped != nil:
+			return matchStopped(checked.Stopped)
 		case checked.Exhausted:
 			return workExhausted(nil)
 		}
@@ -474,6 +476,8 @@ func (s Schema) validateTree(tree any, values int) error {
 		switch {
 		case report.Valid:
 			return nil
+		case report.Stopped != nil:
+			return matchStopped(report.Stopped)
 		case report.Total == 0:
 			return workExhausted(report.Where)
 		}
@@ -486,9 +490,12 @@ func (s Schema) validateTree(tree any, values int) error {
 	if err := s.s.rehearseBacktracking(tree); err != nil {
 		return err
 	}
-	err := s.s.compiled.Validate(tree)
+	err := s.s.validateFully(tree)
 	if err == nil {
 		return nil
+	}
+	if errors.Is(err, regex.ErrStopped) {
+		return matchStopped(err)
 	}
 	var verr *jsonschema.ValidationError
 	if !errors.As(err, &verr) {
@@ -496,6 +503,14 @@ func (s Schema) validateTree(tree any, values int) error {
 	}
 	violations := leafViolations(verr)
 	return rejectViolations(violations, len(violations))
+}
+
+// validateFully runs the full validator on tree. A pattern's match that
+// has no verdict stops it with a panic (see regex.Regexp.MatchString),
+// recovered here as the error of the match.
+func (c *compiledSchema) validateFully(tree any) (err error) {
+	defer regex.RecoverStopped(&err)
+	return c.compiled.Validate(tree)
 }
 
 // MaxSchemaPrograms bounds the regular expressions of one schema: the

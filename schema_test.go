@@ -650,9 +650,9 @@ func TestSchemaMessagesGuideTheModel(t *testing.T) {
 
 // TestSchemaBacktrackingUnderTheFullValidator: where the fast check does
 // not cover a schema, nothing could stop the full validator between the
-// matches of a backtracking pattern, so the matches are rehearsed within
-// the budget first, and a value whose matches do not fit is refused
-// before the validator runs.
+// matches of a backtracking pattern, so the matches' static costs are
+// charged within the budget first, and a value whose matches do not fit
+// is refused before the validator runs.
 func TestSchemaBacktrackingUnderTheFullValidator(t *testing.T) {
 	// A draft-07 schema, as zod-to-json-schema writes them, takes the
 	// full validator.

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -43,7 +44,7 @@ func workExhausted(where []string) *InputRejection {
 // keywordCosts are the figures of a schema the full validator's cost model
 // needs: the steps one byte of a string may cost across all its patterns,
 // the size of its largest enum, and its patterns of the backtracking
-// engine, which are rehearsed (see rehearseBacktracking).
+// engine, which are charged apart (see rehearseBacktracking).
 type keywordCosts struct {
 	patternPerByte int
 	largestEnum    int
@@ -56,10 +57,11 @@ func keywordCostsOf(all []*jsonschema.Schema) keywordCosts {
 	var k keywordCosts
 	for _, s := range all {
 		for _, re := range patternsOf(s) {
-			k.patternPerByte += re.MatchCost(1) - re.MatchCost(0)
 			if re.Backtracking() {
 				k.backtracking = append(k.backtracking, re)
+				continue
 			}
+			k.patternPerByte += re.MatchCost(1) - re.MatchCost(0)
 		}
 		if s.Enum != nil {
 			k.largestEnum = max(k.largestEnum, len(s.Enum.Values))
@@ -100,25 +102,22 @@ func (c *compiledSchema) fullValidatorWork(tree any) int {
 	return walk(tree, 0)
 }
 
-// rehearseBacktracking matches every string and member name of tree
-// against every pattern of the backtracking engine in a schema the full
-// validator checks, charging each match its cost up front and the time it
-// takes, as the fast check does. The full validator cannot be stopped
+// rehearseBacktracking charges, before the full validator runs, every
+// match of a pattern of the backtracking engine the validator may make,
+// without running any:
+// every string and member name of tree against every such pattern, each
+// at its static cost (regex.Regexp.MatchCost), a function of the pattern
+// and the length of the string only. The full validator cannot be stopped
 // between matches, so a value whose matches would not fit
-// MaxValidationWork is refused before it runs; one that fits costs the
-// validator about as much again, since a match takes the same time twice.
+// MaxValidationWork is refused before it runs, and on every machine alike.
 func (c *compiledSchema) rehearseBacktracking(tree any) error {
 	if len(c.costs.backtracking) == 0 {
 		return nil
 	}
 	work := 0
-	try := func(s string) bool {
+	charge := func(s string) bool {
 		for _, re := range c.costs.backtracking {
 			if work += re.MatchCost(len(s)); work > MaxValidationWork {
-				return false
-			}
-			_, extra, err := re.Match(s)
-			if work += extra; err != nil || work > MaxValidationWork {
 				return false
 			}
 		}
@@ -128,7 +127,7 @@ func (c *compiledSchema) rehearseBacktracking(tree any) error {
 	walk = func(v any) bool {
 		switch v := v.(type) {
 		case string:
-			return try(v)
+			return charge(v)
 		case []any:
 			for _, item := range v {
 				if !walk(item) {
@@ -137,7 +136,7 @@ func (c *compiledSchema) rehearseBacktracking(tree any) error {
 			}
 		case map[string]any:
 			for name, member := range v {
-				if !try(name) || !walk(member) {
+				if !charge(name) || !walk(member) {
 					return false
 				}
 			}
@@ -148,4 +147,12 @@ func (c *compiledSchema) rehearseBacktracking(tree any) error {
 		return workExhausted(nil)
 	}
 	return nil
+}
+
+// matchStopped is the error of a check in which the backtracking engine
+// stopped a match at its safety timeout (regex.SafetyTimeout): the match
+// had no verdict, so neither has the value. The pattern's static bound
+// admitted the match, so the bound, not the value, is at fault.
+func matchStopped(err error) error {
+	return fmt.Errorf("%w: %v; its static bound admitted the match, so the value was neither admitted nor refused", ErrInvalidSchema, err)
 }

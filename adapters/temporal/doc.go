@@ -35,13 +35,14 @@
 // frozen contract, and uses no clock, no randomness and no I/O. A tool's
 // own input validator runs there too, so it must be as pure (those made by
 // [tool.NewSignature] and [tool.NewFunc] are, if the input type's Validate
-// method is). The tool itself runs only in the activity. One exception:
-// a pattern in an input schema that only the backtracking engine compiles
-// (lookaround or backreferences, see the tool package's "What one call may
-// cost") is stopped by that engine's clock, so a match near the stop may
-// be refused on a slow worker and admitted on a fast one. Tools that run
-// in workflows should use patterns RE2 accepts; the package's determinism
-// test lists this exception.
+// method is). The tool itself runs only in the activity. A pattern that
+// only the backtracking engine compiles (lookaround or backreferences, see
+// the tool package's "What one call may cost") is charged a static bound
+// of the pattern and the string's length before it runs, so its verdict
+// is the same on every worker. That engine still holds a clock, as a
+// safety net only: a match running past 5 s, which the bound never admits,
+// fails the check with an error rather than a verdict. The package's
+// determinism test lists this exception.
 //
 // # Retries
 //

@@ -52,6 +52,10 @@ type Report struct {
 	// certain (none is a guess about an alternative), but there may be
 	// more.
 	Exhausted bool
+	// Stopped, when not nil, is why a pattern's match had no verdict:
+	// the backtracking engine stopped it at its safety timeout. The check
+	// then stopped too, with Exhausted set, and decided nothing.
+	Stopped error
 	// Where is, for Explain only, the location of the value being checked
 	// when the budget ran out.
 	Where []string
@@ -70,7 +74,7 @@ type Report struct {
 func (c *Checker) Check(v any, budget int) Report {
 	r := run{budget: budget}
 	valid := r.check(c.root, v)
-	return Report{Valid: valid && !r.exhausted, Exhausted: r.exhausted, Work: r.work}
+	return Report{Valid: valid && !r.exhausted, Exhausted: r.exhausted, Stopped: r.stopped, Work: r.work}
 }
 
 // Explain is Check that also says what is wrong: the violations the full
@@ -83,7 +87,7 @@ func (c *Checker) Explain(v any, budget int) Report {
 	root := &sink{onlyType: true}
 	r.sink = root
 	valid := r.check(c.root, v)
-	report := Report{Valid: valid && !r.exhausted, Exhausted: r.exhausted, Work: r.work}
+	report := Report{Valid: valid && !r.exhausted, Exhausted: r.exhausted, Stopped: r.stopped, Work: r.work}
 	if r.exhausted {
 		report.Where = r.where.tokens()
 	}
@@ -105,6 +109,8 @@ type run struct {
 
 	counted string // the string runes counts the characters of
 	runes   int
+
+	stopped error // why a match had no verdict, if one had none
 }
 
 // location is a location in the value, shared by the violations found
@@ -496,16 +502,17 @@ func (r *run) object(n *node, obj map[string]any) bool {
 	return ok
 }
 
-// match reports whether s contains a match of re, charging what the match
-// took beyond its cost up front; a match stopped for time exhausts the
-// budget.
+// match reports whether s contains a match of re, whose cost the caller
+// has charged. A match with no verdict (stopped by the backtracking
+// engine's safety timeout) stops the check, which reports it in Stopped.
 func (r *run) match(re *regex.Regexp, s string) bool {
-	matched, extra, err := re.Match(s)
+	matched, err := re.Match(s)
 	if err != nil {
+		r.stopped = err
 		r.spend(r.budget + 1)
 		return false
 	}
-	return r.spend(extra) && matched
+	return matched
 }
 
 // items checks arr[from:] against n, each at its own location.

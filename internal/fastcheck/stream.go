@@ -41,8 +41,8 @@ type Streamed struct {
 // document whose subschemas would read its values again more than that
 // is not shown valid. Nor is, because CheckJSON does not read it directly,
 // a document where it would meet: a pattern of the backtracking engine
-// (whose matches may each run until regex.MatchTimeout, a cost better paid
-// once, on the tree); the "regex" format (whose parser allocates much), or
+// (whose static cost may be far above what its match then takes, a cost
+// better charged once, on the tree); the "regex" format (whose parser allocates much), or
 // any format applied to an object or array; uniqueItems over a nonempty
 // array; an enum or const comparing an object or array with one; or, in
 // one object of more than 64 members, required with more than 64 names or

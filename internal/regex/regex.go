@@ -6,10 +6,19 @@
 //
 // JSON Schema patterns are ECMA-262 regular expressions. A pattern RE2
 // accepts is compiled by Go's regexp, which matches in linear time. A
-// pattern it refuses, such as one with lookahead, is compiled by a
-// backtracking engine in ECMAScript mode; its matches are charged the same
-// way up front, then for the time they actually take, and stopped after
-// MatchTimeout.
+// pattern it refuses, such as one with lookahead or a backreference, is
+// compiled by a backtracking engine in ECMAScript mode, whose matches may
+// take time polynomial or exponential in the length of the string. Such a
+// match is charged, up front, a static bound on the steps it may take:
+// a function of the pattern and the length of the string only (see
+// MatchCost), never of the time it takes, so a caller that refuses a
+// string whose cost exceeds its budget gives the same verdict on every
+// machine under any load.
+//
+// The engine also has a clock: a match that runs past SafetyTimeout, far
+// beyond the time any match within a budget takes, is stopped and fails
+// with ErrStopped. That is a last resort against a bound that is wrong,
+// never a verdict: a stopped match is neither a match nor a non-match.
 package regex
 
 import (
@@ -21,6 +30,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
 	syntax2 "github.com/dlclark/regexp2/syntax"
@@ -40,6 +50,7 @@ type Regexp struct {
 	size      int  // estimated instructions, at least 1
 	ecma      bool // compiled by the backtracking engine
 	ecmaFlags regexp2.RegexOptions
+	bound     *tree // the backtracking engine's patterns: read for costing
 
 	once sync.Once
 	re   *regexp.Regexp
@@ -49,13 +60,15 @@ type Regexp struct {
 	failure string
 }
 
-// MatchTimeout stops one match of the backtracking engine: the hard stop
-// behind the charges of Match.
-const MatchTimeout = 50 * time.Millisecond
+// SafetyTimeout stops one match of the backtracking engine. A match
+// whose static bound fits the budget of one check ends in a small
+// fraction of it even on a loaded machine; the timeout fires only if the
+// bound is wrong, and the match then fails with ErrStopped.
+const SafetyTimeout = 5 * time.Second
 
-// StepDuration is the time one step of work stands for: the backtracking
-// engine's matches are charged their duration in these.
-const StepDuration = 15 * time.Nanosecond
+// ErrStopped is the error of a match of the backtracking engine stopped
+// by SafetyTimeout: neither a match nor a non-match.
+var ErrStopped = errors.New("the backtracking engine stopped the match at its safety timeout")
 
 // ParseCost is the steps Parse takes on source, at most: a few per byte,
 // and thousands for each Unicode class escape (\pL, \P{Greek}), whose
@@ -77,10 +90,22 @@ func Parse(source string) (*Regexp, error) {
 		// Its size is taken from its text: a backtracking engine does not
 		// expand counted repetitions.
 		flags := regexp2.RegexOptions(regexp2.ECMAScript)
-		if _, ecmaErr := syntax2.Parse(source, syntax2.RegexOptions(flags)); ecmaErr != nil {
+		ecmaTree, ecmaErr := syntax2.Parse(source, syntax2.RegexOptions(flags))
+		if ecmaErr != nil {
 			return nil, fmt.Errorf("neither RE2 nor ECMAScript accepts it: %v", err)
 		}
-		return sized(&Regexp{source: source, size: max(1, len(source)), ecma: true, ecmaFlags: flags})
+		r, err := sized(&Regexp{source: source, size: max(1, len(source)), ecma: true, ecmaFlags: flags})
+		if err != nil {
+			return nil, err
+		}
+		// The engine tries a pattern anchored at the beginning at the
+		// first position only; it knows which are, from its own tree.
+		anchored := false
+		if code, err := syntax2.Write(ecmaTree); err == nil {
+			anchored = code.Anchors&syntax2.AnchorBeginning != 0 && !code.RightToLeft
+		}
+		r.bound = newTree(source, anchored)
+		return r, nil
 	}
 	return sized(&Regexp{source: source, size: Size(tree)})
 }
@@ -129,8 +154,8 @@ func size(tree *syntax.Regexp) int {
 }
 
 // Backtracking reports whether the pattern is matched by the backtracking
-// engine, whose matches are charged their time and stopped after
-// MatchTimeout.
+// engine, whose matches are charged a static bound that grows faster than
+// the length of the string (see MatchCost).
 func (r *Regexp) Backtracking() bool { return r.ecma }
 
 // Size returns the estimated instructions of the pattern's program.
@@ -139,32 +164,68 @@ func (r *Regexp) Size() int { return r.size }
 // String returns the source of the pattern.
 func (r *Regexp) String() string { return r.source }
 
-// MatchCost returns the most steps MatchString takes on a string of length
-// bytes: RE2 visits every instruction at most once per byte.
-func (r *Regexp) MatchCost(length int) int { return (length + 1) * r.size }
-
-// MatchString reports whether s contains a match of the pattern. A match
-// the backtracking engine stops after MatchTimeout counts as none.
-func (r *Regexp) MatchString(s string) bool {
-	matched, _, err := r.Match(s)
-	return matched && err == nil
+// MatchCost returns the most steps Match takes on a string of length
+// bytes, a function of the pattern and the length only. RE2 visits every
+// instruction at most once per byte. The backtracking engine is bounded
+// by reading the pattern (see bound.go): polynomial in the length for
+// most patterns, such as zod's e-mail pattern, and exponential for nested
+// quantifiers that can split a string in many ways, such as (a+)+, or for
+// a construct the reading does not understand. The cost saturates far
+// above any budget rather than overflow; a caller charges it, and
+// refuses a string whose cost exceeds its budget, before calling Match.
+func (r *Regexp) MatchCost(length int) int {
+	if r.ecma {
+		return r.bound.cost(length)
+	}
+	return (length + 1) * r.size
 }
 
-// Match reports whether s contains a match of the pattern, and the steps
-// the match took beyond MatchCost: none for RE2, the time taken in
-// StepDuration for the backtracking engine. It fails when the backtracking
-// engine was stopped after MatchTimeout, or when the pattern did not
-// compile (see Compile).
-func (r *Regexp) Match(s string) (matched bool, extra int, err error) {
+// MatchString reports whether s contains a match of the pattern, for the
+// validator, whose hook cannot return an error. A match the backtracking
+// engine stops at SafetyTimeout is no verdict, so MatchString panics with
+// a *Stopped, which the caller of the validator recovers (see
+// RecoverStopped). It panics likewise if the pattern did not compile.
+func (r *Regexp) MatchString(s string) bool {
+	matched, err := r.Match(s)
+	if err != nil {
+		panic(&Stopped{Err: err})
+	}
+	return matched
+}
+
+// Stopped is the value MatchString panics with when a match has no
+// verdict. Err is what Match returned.
+type Stopped struct{ Err error }
+
+// RecoverStopped, deferred, turns a panic of MatchString into *err, and
+// lets any other panic go on.
+func RecoverStopped(err *error) {
+	if v := recover(); v != nil {
+		s, ok := v.(*Stopped)
+		if !ok {
+			panic(v)
+		}
+		*err = s.Err
+	}
+}
+
+// Match reports whether s contains a match of the pattern. Its cost is
+// MatchCost(len(s)), which the caller charges first. It fails, with no
+// verdict, when the backtracking engine was stopped at SafetyTimeout (the
+// error wraps ErrStopped), or when the pattern did not compile (see
+// Compile).
+func (r *Regexp) Match(s string) (matched bool, err error) {
 	if err := r.Compile(); err != nil {
-		return false, 0, err
+		return false, err
 	}
 	if !r.ecma {
-		return r.re.MatchString(s), 0, nil
+		return r.re.MatchString(s), nil
 	}
-	start := time.Now()
 	matched, err = r.back.MatchString(s)
-	return matched, int(time.Since(start) / StepDuration), err
+	if err != nil {
+		return false, fmt.Errorf("%w of %v: pattern %q on a string of %d bytes", ErrStopped, SafetyTimeout, clip(r.source), len(s))
+	}
+	return matched, nil
 }
 
 // Compile builds the program now rather than on first use. Parse
@@ -177,7 +238,7 @@ func (r *Regexp) Compile() error {
 		if r.ecma {
 			r.back, err = regexp2.Compile(r.source, r.ecmaFlags)
 			if err == nil {
-				r.back.MatchTimeout = MatchTimeout
+				r.back.MatchTimeout = SafetyTimeout
 			}
 		} else {
 			r.re, err = regexp.Compile(r.source)
@@ -199,4 +260,17 @@ func Engine(source string) (jsonschema.Regexp, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// clip shortens a pattern quoted in an error to 64 bytes, on a character
+// boundary.
+func clip(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	end := 64
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end] + "…"
 }

@@ -78,20 +78,9 @@ func TestMatchCostGrowsWithProgramAndLength(t *testing.T) {
 	require.Greater(t, large.MatchCost(1<<20), 1<<30, "a megabyte against two thousand instructions is billions of steps")
 }
 
-// A catastrophic backtracking pattern is stopped by MatchTimeout and
-// reported, never left running.
-func TestBacktrackingIsStopped(t *testing.T) {
-	re, err := regex.Parse(`^(a+)+(?=b)`)
-	require.NoError(t, err)
-	_, extra, err := re.Match(strings.Repeat("a", 64) + "!")
-	require.Error(t, err)
-	require.GreaterOrEqual(t, extra, int(regex.MatchTimeout/regex.StepDuration))
-	require.False(t, re.MatchString(strings.Repeat("a", 64)+"!"))
-}
-
 // FuzzParse: whatever a model sends as a "regex" value, Parse returns or
-// refuses without panicking, and a pattern it accepts compiles and
-// matches.
+// refuses without panicking, and a pattern it accepts compiles and, on a
+// string whose cost a budget would admit, matches with a verdict.
 func FuzzParse(f *testing.F) {
 	for _, seed := range []string{`^[a-z]+$`, `(?=a)b`, `\pL{700}`, `(a)\1`, `[`, `(?<n>x)\k<n>`, `a{0,1000}{2}`, `\u{1F600}`} {
 		f.Add(seed, "abc")
@@ -103,6 +92,98 @@ func FuzzParse(f *testing.F) {
 		}
 		require.LessOrEqual(t, re.Size(), regex.MaxProgram)
 		require.NoError(t, re.Compile(), "a pattern Parse accepts compiles")
-		re.MatchString(subject)
+		if re.MatchCost(len(subject)) <= 1<<22 {
+			_, err := re.Match(subject)
+			require.NoError(t, err, "a match within its cost has a verdict")
+		}
+	})
+}
+
+// TestMatchCostOfBacktracking: the static bound of the backtracking
+// engine, by how it grows with the length of the string. Growth is the
+// ratio of the cost at 2n to the cost at n, for n = 200: about 2 for a
+// linear bound, 4 for a quadratic one, 8 for a cubic one; 0 stands for a
+// bound already saturated at n (exponential).
+func TestMatchCostOfBacktracking(t *testing.T) {
+	cases := []struct {
+		source string
+		growth float64
+		why    string
+	}{
+		{`^(?=.*[A-Z])(?=.*\d).{8,}$`, 2, "anchored; each lookahead scans once, the last loop is followed by the end"},
+		{`^(?!.*foo).*$`, 2, "anchored; a negative lookahead scans once"},
+		{`^(?:ab|cd)*(?=x)`, 2, "alternatives with disjoint first characters: one way per iteration"},
+		{`^(?:[a-z]+-)*(?=x)`, 4, "the inner loop cannot take the dash that follows, so each iteration ends in one place; " +
+			"but each iteration's scan is costed at the whole length: quadratic, where the engine is linear"},
+		{zodEmail, 4, "the domain loop gives back whole labels, each followed by a scan of the top-level domain"},
+		{`(?=.*[A-Z])`, 4, "unanchored: every start scans to the end"},
+		{`(a)\1`, 4, "unanchored, and a backreference may compare the rest of the string"},
+		{`^a*a*a*(?=b)`, 8, "three loops over the same character: every split is tried"},
+		{`^(a+)+(?=b)`, 0, "nested quantifiers: exponentially many splits"},
+		{`^(?:a|ab)*(?=c)`, 0, "alternatives that start alike, repeated: exponentially many"},
+		{`^(?i)a(?=b)`, 0, "inline options are not read: costed as exponential"},
+	}
+	for _, c := range cases {
+		re, err := regex.Parse(c.source)
+		require.NoError(t, err, c.source)
+		require.True(t, re.Backtracking(), "%s: only RE2's refusals are costed statically", c.source)
+		at, twice := re.MatchCost(200), re.MatchCost(400)
+		if c.growth == 0 {
+			require.Greater(t, at, 1<<40, "%s: %s", c.source, c.why)
+			continue
+		}
+		ratio := float64(twice) / float64(at)
+		require.InDelta(t, c.growth, ratio, c.growth/4, "%s: %s (cost %d at 200, %d at 400)", c.source, c.why, at, twice)
+	}
+}
+
+// TestMatchCostIsAFunctionOfTheLength: the same pattern and length cost
+// the same, every time, and more for a longer string.
+func TestMatchCostIsAFunctionOfTheLength(t *testing.T) {
+	re, err := regex.Parse(zodEmail)
+	require.NoError(t, err)
+	require.Equal(t, 2080844, re.MatchCost(254), "the longest address RFC 5321 allows")
+	for n := range 300 {
+		require.Less(t, re.MatchCost(n), re.MatchCost(n+1))
+		require.Equal(t, re.MatchCost(n), re.MatchCost(n))
+	}
+	require.Greater(t, re.MatchCost(1<<20), 1<<40, "a megabyte against the e-mail pattern is far beyond any budget")
+}
+
+// TestBacktrackingStoppedIsNoVerdict: a match that runs past
+// SafetyTimeout, as one its caller did not charge may, fails with
+// ErrStopped (and MatchString panics with it), never reports a non-match.
+// The match takes 2^40 steps, so it cannot end in time on any machine.
+func TestBacktrackingStoppedIsNoVerdict(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for SafetyTimeout")
+	}
+	re, err := regex.Parse(`^(a+)+(?=b)`)
+	require.NoError(t, err)
+	catastrophic := strings.Repeat("a", 40) + "!"
+	require.Greater(t, re.MatchCost(len(catastrophic)), 1<<40, "no caller would have charged it")
+	matched, err := re.Match(catastrophic)
+	require.ErrorIs(t, err, regex.ErrStopped)
+	require.False(t, matched)
+	require.EqualError(t, err, `the backtracking engine stopped the match at its safety timeout of 5s: pattern "^(a+)+(?=b)" on a string of 41 bytes`)
+}
+
+// FuzzMatchCost: whatever pattern a schema holds, reading it for its cost
+// does not panic, and its cost never falls as the string grows.
+func FuzzMatchCost(f *testing.F) {
+	for _, seed := range []string{zodEmail, `^(a+)+(?=b)`, `(?<=a|bc)d`, `[^\d\s-]*(?!x)`, `(?<n>a)\k<n>{2,5}?`, `[a-\d]`, `\u00e9\x41\cJ(?:)`, `((a|b)*c)+$(?=)`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, source string) {
+		re, err := regex.Parse(source)
+		if err != nil || !re.Backtracking() {
+			return
+		}
+		last := 0
+		for _, n := range []int{0, 1, 2, 3, 5, 8, 13, 40, 100, 1000, 1 << 20} {
+			cost := re.MatchCost(n)
+			require.GreaterOrEqual(t, cost, max(last, 1), "%q at %d", source, n)
+			last = cost
+		}
 	})
 }

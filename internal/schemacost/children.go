@@ -2,6 +2,8 @@ package schemacost
 
 import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentcontract/tool/internal/regex"
 )
 
 // childMultisets returns, for each kind of member or item a value could
@@ -71,9 +73,13 @@ func (c *children) namedMembers() {
 			c.add(&m, p, n)
 			matched := false
 			for re, ps := range s.PatternProperties {
-				if re.MatchString(name) {
+				switch nameMatches(re, name) {
+				case yes:
 					c.add(&m, ps, n)
 					matched = true
+				case maybe:
+					// Counted as applying, and additionalProperties too.
+					c.add(&m, ps, n)
 				}
 			}
 			if !listed && !matched {
@@ -144,4 +150,39 @@ func (c *children) addItem(m *multiset, s *jsonschema.Schema, i, n int) {
 	}
 	c.add(m, s.Contains, n)
 	c.add(m, s.UnevaluatedItems, n)
+}
+
+type answer int
+
+const (
+	no answer = iota
+	yes
+	maybe
+)
+
+// maxNameMatch bounds the steps of matching one property name against
+// one pattern of the backtracking engine, by the pattern's static cost.
+const maxNameMatch = 1 << 16
+
+// nameMatches reports whether name matches re: maybe when a match of
+// the backtracking engine would cost more than maxNameMatch, or had no
+// verdict. Names and patterns both come from the schema.
+func nameMatches(re jsonschema.Regexp, name string) answer {
+	r, ok := re.(*regex.Regexp)
+	if !ok {
+		if re.MatchString(name) {
+			return yes
+		}
+		return no
+	}
+	if r.Backtracking() && r.MatchCost(len(name)) > maxNameMatch {
+		return maybe
+	}
+	switch matched, err := r.Match(name); {
+	case err != nil:
+		return maybe
+	case matched:
+		return yes
+	}
+	return no
 }
