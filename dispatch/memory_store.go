@@ -183,19 +183,7 @@ func (s *MemoryStore) Claims(ctx context.Context, q ClaimQuery) ([]Claim, error)
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	type keyed struct {
-		id string
-		r  *memRecord
-	}
-	var rs []keyed
-	for id, r := range s.claims {
-		if !r.at.Before(q.Since) {
-			rs = append(rs, keyed{id, r})
-		}
-	}
-	slices.SortFunc(rs, func(a, b keyed) int {
-		return cmp.Or(a.r.at.Compare(b.r.at), cmp.Compare(a.id, b.id))
-	})
+	rs := inOrder(s.claims, func(_ string, r *memRecord) bool { return !r.at.Before(q.Since) })
 	if q.Limit > 0 && len(rs) > q.Limit {
 		rs = rs[:q.Limit]
 	}
@@ -261,19 +249,7 @@ func (s *MemoryStore) Pending(ctx context.Context, q PendingQuery) ([]Pending, e
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	type keyed struct {
-		id string
-		r  *memRecord
-	}
-	var rs []keyed
-	for id, r := range s.turns {
-		if q.TurnID == "" || q.TurnID == id {
-			rs = append(rs, keyed{id, r})
-		}
-	}
-	slices.SortFunc(rs, func(a, b keyed) int {
-		return cmp.Or(a.r.at.Compare(b.r.at), cmp.Compare(a.id, b.id))
-	})
+	rs := inOrder(s.turns, func(id string, _ *memRecord) bool { return q.TurnID == "" || q.TurnID == id })
 	out := []Pending{}
 	for _, k := range rs {
 		t, err := decodeTurn(k.r.data)
@@ -294,6 +270,26 @@ func (s *MemoryStore) Pending(ctx context.Context, q PendingQuery) ([]Pending, e
 		}
 	}
 	return out, nil
+}
+
+// keyedRecord is a record with its ID.
+type keyedRecord struct {
+	id string
+	r  *memRecord
+}
+
+// inOrder returns the records of m that keep selects, by time, then by ID.
+func inOrder(m map[string]*memRecord, keep func(id string, r *memRecord) bool) []keyedRecord {
+	var rs []keyedRecord
+	for id, r := range m {
+		if keep(id, r) {
+			rs = append(rs, keyedRecord{id, r})
+		}
+	}
+	slices.SortFunc(rs, func(a, b keyedRecord) int {
+		return cmp.Or(a.r.at.Compare(b.r.at), cmp.Compare(a.id, b.id))
+	})
+	return rs
 }
 
 // DeleteExpired implements Store.DeleteExpired.
