@@ -10,7 +10,7 @@ import (
 // its *sql.DB with, so a PostgreSQL program compiles no SQLite and the
 // other way round.
 //
-// The zero Dialect is no dialect: New refuses it.
+// The zero Dialect is no dialect: [New] refuses it.
 type Dialect int
 
 // The dialects a Store speaks.
@@ -24,7 +24,7 @@ const (
 	// with a busy timeout (modernc.org/sqlite:
 	// "file.db?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)"):
 	// without one, a write that meets another waits for nothing and fails
-	// with an error wrapping dispatch.ErrStore.
+	// with an error wrapping [dispatch.ErrStore].
 	SQLite
 )
 

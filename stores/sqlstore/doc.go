@@ -19,9 +19,12 @@
 // A claim is one INSERT … ON CONFLICT DO NOTHING on the checkpoint's ID,
 // the primary key of the claims table: of all the claims of one ID made
 // at once, through any number of connections and processes, the database
-// inserts exactly one, and every other finds it and compares answers. An
-// outcome is recorded by one UPDATE of a claim that has none, so a
-// recorded outcome is never replaced.
+// inserts exactly one, and every other finds it and compares answers. On
+// PostgreSQL the INSERT is committed as a transaction of its own, so that
+// a claim whose ctx ended while it waited for a lock is rolled back, not
+// recorded after its caller was told it failed. An outcome is recorded by
+// one UPDATE of a claim that has none, so a recorded outcome is never
+// replaced.
 //
 // # Failing closed
 //

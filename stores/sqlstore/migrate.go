@@ -11,8 +11,8 @@ import (
 )
 
 // SchemaVersion is the version of the schema this code reads and writes:
-// the number of migrations it knows. Migrate brings a database up to it,
-// and refuses a database whose schema is newer.
+// the number of migrations it knows. [Store.Migrate] brings a database up
+// to it, and refuses a database whose schema is newer.
 const SchemaVersion = 1
 
 // migrations returns the statements of each migration for d, with the
@@ -63,13 +63,14 @@ func migrations(d Dialect) [][]string {
 	}}
 }
 
-// Migrations returns the SQL Migrate runs on a database of dialect d, for
-// review or to apply by hand: element n is the script (statements ending
-// in ";") that brings the schema from version n to version n+1 and
-// records the new version in the table tool_schema_version. The names are
-// those of the DefaultTablePrefix; with another Config.TablePrefix, every
-// name starts with it instead of "tool_". Migrate also takes a lock
-// around them, which these scripts leave out.
+// Migrations returns the SQL [Store.Migrate] runs on a database of
+// dialect d, for review or to apply by hand: element n is the script
+// (statements ending in ";") that brings the schema from version n to
+// version n+1 and records the new version in the table
+// tool_schema_version. The names are those of the [DefaultTablePrefix];
+// with another [Config].TablePrefix, every name starts with it instead of
+// "tool_". Migrate also takes a lock around them, which these scripts
+// leave out.
 //
 // The slice is new on each call; it is nil for an unknown dialect.
 func Migrations(d Dialect) []string {
@@ -88,7 +89,7 @@ func Migrations(d Dialect) []string {
 	return out
 }
 
-// Migrate brings the database's schema up to SchemaVersion, applying the
+// Migrate brings the database's schema up to [SchemaVersion], applying the
 // migrations it lacks in one transaction, and does nothing when it is up
 // to date. Every replica may call it at start: on PostgreSQL the
 // transaction first takes an advisory lock (pg_advisory_xact_lock) named
@@ -98,9 +99,9 @@ func Migrations(d Dialect) []string {
 //
 // A database whose schema is newer than SchemaVersion (written by a newer
 // release of this module) is refused with an error wrapping
-// dispatch.ErrStore, and left unchanged: upgrade this module instead.
-// Every other error wraps dispatch.ErrStore too, beside the driver's
-// error or ctx's.
+// [dispatch.ErrStore], and left unchanged: upgrade this module instead.
+// Every other error wraps [dispatch.ErrStore] too, beside the driver's
+// error or ctx's; a failed Migrate changes nothing.
 func (s *Store) Migrate(ctx context.Context) error {
 	if err := s.begin(ctx); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -85,6 +86,49 @@ func TestClaimContextEnds(t *testing.T) {
 			require.ErrorIs(t, err, context.Canceled)
 			_, err = s.Claimed(t.Context(), hexN(1, 32))
 			require.ErrorIs(t, err, dispatch.ErrNotFound)
+		})
+	}
+}
+
+// A claim that waits for a lock another transaction holds gives up when
+// its ctx ends: refused with dispatch.ErrStore and the ctx's error, and
+// nothing recorded; once the lock is gone, a claim wins.
+func TestClaimWaitsThenContextEnds(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			d := b.new(t)
+			s := d.store(t, sqlstore.Config{})
+			other := d.open(t)
+			conn, err := other.Conn(t.Context())
+			require.NoError(t, err)
+			defer conn.Close()
+			// Another process inserts the same checkpoint's claim and has
+			// not committed yet (on SQLite it holds the write lock).
+			begin := "BEGIN"
+			if d.dialect == sqlstore.SQLite {
+				begin = "BEGIN IMMEDIATE"
+			}
+			_, err = conn.ExecContext(t.Context(), begin)
+			require.NoError(t, err)
+			insert := "INSERT INTO tool_claims (checkpoint_id, answer_sha256, claimed_at, expires_at, claim) VALUES ('" + hexN(1, 32) + "', 'x', 0, 0, '{}')"
+			_, err = conn.ExecContext(t.Context(), insert)
+			require.NoError(t, err)
+
+			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			_, err = s.Claim(ctx, claim(1, 1))
+			require.ErrorIs(t, err, dispatch.ErrStore)
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			require.Less(t, time.Since(start), 5*time.Second, "the claim gave up when its ctx ended")
+
+			_, err = conn.ExecContext(t.Context(), "ROLLBACK")
+			require.NoError(t, err)
+			_, err = s.Claimed(t.Context(), hexN(1, 32))
+			require.ErrorIs(t, err, dispatch.ErrNotFound)
+			prior, err := s.Claim(t.Context(), claim(1, 1))
+			require.NoError(t, err)
+			require.Nil(t, prior)
 		})
 	}
 }

@@ -15,13 +15,13 @@ import (
 	"github.com/agentcontract/tool/dispatch"
 )
 
-// DefaultTablePrefix starts the name of every table and index of a Store
-// whose Config.TablePrefix is empty.
+// DefaultTablePrefix starts the name of every table and index of a
+// [Store] whose [Config].TablePrefix is empty.
 const DefaultTablePrefix = "tool_"
 
-// DefaultMaxRecordBytes bounds a record of a Store whose
-// Config.MaxRecordBytes is zero: 64 MiB, the bound of a default
-// dispatch.MemoryStore, so that a record one of them keeps, the other
+// DefaultMaxRecordBytes bounds a record of a [Store] whose
+// [Config].MaxRecordBytes is zero: 64 MiB, the bound of a default
+// [dispatch.MemoryStore], so that a record one of them keeps, the other
 // keeps too.
 const DefaultMaxRecordBytes = dispatch.DefaultMemoryStoreBytes
 
@@ -32,9 +32,10 @@ const maxPrefix = 32
 
 var prefixPattern = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 
-// Config configures New.
+// Config configures [New]. Its zero value is not usable: Dialect is
+// required; every other field has a default.
 type Config struct {
-	// Dialect is the database's: PostgreSQL or SQLite. Required.
+	// Dialect is the database's: [PostgreSQL] or [SQLite]. Required.
 	Dialect Dialect
 	// TablePrefix starts the name of every table and index of the store:
 	// lowercase ASCII letters, digits and underscores, not starting with
@@ -44,26 +45,26 @@ type Config struct {
 	// connection's search_path.)
 	TablePrefix string
 	// MaxRecordBytes bounds each record the store keeps, counted as the
-	// size of its JSON: a claim with its outcome, and a turn with all its
-	// outcomes. A larger record is refused with an error wrapping
-	// dispatch.ErrInvalidRecord, before the database sees it. 0 means
-	// DefaultMaxRecordBytes; a negative value is refused. How much the
-	// database holds in all is the database's to bound: when it is full
-	// its error reaches the caller wrapped in dispatch.ErrStore, and no
-	// record is evicted.
+	// size of its JSON: a claim, the outcome recorded for it, and a turn
+	// with all its outcomes. A larger record is refused with an error
+	// wrapping [dispatch.ErrInvalidRecord], before the database sees it.
+	// 0 means [DefaultMaxRecordBytes]; a negative value is refused. How
+	// much the database holds in all is the database's to bound: when it
+	// is full its error reaches the caller wrapped in [dispatch.ErrStore],
+	// and no record is evicted to make room.
 	MaxRecordBytes int
 }
 
-// Store is a dispatch.Store in a SQL database reached through
+// Store is a [dispatch.Store] in a SQL database reached through
 // database/sql: the claim store that replicas behind a load balancer
-// share. Every replica makes its own Store on its own *sql.DB, with the
-// same Config, on the same database; a claim made through one is seen by
-// all, and of the claims of one checkpoint made at once through any of
+// share. Every replica makes its own Store on its own [*sql.DB], with the
+// same [Config], on the same database; a claim made through one is seen
+// by all, and of the claims of one checkpoint made at once through any of
 // them exactly one wins (one INSERT … ON CONFLICT DO NOTHING on the
 // checkpoint ID, the table's primary key).
 //
-// The Store uses the *sql.DB it is given and does not close it: the
-// caller owns it, its pool settings and its driver. Call Migrate once
+// The Store uses the [*sql.DB] it is given and does not close it: the
+// caller owns it, its pool settings and its driver. Call [Store.Migrate]
 // before the first use (every replica may, at every start).
 //
 // A Store is safe for concurrent use by goroutines and, sharing a
@@ -72,14 +73,16 @@ type Config struct {
 // what they are given and return new values. Times come back in UTC, to
 // the nanosecond; a time outside the years 1678 to 2262 (which int64
 // nanoseconds cannot hold) is refused with an error wrapping
-// dispatch.ErrInvalidRecord.
+// [dispatch.ErrInvalidRecord].
 //
 // Every error has the "tool: " prefix and wraps one sentinel of package
-// dispatch: ErrStore for the database (its error, or ctx's, beside it),
-// ErrNotFound, ErrInvalidRecord, or ErrAlreadyAnswered as an
-// *dispatch.AnsweredError, as dispatch.Store documents. The zero Store
-// keeps nothing: its methods return an error wrapping ErrStore. Make one
-// with New.
+// dispatch: [dispatch.ErrStore] for the database (its error, or ctx's,
+// beside it, so that errors.Is finds context.Canceled and errors.As the
+// driver's error), [dispatch.ErrNotFound], [dispatch.ErrInvalidRecord]
+// (also for a stored row that does not decode), or
+// [dispatch.ErrAlreadyAnswered] as a [*dispatch.AnsweredError], as
+// [dispatch.Store] documents. The zero Store keeps nothing: its methods
+// return an error wrapping [dispatch.ErrStore]. Make one with [New].
 type Store struct {
 	db       *sql.DB
 	dialect  Dialect
@@ -92,11 +95,12 @@ type Store struct {
 	deleteTurns, deleteClaims                             string
 }
 
-// New returns a Store on db, which the caller opened with a driver of
+// New returns a [Store] on db, which the caller opened with a driver of
 // config.Dialect and keeps owning. New does not touch the database; call
-// Migrate before the first use. Errors wrap dispatch.ErrInvalidConfig: a
-// nil db, an unknown dialect, a table prefix that is not a plain
-// lowercase name, or a negative MaxRecordBytes.
+// [Store.Migrate] before the first use. Errors wrap
+// [dispatch.ErrInvalidConfig]: a nil db, an unknown dialect, a table
+// prefix that is not a plain lowercase name, or a negative
+// MaxRecordBytes.
 func New(db *sql.DB, config Config) (*Store, error) {
 	prefix := config.TablePrefix
 	if prefix == "" {
@@ -236,7 +240,7 @@ func clampNanos(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-// Claim implements dispatch.Store.Claim: one INSERT … ON CONFLICT DO
+// Claim implements [dispatch.Store]'s Claim: one INSERT … ON CONFLICT DO
 // NOTHING, which the database runs atomically; when it inserted nothing,
 // the claim that was there is read and compared.
 func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, error) {
@@ -267,15 +271,11 @@ func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, e
 	// The claim found in place may be deleted (expired) before it is
 	// read; then the insert is tried again, a bounded number of times.
 	for range 3 {
-		res, err := s.db.ExecContext(ctx, s.insertClaim, c.CheckpointID, c.AnswerSHA256, claimedAt, expiresAt, string(data))
+		won, err := s.insertClaimRow(ctx, c.CheckpointID, c.AnswerSHA256, claimedAt, expiresAt, string(data))
 		if err != nil {
-			return nil, s.fail(ctx, "claiming checkpoint "+c.CheckpointID, err)
+			return nil, err
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return nil, s.fail(ctx, "claiming checkpoint "+c.CheckpointID, err)
-		}
-		if n == 1 {
+		if won {
 			return nil, nil
 		}
 		prior, err := s.claimed(ctx, s.db, c.CheckpointID)
@@ -291,6 +291,37 @@ func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, e
 		return &prior, nil
 	}
 	return nil, fmt.Errorf("%w: sqlstore: claiming checkpoint %s: its claim kept disappearing", dispatch.ErrStore, c.CheckpointID)
+}
+
+// insertClaimRow inserts a claim unless its checkpoint has one, and
+// reports whether it did.
+//
+// On PostgreSQL the INSERT is its own transaction, committed by a second
+// statement: a driver that gives up on a query when ctx ends may leave
+// the server running it (pgx closes the connection, and a server waiting
+// for a lock does not notice until it has the lock), and an INSERT in
+// autocommit would then record a claim after its caller was told it
+// failed. In a transaction, the server finds the connection gone when it
+// waits for the COMMIT, and rolls the claim back.
+func (s *Store) insertClaimRow(ctx context.Context, id, digest string, claimedAt, expiresAt int64, data string) (bool, error) {
+	var n int64
+	insert := func(q querier) error {
+		res, err := q.ExecContext(ctx, s.insertClaim, id, digest, claimedAt, expiresAt, data)
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		if err != nil {
+			return s.fail(ctx, "claiming checkpoint "+id, err)
+		}
+		return nil
+	}
+	var err error
+	if s.dialect == PostgreSQL {
+		err = s.inTx(ctx, insert)
+	} else {
+		err = insert(s.db)
+	}
+	return n == 1, err
 }
 
 func (s *Store) maxRecordBytes() int {
@@ -327,15 +358,15 @@ func decodeClaim(data string, outcome sql.NullString) (dispatch.Claim, error) {
 	if outcome.Valid {
 		var o dispatch.SavedOutcome
 		if err := o.UnmarshalJSON([]byte(outcome.String)); err != nil {
-			return dispatch.Claim{}, fmt.Errorf("the outcome of stored claim %s: %w", c.CheckpointID, err)
+			return dispatch.Claim{}, fmt.Errorf("%w (the outcome of stored claim %s)", err, c.CheckpointID)
 		}
 		c.Outcome = &o
 	}
 	return c, nil
 }
 
-// Finish implements dispatch.Store.Finish: one UPDATE of a claim that has
-// no outcome; when it updated nothing, the claim is read to tell a
+// Finish implements [dispatch.Store]'s Finish: one UPDATE of a claim that
+// has no outcome; when it updated nothing, the claim is read to tell a
 // missing claim from one finished before.
 func (s *Store) Finish(ctx context.Context, id string, outcome dispatch.SavedOutcome) error {
 	data, err := outcome.MarshalJSON()
@@ -382,7 +413,7 @@ func (s *Store) Finish(ctx context.Context, id string, outcome dispatch.SavedOut
 	return fmt.Errorf("%w: claim %s already has outcome %s", dispatch.ErrInvalidRecord, truncate(id, 80), kind)
 }
 
-// Claimed implements dispatch.Store.Claimed.
+// Claimed implements [dispatch.Store]'s Claimed.
 func (s *Store) Claimed(ctx context.Context, id string) (dispatch.Claim, error) {
 	if err := s.begin(ctx); err != nil {
 		return dispatch.Claim{}, err
@@ -390,7 +421,7 @@ func (s *Store) Claimed(ctx context.Context, id string) (dispatch.Claim, error) 
 	return s.claimed(ctx, s.db, id)
 }
 
-// Claims implements dispatch.Store.Claims.
+// Claims implements [dispatch.Store]'s Claims.
 func (s *Store) Claims(ctx context.Context, q dispatch.ClaimQuery) ([]dispatch.Claim, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
@@ -430,9 +461,9 @@ func (s *Store) Claims(ctx context.Context, q dispatch.ClaimQuery) ([]dispatch.C
 	return out, nil
 }
 
-// SaveTurn implements dispatch.Store.SaveTurn: in one transaction, the
-// turn's row is inserted or updated (keeping when it was first saved) and
-// its outcomes replaced.
+// SaveTurn implements [dispatch.Store]'s SaveTurn: in one transaction,
+// the turn's row is inserted or updated (keeping when it was first saved)
+// and its outcomes replaced.
 func (s *Store) SaveTurn(ctx context.Context, t dispatch.Turn) error {
 	if err := t.Validate(); err != nil {
 		return err
@@ -483,8 +514,8 @@ func (s *Store) SaveTurn(ctx context.Context, t dispatch.Turn) error {
 	})
 }
 
-// Turn implements dispatch.Store.Turn, with one query, so that it reads
-// one turn as one SaveTurn wrote it.
+// Turn implements [dispatch.Store]'s Turn, with one query, so that it
+// reads a turn as one SaveTurn wrote it.
 func (s *Store) Turn(ctx context.Context, id string) (dispatch.Turn, error) {
 	if err := s.begin(ctx); err != nil {
 		return dispatch.Turn{}, err
@@ -514,7 +545,7 @@ func (s *Store) Turn(ctx context.Context, id string) (dispatch.Turn, error) {
 		}
 		var o dispatch.SavedOutcome
 		if err := o.UnmarshalJSON([]byte(outcome.String)); err != nil {
-			return dispatch.Turn{}, fmt.Errorf("outcome %d of stored %s: %w", position.Int64, what, err)
+			return dispatch.Turn{}, fmt.Errorf("%w (outcome %d of stored %s)", err, position.Int64, what)
 		}
 		t.Outcomes = append(t.Outcomes, o)
 	}
@@ -527,7 +558,7 @@ func (s *Store) Turn(ctx context.Context, id string) (dispatch.Turn, error) {
 	return t, nil
 }
 
-// Pending implements dispatch.Store.Pending, with one query.
+// Pending implements [dispatch.Store]'s Pending, with one query.
 func (s *Store) Pending(ctx context.Context, q dispatch.PendingQuery) ([]dispatch.Pending, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
@@ -561,7 +592,7 @@ AND NOT EXISTS (SELECT 1 FROM {p}claims c WHERE c.checkpoint_id = o.checkpoint_i
 		}
 		p := dispatch.Pending{TurnID: string(turnID), Index: int(position)}
 		if err := p.Outcome.UnmarshalJSON([]byte(outcome)); err != nil {
-			return nil, fmt.Errorf("outcome %d of stored turn %q: %w", position, truncate(p.TurnID, 80), err)
+			return nil, fmt.Errorf("%w (outcome %d of stored turn %q)", err, position, truncate(p.TurnID, 80))
 		}
 		out = append(out, p)
 	}
@@ -571,9 +602,9 @@ AND NOT EXISTS (SELECT 1 FROM {p}claims c WHERE c.checkpoint_id = o.checkpoint_i
 	return out, nil
 }
 
-// DeleteExpired implements dispatch.Store.DeleteExpired: in one
+// DeleteExpired implements [dispatch.Store]'s DeleteExpired: in one
 // transaction, it deletes the turns (and their outcomes) and the claims
-// whose ExpiresAt is more than dispatch.MaxClockSkew before now.
+// whose ExpiresAt is more than [dispatch.MaxClockSkew] before now.
 func (s *Store) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 	if err := s.begin(ctx); err != nil {
 		return 0, err

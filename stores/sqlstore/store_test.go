@@ -189,3 +189,46 @@ func TestTurnIDs(t *testing.T) {
 		})
 	}
 }
+
+// A stored row that does not decode (edited by hand, or by a newer
+// release) is refused with dispatch.ErrInvalidRecord, never taken for a
+// missing claim: a claim of that checkpoint does not win.
+func TestCorruptedRows(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			d := b.new(t)
+			s := d.store(t, sqlstore.Config{})
+			db := d.open(t)
+			ctx := t.Context()
+			_, err := s.Claim(ctx, claim(1, 1))
+			require.NoError(t, err)
+			_, err = s.Claim(ctx, claim(2, 1))
+			require.NoError(t, err)
+			_, err = db.ExecContext(ctx, "UPDATE tool_claims SET claim = '{\"checkpoint_id\":1}' WHERE checkpoint_id = '"+hexN(1, 32)+"'")
+			require.NoError(t, err)
+			_, err = db.ExecContext(ctx, "UPDATE tool_claims SET outcome = '{\"kind\":\"nonsense\"}' WHERE checkpoint_id = '"+hexN(2, 32)+"'")
+			require.NoError(t, err)
+
+			for _, n := range []int{1, 2} {
+				_, err = s.Claimed(ctx, hexN(n, 32))
+				require.ErrorIs(t, err, dispatch.ErrInvalidRecord)
+				require.True(t, strings.HasPrefix(err.Error(), "tool: "), err.Error())
+				_, err = s.Claim(ctx, claim(n, 2))
+				require.ErrorIs(t, err, dispatch.ErrInvalidRecord, "another answer to a claim that does not decode")
+			}
+			_, err = s.Claims(ctx, dispatch.ClaimQuery{})
+			require.ErrorIs(t, err, dispatch.ErrInvalidRecord)
+			require.EqualError(t, s.Finish(ctx, hexN(2, 32), dispatch.SavedOutcome{CallID: "c", Tool: "refund", Kind: dispatch.KindCompleted}),
+				"tool: invalid record: claim 00000000000000000000000000000002 already has outcome unreadable")
+
+			now := time.Now().UTC()
+			require.NoError(t, s.SaveTurn(ctx, dispatch.Turn{ID: "t", SavedAt: now, ExpiresAt: now.Add(time.Hour),
+				Outcomes: []dispatch.SavedOutcome{{CallID: "c", Tool: "refund", Kind: dispatch.KindCompleted}}}))
+			_, err = db.ExecContext(ctx, "UPDATE tool_turn_outcomes SET outcome = 'not json'")
+			require.NoError(t, err)
+			_, err = s.Turn(ctx, "t")
+			require.ErrorIs(t, err, dispatch.ErrInvalidRecord)
+			require.Regexp(t, `^tool: invalid record: outcome does not decode: .* \(outcome 0 of stored turn "t"\)$`, err.Error())
+		})
+	}
+}
