@@ -58,6 +58,7 @@ func TestPackagesCovered(t *testing.T) {
 		rootModule + "/adapters/mcp",
 		rootModule + "/adapters/openai",
 		rootModule + "/adapters/temporal",
+		rootModule + "/stores/sqlstore",
 	} {
 		require.Contains(t, paths, want)
 	}

@@ -1,6 +1,7 @@
 // Command consumer is what a user outside the repository writes: it
-// requires the core and every adapter at their release versions and uses
-// each of them. The release check builds it against modules packed into a
+// requires the core, every adapter and the SQL store at their release
+// versions and uses each of them (the store without a driver, which a
+// user brings). The release check builds it against modules packed into a
 // local proxy, with no workspace, and runs it.
 package main
 
@@ -20,6 +21,7 @@ import (
 	toolopenai "github.com/agentcontract/tool/adapters/openai"
 	tooltemporal "github.com/agentcontract/tool/adapters/temporal"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/stores/sqlstore"
 )
 
 type input struct {
@@ -93,5 +95,9 @@ func run() error {
 		return err
 	}
 	fmt.Println("temporal: runtime built")
+
+	for _, dialect := range []sqlstore.Dialect{sqlstore.PostgreSQL, sqlstore.SQLite} {
+		fmt.Println("sqlstore:", dialect, "schema version", len(sqlstore.Migrations(dialect)), "of", sqlstore.SchemaVersion)
+	}
 	return nil
 }
