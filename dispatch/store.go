@@ -64,7 +64,10 @@ type Store interface {
 	//     recorded claim.
 	//
 	// A claim that is not valid (see Claim.Validate) is an error wrapping
-	// ErrInvalidRecord.
+	// ErrInvalidRecord. A Claim that returns an error has recorded
+	// nothing, and must not record it later (when ctx ends while a
+	// database waits for a lock, say): the caller was told the claim
+	// failed and ran nothing.
 	Claim(ctx context.Context, c Claim) (*Claim, error)
 	// Finish records the outcome of the claim of checkpoint id. An ID
 	// without a claim is an error wrapping ErrNotFound. A claim that has
