@@ -87,7 +87,7 @@ func packModule(dir string, m modEntry) error {
 // none of them again) and from the go command's own proxy otherwise; the
 // packed versions are taken out of that cache before and after, so that
 // the build never sees a stale copy under the same version and the
-// machine keeps none. work is an empty directory to build in. The output
+// machine keeps none; a lock keeps two checks on one cache apart. work is an empty directory to build in. The output
 // of every go command goes to log.
 func (r *repo) consume(proxyDir, work string, log io.Writer) error {
 	src, err := os.ReadFile(filepath.Join(r.Root, "scripts", "release", "testdata", "consumer", "main.go"))
@@ -123,6 +123,17 @@ func (r *repo) consume(proxyDir, work string, log io.Writer) error {
 	if cache == "" {
 		return fmt.Errorf("go env GOMODCACHE is empty")
 	}
+	// Two checks at once (of two checkouts, say) would each find the
+	// other's packed copy in the shared cache under the same version.
+	lockDir := filepath.Join(cache, "cache", "download")
+	if err := os.MkdirAll(lockDir, 0o755); err != nil {
+		return err
+	}
+	unlock, err := lockFile(filepath.Join(lockDir, "agentcontract-release-check.lock"))
+	if err != nil {
+		return fmt.Errorf("locking the module cache for the check: %w", err)
+	}
+	defer unlock()
 	if err := r.uncache(cache); err != nil {
 		return err
 	}
