@@ -76,7 +76,9 @@ func (r *Runtime) callActivity(ctx context.Context, in callInput) (callResult, e
 				fmt.Sprintf("%v: the checkpoint's key is not the call's", ErrInvalidActivityInput), errTypeNotResumed, nil)
 		}
 		var err error
-		if o, err = resumeUnclaimed(r.execute, ctx, *in.Checkpoint, in.Answer, progress); err != nil {
+		// Claimed in historyClaims, which always wins: the workflow
+		// accepted this answer once, and schedules this resume once.
+		if o, err = r.execute.Resume(ctx, *in.Checkpoint, dispatch.Answer{Response: in.Answer, Progress: progress}); err != nil {
 			// Refused before anything ran: a checkpoint this worker
 			// cannot open, or a tool that changed.
 			return callResult{}, temporal.NewNonRetryableApplicationError(err.Error(), errTypeNotResumed, nil)

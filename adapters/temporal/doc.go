@@ -73,12 +73,15 @@
 // UpdateAnswer handler gives an answer to the one call waiting with that
 // key and takes the call off the waiting list, so a second answer finds
 // no call waiting and is refused by the validator, without a trace in the
-// history. The resumed call therefore runs without a claim store, and
-// without an expiry: a workflow may wait for an answer as long as it
-// likes ([dispatch.Config].CheckpointTTL does not apply). The checkpoints
-// made in workflow code take their ID from the execution and the call
-// (deterministic, unique, not secret) and their issue time from workflow
-// time. A suspended Outcome returned when ctx is cancelled carries a
-// checkpoint that a [dispatch.Dispatcher] elsewhere can resume; there it is
-// claimed, and its expiry applies, as for any checkpoint.
+// history. The activity resumes the call with [dispatch.Dispatcher.Resume]
+// through a store of this package whose every claim wins, and which
+// nothing else may use: you configure no dispatch.Store. A workflow may
+// wait for an answer as long as it likes: its checkpoints expire after
+// [dispatch.MaxCheckpointTTL]. The checkpoints made in workflow code take
+// their ID from the session and the call ([dispatch.Config].NewCheckpointID:
+// deterministic, unique, not secret) and their issue time from workflow
+// time ([dispatch.Config].Clock). A suspended Outcome returned when ctx is
+// cancelled carries a checkpoint that a [dispatch.Dispatcher] elsewhere can
+// resume; there it is claimed in that Dispatcher's store, as any
+// checkpoint is.
 package tooltemporal

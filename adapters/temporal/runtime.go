@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -63,9 +64,9 @@ type Config struct {
 // by any number of workflows and activities. The zero Runtime is invalid.
 type Runtime struct {
 	registry *tool.Registry
-	// decide classifies results in workflow code: it never runs a tool
-	// and never chooses a key (workflow state does).
-	decide *dispatch.Dispatcher
+	// sealKeys are the Config's, copied: each Session builds its own
+	// Dispatcher with them, on workflow time.
+	sealKeys []dispatch.SealKey
 	// execute runs calls in the activity.
 	execute *dispatch.Dispatcher
 	options workflow.ActivityOptions
@@ -85,34 +86,26 @@ func New(config Config) (*Runtime, error) {
 		o.RetryPolicy = &policy
 	}
 	o.ActivityID = ""
-	// Workflow history is the claim: the UpdateAnswer handler accepts one
-	// answer per suspension and the resumed call runs through
-	// durable.ResumeUnclaimed. The store dispatch.New requires is an
-	// empty one that nothing claims in.
-	unused, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{MaxBytes: 1})
-	if err != nil {
-		return nil, err
-	}
-	decide, err := dispatch.New(dispatch.Config{
-		Registry: config.Registry,
-		Store:    unused,
-		SealKeys: config.SealKeys,
-		NewKey:   noKey,
-	})
-	if err != nil {
-		return nil, err
-	}
+	// The activity side: history is the claim (see historyClaims), and a
+	// call may wait for its answer as long as the workflow does, so its
+	// checkpoints live as long as dispatch allows. Its clock is the
+	// machine's: it judges the expiry of the checkpoints it resumes.
 	execute, err := dispatch.New(dispatch.Config{
-		Registry: config.Registry,
-		Store:    unused,
-		SealKeys: config.SealKeys,
-		NewKey:   noKey,
-		Logger:   config.Logger,
+		Registry:      config.Registry,
+		Store:         historyClaims{},
+		SealKeys:      config.SealKeys,
+		NewKey:        noKey,
+		CheckpointTTL: dispatch.MaxCheckpointTTL,
+		Logger:        config.Logger,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Runtime{registry: config.Registry, decide: decide, execute: execute, options: o}, nil
+	keys := make([]dispatch.SealKey, len(config.SealKeys))
+	for i, k := range config.SealKeys {
+		keys[i] = dispatch.SealKey{ID: k.ID, Secret: slices.Clone(k.Secret)}
+	}
+	return &Runtime{registry: config.Registry, sealKeys: keys, execute: execute, options: o}, nil
 }
 
 // errNoKey is what a Dispatcher of this package would get if it ever had

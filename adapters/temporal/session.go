@@ -14,7 +14,6 @@ import (
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/dispatch"
-	"github.com/agentcontract/tool/internal/durable"
 )
 
 // Session is the tool calls of one workflow execution: it numbers them,
@@ -31,13 +30,18 @@ import (
 // workflow code does not have.
 type Session struct {
 	rt *Runtime
+	// decide classifies results in workflow code, on workflow time, and
+	// names the checkpoints of suspensions with checkpointID: it never
+	// runs a tool, never reads the machine's clock or draws a random
+	// number, and never chooses a key (workflow state does).
+	decide *dispatch.Dispatcher
 	// prefix and next make the keys: the workflow ID, the run ID and the
 	// number of the call within the run.
 	prefix string
 	next   int
-	// suspensions numbers the results settled in the execution, so that
-	// each suspension's checkpoint has an ID of its own.
-	suspensions int
+	// sealed counts the checkpoints sealed for each key, so that each
+	// suspension of a call has an ID of its own.
+	sealed map[tool.IdempotencyKey]int
 	// waiting holds the suspended calls, in the order they suspended.
 	waiting []*suspension
 }
@@ -77,12 +81,27 @@ type Pending struct {
 // first call and before any answer can arrive. Errors wrap
 // [ErrInvalidConfig].
 func (r *Runtime) NewSession(ctx workflow.Context) (*Session, error) {
-	if r == nil || r.decide == nil {
+	if r == nil || r.execute == nil {
 		return nil, fmt.Errorf("%w: the zero Runtime", ErrInvalidConfig)
 	}
 	info := workflow.GetInfo(ctx)
-	s := &Session{rt: r, prefix: info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID + "/"}
-	err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateAnswer, s.accept, workflow.UpdateHandlerOptions{Validator: s.check})
+	s := &Session{rt: r, prefix: info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID + "/", sealed: map[tool.IdempotencyKey]int{}}
+	// The Store is never claimed in: Settle only seals. A call may wait
+	// as long as the workflow does, hence the longest TTL.
+	decide, err := dispatch.New(dispatch.Config{
+		Registry:        r.registry,
+		Store:           historyClaims{},
+		SealKeys:        r.sealKeys,
+		NewKey:          noKey,
+		NewCheckpointID: s.checkpointID,
+		CheckpointTTL:   dispatch.MaxCheckpointTTL,
+		Clock:           func() time.Time { return workflow.Now(ctx) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	s.decide = decide
+	err = workflow.SetUpdateHandlerWithOptions(ctx, UpdateAnswer, s.accept, workflow.UpdateHandlerOptions{Validator: s.check})
 	if err != nil {
 		return nil, fmt.Errorf("%w: installing the %s update: %v", ErrInvalidConfig, UpdateAnswer, err)
 	}
@@ -238,7 +257,7 @@ func (s *Session) start(ctx workflow.Context, call dispatch.Call, key tool.Idemp
 	}
 	contract := binding.Contract()
 	if _, err := contract.Prepare(call.Request, tool.Admission{IdempotencyKey: key}); err != nil {
-		return settleAt(s.rt.decide, call, key, contract.Definition().Effect, tool.Result{}, err, "", time.Time{})
+		return s.decide.Settle(call, key, contract.Definition().Effect, tool.Result{}, err)
 	}
 	return s.execute(ctx, call, key, callInput{CallID: call.ID, Request: call.Request, IdempotencyKey: key})
 }
@@ -250,7 +269,7 @@ func (s *Session) start(ctx workflow.Context, call dispatch.Call, key tool.Idemp
 // (the decide Dispatcher has no logger), and lists the names sorted; hence
 // the determinism checker's exemption.
 func (s *Session) unknownTool(call dispatch.Call) dispatch.Outcome {
-	return s.rt.decide.Run(context.Background(), call) //workflowcheck:ignore
+	return s.decide.Run(context.Background(), call) //workflowcheck:ignore
 }
 
 // execute runs the call activity with in and settles what it returns.
@@ -270,21 +289,22 @@ func (s *Session) execute(ctx workflow.Context, call dispatch.Call, key tool.Ide
 			err = fmt.Errorf("%w: %w", ErrInvalidActivityResult, verr)
 		}
 	}
-	s.suspensions++
-	return settleAt(s.rt.decide, call, key, effect, result, err, s.checkpointID(key), workflow.Now(ctx))
+	return s.decide.Settle(call, key, effect, result, err)
 }
 
-// checkpointID names the checkpoint of the next suspension of the
-// execution, deterministically: history, not a claim store, makes it
-// answered once, so the ID needs to be unique, not secret.
-func (s *Session) checkpointID(key tool.IdempotencyKey) string {
-	sum := sha256.Sum256([]byte(s.prefix + string(key) + "#" + strconv.Itoa(s.suspensions)))
-	return hex.EncodeToString(sum[:16])
+// checkpointID is the decide Dispatcher's NewCheckpointID: it names the
+// checkpoint of the next suspension of call, deterministically, from the
+// call's key and the number of checkpoints sealed for it before. History,
+// not a claim store, makes each answered once, so the ID needs to be
+// unique, not secret: a digest of the session's prefix (keys a call
+// carries itself may repeat across runs), the key and that number.
+func (s *Session) checkpointID(call dispatch.Call) (string, error) {
+	n := s.sealed[call.IdempotencyKey]
+	s.sealed[call.IdempotencyKey] = n + 1
+	sum := sha256.Sum256([]byte(checkpointIDDomain + s.prefix + "\x00" + string(call.IdempotencyKey) + "\x00" + strconv.Itoa(n)))
+	return hex.EncodeToString(sum[:16]), nil
 }
 
-// settleAt and resumeUnclaimed are dispatch's paths for a runtime whose
-// history is the claim: see package internal/durable.
-var (
-	settleAt        = durable.SettleAt.(func(*dispatch.Dispatcher, dispatch.Call, tool.IdempotencyKey, tool.Effect, tool.Result, error, string, time.Time) dispatch.Outcome)
-	resumeUnclaimed = durable.ResumeUnclaimed.(func(*dispatch.Dispatcher, context.Context, dispatch.Checkpoint, json.RawMessage, tool.ProgressReporter) (dispatch.Outcome, error))
-)
+// checkpointIDDomain keeps the digests of checkpointID apart from any
+// other digest of the same text.
+const checkpointIDDomain = "github.com/agentcontract/tool/adapters/temporal checkpoint ID\x00"
