@@ -53,6 +53,31 @@
 // [dispatch.KindUnknown], as it would be in one process. A Failure and a
 // [tool.InputRejection] are definite outcomes and are never retried.
 //
+// # What goes into failure messages
+//
+// The message of an activity error is written to the workflow's history in
+// plain text, whatever payload codec the worker has: a codec encrypts
+// payloads (inputs, results, details), not messages. So the call activity
+// never puts private text in one. A Failure ends the activity with the
+// message `the call to "cancel" failed (class failure)` and the Failure's
+// kind and public Output as details; an InputRejection with its public
+// message; an unknown outcome with `the outcome of the call to "charge" is
+// unknown (class error)` (or panic, canceled, deadline_exceeded,
+// invalid_result: the class of [dispatch.SavedOutcome]); a refused resume
+// with the check that refused it. A Failure's or an InputRejection's cause,
+// a panic's value and stack, a tool's own error and a refusal's detailed
+// reason go nowhere in the history, not even into details, which are as
+// plain as messages without a codec: they go to [Config].Logger on the
+// worker that ran the call, with the call's ID and key. The workflow side
+// therefore sees, in [dispatch.Outcome].Err, the class and not the cause.
+//
+// A failure message of your own (a workflow's error, an activity of yours)
+// is as plain; to have the codec cover messages and stack traces too,
+// give the client a failure converter that encodes them:
+// [go.temporal.io/sdk/temporal.NewDefaultFailureConverter] with
+// [go.temporal.io/sdk/temporal.DefaultFailureConverterOptions].EncodeCommonAttributes
+// set (and the codec as its DataConverter's).
+//
 // # Where state lives
 //
 // The key, the suspended calls' sealed checkpoints and the accepted answers

@@ -54,7 +54,11 @@ type Config struct {
 	// report progress, which is what heartbeats the activity.
 	ActivityOptions workflow.ActivityOptions
 	// Logger, when not nil, gets the activity side's record of every call,
-	// as dispatch.Config.Logger. The workflow side logs nothing.
+	// as dispatch.Config.Logger, with its private error (a Failure's
+	// cause, a panic, a tool's own error), and a record of every resume
+	// refused before it ran. It is the only place the private error goes:
+	// the workflow's history gets public text and a class (see the
+	// package documentation). The workflow side logs nothing.
 	Logger *slog.Logger
 }
 
@@ -69,6 +73,7 @@ type Runtime struct {
 	sealKeys []dispatch.SealKey
 	// execute runs calls in the activity.
 	execute *dispatch.Dispatcher
+	logger  *slog.Logger
 	options workflow.ActivityOptions
 }
 
@@ -105,7 +110,7 @@ func New(config Config) (*Runtime, error) {
 	for i, k := range config.SealKeys {
 		keys[i] = dispatch.SealKey{ID: k.ID, Secret: slices.Clone(k.Secret)}
 	}
-	return &Runtime{registry: config.Registry, sealKeys: keys, execute: execute, options: o}, nil
+	return &Runtime{registry: config.Registry, sealKeys: keys, execute: execute, logger: config.Logger, options: o}, nil
 }
 
 // errNoKey is what a Dispatcher of this package would get if it ever had

@@ -136,7 +136,7 @@ func TestActivityOnAnotherWorker(t *testing.T) {
 			got := runTurns(t, env, []dispatch.Call{call("c1", "refund", `{"item":"A-1"}`)})
 			require.Equal(t, tt.wantKind, got[0][0].Kind, got[0][0].Err)
 			if tt.wantKind == dispatch.KindUnknown {
-				require.Contains(t, got[0][0].Err, `tool: invalid checkpoint: the seal does not match its content`)
+				require.Contains(t, got[0][0].Err, `the call to "refund" was not resumed: tool: invalid checkpoint`)
 				require.Len(t, b.attempts("refund"), 1, "nothing ran with the forged checkpoint")
 			}
 		})
