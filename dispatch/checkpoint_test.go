@@ -464,3 +464,40 @@ func TestSettleDeterministic(t *testing.T) {
 	_, err = d.Resume(context.Background(), second, dispatch.Answer{Response: json.RawMessage(`false`)})
 	require.ErrorIs(t, err, dispatch.ErrAlreadyAnswered, "the same ID: one claim between them")
 }
+
+// Settle never seals an input request stamped for another call: its
+// resume would be refused once the person had answered, so the outcome
+// is unknown now, before anyone is asked.
+func TestSettleRefusesAnotherCallsRequest(t *testing.T) {
+	reg := registry(t, nil)
+	b, _ := reg.Resolve("refund")
+	asked := call("c1", "refund", `{"order":"A-1"}`)
+	inv, err := b.Contract().Prepare(asked.Request, tool.Admission{IdempotencyKey: "wf/base-run/1"})
+	require.NoError(t, err)
+	result, err := b.Call(context.Background(), inv)
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		name, why string
+		call      dispatch.Call
+		key       tool.IdempotencyKey
+		msg       string // "" when sealed
+	}{
+		{name: "the call it was stamped for", why: "same tool, same key", call: asked, key: "wf/base-run/1"},
+		{name: "another key", why: "a runtime that lost the key (a workflow keyed by a run ID that a reset changed)", call: asked, key: "wf/reset-run/1",
+			msg: `tool: invalid checkpoint: the input request was stamped for idempotency key "wf/base-run/1", not the call's "wf/reset-run/1": its answer could never resume the call`},
+		{name: "another tool", why: "the result of one tool settled as another's", call: call("c1", "picture", `{}`), key: "wf/base-run/1",
+			msg: `tool: invalid checkpoint: the input request was stamped for tool "refund", not "picture"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := newDispatcher(t, reg).Settle(tt.call, tt.key, tool.EffectIdempotent, result, nil)
+			if tt.msg == "" {
+				require.Equal(t, dispatch.KindSuspended, o.Kind, tt.why)
+				return
+			}
+			require.Equal(t, dispatch.KindUnknown, o.Kind, tt.why)
+			require.Nil(t, o.Checkpoint)
+			require.ErrorIs(t, o.Err, dispatch.ErrInvalidCheckpoint)
+			require.EqualError(t, o.Err, tt.msg)
+		})
+	}
+}

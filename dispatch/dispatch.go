@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/internal/errprefix"
 )
@@ -363,6 +365,9 @@ func (d *Dispatcher) seal(call Call, key tool.IdempotencyKey, ir tool.InputReque
 	if err := checkPrincipal(call.Principal); err != nil {
 		return Checkpoint{}, fmt.Errorf("%w: Call.%v", ErrInvalidConfig, err)
 	}
+	if err := checkStamp(encoded, call.Request.Name, key); err != nil {
+		return Checkpoint{}, err
+	}
 	// Whole seconds: the wire form has a fixed length, and no expiry
 	// needs more precision.
 	issued = issued.UTC().Truncate(time.Second)
@@ -386,6 +391,36 @@ func (d *Dispatcher) seal(call Call, key tool.IdempotencyKey, ir tool.InputReque
 	cp.keyID = k.ID
 	cp.mac = mac(k.Secret, k.ID, &cp, encoded)
 	return cp, nil
+}
+
+// checkStamp refuses to seal an input request that Binding.Call stamped
+// for another call than the one settled: another tool, or another
+// idempotency key (a runtime that settles with a key other than the one
+// the call ran with, as a workflow that derived its keys from a run ID
+// did after a reset). Resume would refuse such a checkpoint once the
+// person had answered; refusing it now makes the call's outcome unknown
+// instead, before anyone is asked. An unstamped request has nothing to
+// compare.
+func checkStamp(encoded []byte, name string, key tool.IdempotencyKey) error {
+	var w struct {
+		Call *struct {
+			Tool           string `json:"tool"`
+			IdempotencyKey string `json:"idempotency_key"`
+		} `json:"call"`
+	}
+	if err := jsonv2.Unmarshal(encoded, &w); err != nil {
+		return fmt.Errorf("%w: the input request does not decode: %v", ErrInvalidCheckpoint, err)
+	}
+	switch {
+	case w.Call == nil:
+		return nil
+	case w.Call.Tool != name:
+		return fmt.Errorf("%w: the input request was stamped for tool %s, not %s", ErrInvalidCheckpoint, quoteName(w.Call.Tool), quoteName(name))
+	case w.Call.IdempotencyKey != string(key):
+		return fmt.Errorf("%w: the input request was stamped for idempotency key %q, not the call's %q: its answer could never resume the call",
+			ErrInvalidCheckpoint, truncate(w.Call.IdempotencyKey, 128), truncate(string(key), 128))
+	}
+	return nil
 }
 
 // Open verifies the seal of cp with this Dispatcher's keys. It is what

@@ -26,6 +26,7 @@ var workflowSide = []string{
 	"(*github.com/agentcontract/tool/adapters/temporal.Session).check",
 	"(*github.com/agentcontract/tool/adapters/temporal.Session).accept",
 	"(*github.com/agentcontract/tool/adapters/temporal.Session).Pending",
+	"(*github.com/agentcontract/tool/adapters/temporal.Session).Receipt",
 }
 
 // mapRangeReviewed are the functions on those paths that range over a map,

@@ -15,20 +15,27 @@ import (
 )
 
 // Names under which a [Runtime]'s parts are known to Temporal. A client sends
-// [UpdateAnswer] ([SendAnswer]) and [QueryPending] ([ListPending]) to a
-// workflow that holds a [Session]; [ActivityName] is what [Runtime.Register]
-// registers and what the workflow schedules.
+// [UpdateAnswer] ([SendAnswer]), [QueryPending] ([ListPending]) and
+// [QueryReceipt] ([ReadReceipt]) to a workflow that holds a [Session];
+// [ActivityName] is what [Runtime.Register] registers and what the
+// workflow schedules.
 const (
 	// ActivityName is the activity that runs one admitted call.
 	ActivityName = "tool.call"
 	// UpdateAnswer is the workflow update that carries a person's Answer
-	// to a suspended call. Its validator refuses an answer that breaks the
-	// call's response schema, or names no suspended call; a refused update
-	// leaves no trace in the workflow history.
+	// to a suspended call and returns its Receipt. Its validator refuses
+	// an answer without an ID, one that breaks the call's response
+	// schema, one that names no suspended call, and an ID used before for
+	// another answer; a refused update leaves no trace in the workflow
+	// history. An answer accepted before, sent again with its ID, gets
+	// the same Receipt and changes nothing.
 	UpdateAnswer = "tool.answer"
 	// QueryPending is the workflow query that lists the calls waiting for
 	// an answer, as []Pending, in the order they suspended.
 	QueryPending = "tool.pending"
+	// QueryReceipt is the workflow query that returns the Receipt of the
+	// answer whose ID it is given, or an error wrapping ErrUnknownAnswer.
+	QueryReceipt = "tool.receipt"
 )
 
 // Config is what a worker decides for every tool call it admits and runs.

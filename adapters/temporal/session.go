@@ -35,8 +35,8 @@ type Session struct {
 	// runs a tool, never reads the machine's clock or draws a random
 	// number, and never chooses a key (workflow state does).
 	decide *dispatch.Dispatcher
-	// prefix and next make the keys: the workflow ID, the run ID and the
-	// number of the call within the run.
+	// prefix and next make the keys: the workflow ID, the original run
+	// ID and the number of the call within the run.
 	prefix string
 	next   int
 	// sealed counts the checkpoints sealed for each key, so that each
@@ -44,23 +44,19 @@ type Session struct {
 	sealed map[tool.IdempotencyKey]int
 	// waiting holds the suspended calls, in the order they suspended.
 	waiting []*suspension
+	// receipts are the accepted answers, by answer ID; answered names,
+	// for each key, the ID of the last answer accepted for it.
+	receipts map[string]*Receipt
+	answered map[tool.IdempotencyKey]string
 }
 
 // suspension is one call waiting for its answer.
 type suspension struct {
+	// key is the key the call runs with, which its checkpoint must carry.
+	key        tool.IdempotencyKey
 	checkpoint dispatch.Checkpoint
 	answer     json.RawMessage
-	answered   bool
-}
-
-// Answer is the argument of the [UpdateAnswer] update, which [SendAnswer]
-// sends: the answer to the suspended call that has IdempotencyKey, which
-// [QueryPending] lists.
-type Answer struct {
-	IdempotencyKey tool.IdempotencyKey `json:"idempotency_key"`
-	// Response is the JSON answer; it must satisfy the input request's
-	// response schema.
-	Response json.RawMessage `json:"response"`
+	receipt    *Receipt // set when an answer is accepted
 }
 
 // Pending is one call waiting for an answer, as [QueryPending] lists it
@@ -84,8 +80,13 @@ func (r *Runtime) NewSession(ctx workflow.Context) (*Session, error) {
 	if r == nil || r.execute == nil {
 		return nil, fmt.Errorf("%w: the zero Runtime", ErrInvalidConfig)
 	}
-	info := workflow.GetInfo(ctx)
-	s := &Session{rt: r, prefix: info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID + "/", sealed: map[tool.IdempotencyKey]int{}}
+	s := &Session{
+		rt:       r,
+		prefix:   keyPrefix(workflow.GetInfo(ctx)),
+		sealed:   map[tool.IdempotencyKey]int{},
+		receipts: map[string]*Receipt{},
+		answered: map[tool.IdempotencyKey]string{},
+	}
 	// The Store is never claimed in: Settle only seals. A call may wait
 	// as long as the workflow does, hence the longest TTL.
 	decide, err := dispatch.New(dispatch.Config{
@@ -108,7 +109,28 @@ func (r *Runtime) NewSession(ctx workflow.Context) (*Session, error) {
 	if err := workflow.SetQueryHandler(ctx, QueryPending, s.Pending); err != nil {
 		return nil, fmt.Errorf("%w: installing the %s query: %v", ErrInvalidConfig, QueryPending, err)
 	}
+	if err := workflow.SetQueryHandler(ctx, QueryReceipt, s.Receipt); err != nil {
+		return nil, fmt.Errorf("%w: installing the %s query: %v", ErrInvalidConfig, QueryReceipt, err)
+	}
 	return s, nil
+}
+
+// keyPrefix is what the keys of an execution's calls begin with: its
+// workflow ID and its original run ID, which the history's first event
+// records. A reset run replays that event, so it keeps the original run
+// ID of the run it was reset from, and its calls keep their keys; a run
+// started by continue-as-new has a first event, and an original run ID,
+// of its own, so its keys differ from every earlier run's. (The first
+// run ID would not do: every run of a continue-as-new chain shares it, so
+// their call numbers would collide, and a reset changes it.) The SDK's
+// test environment records no original run ID; there the run ID, which
+// it never changes, stands in for it.
+func keyPrefix(info *workflow.Info) string {
+	run := info.OriginalRunID
+	if run == "" {
+		run = info.WorkflowExecution.RunID
+	}
+	return info.WorkflowExecution.ID + "/" + run + "/"
 }
 
 // Pending lists the calls waiting for an answer, in the order they
@@ -132,49 +154,16 @@ func (s *Session) Pending() ([]Pending, error) {
 	return out, nil
 }
 
-// check is the validator of [UpdateAnswer]: it refuses, to the sender and
-// without a trace in the history, an answer for no waiting call and one
-// that breaks the response schema. It reads workflow state and changes
-// nothing.
-func (s *Session) check(a Answer) error {
-	w := s.find(a.IdempotencyKey)
-	if w == nil {
-		return fmt.Errorf("%w: no call is waiting for an answer with idempotency key %q", dispatch.ErrInvalidAnswer, a.IdempotencyKey)
-	}
-	return w.checkpoint.CheckAnswer(a.Response)
-}
-
-// accept is the handler of [UpdateAnswer], run only for an answer check
-// passed: the waiting call takes it and resumes.
-func (s *Session) accept(_ workflow.Context, a Answer) error {
-	if err := s.check(a); err != nil {
-		return err
-	}
-	w := s.find(a.IdempotencyKey)
-	w.answer, w.answered = slices.Clone(a.Response), true
-	s.waiting = slices.DeleteFunc(s.waiting, func(x *suspension) bool { return x == w })
-	return nil
-}
-
-// find returns the first waiting call with key, or nil.
-func (s *Session) find(key tool.IdempotencyKey) *suspension {
-	for _, w := range s.waiting {
-		if w.checkpoint.IdempotencyKey() == key {
-			return w
-		}
-	}
-	return nil
-}
-
 // Run runs the calls of one model turn and returns their outcomes in the
 // order of calls, as [dispatch.Dispatcher.RunAll] does, but durably:
 //
-//   - each call gets its idempotency key from workflow state (the
-//     workflow ID, the run ID and the call's number in the run) unless
-//     the Call carries one, so the key is the same on every attempt of
-//     its activity and on every replay, on any worker (a new run, after
-//     continue-as-new or a reset, numbers its calls anew under its own
-//     run ID; a call that must keep its key across runs carries it);
+//   - each call gets its idempotency key from what the history records
+//     (the workflow ID, the original run ID and the call's number in the
+//     run) unless the Call carries one, so the key is the same on every
+//     attempt of its activity, on every replay, on any worker, and after
+//     a reset (a run started by continue-as-new numbers its calls anew
+//     under its own original run ID; a call that must keep its key
+//     across such runs carries it);
 //   - each call is admitted here, in workflow code, with
 //     [tool.Contract.Prepare], which is deterministic; a call that is not
 //     admitted ends rejected without any activity;
@@ -237,13 +226,14 @@ func (s *Session) runOne(ctx workflow.Context, call dispatch.Call, key tool.Idem
 	start := workflow.Now(ctx)
 	o := s.start(ctx, call, key)
 	for o.Kind == dispatch.KindSuspended {
-		w := &suspension{checkpoint: *o.Checkpoint}
+		w := &suspension{key: key, checkpoint: *o.Checkpoint}
 		s.waiting = append(s.waiting, w)
-		if err := workflow.Await(ctx, func() bool { return w.answered }); err != nil {
+		if err := workflow.Await(ctx, func() bool { return w.receipt != nil }); err != nil {
 			s.waiting = slices.DeleteFunc(s.waiting, func(x *suspension) bool { return x == w })
 			break
 		}
 		o = s.execute(ctx, call, key, callInput{CallID: call.ID, Request: call.Request, IdempotencyKey: key, Checkpoint: o.Checkpoint, Answer: w.answer})
+		w.receipt.Kind = o.Kind
 	}
 	o.Duration = workflow.Now(ctx).Sub(start)
 	return o
