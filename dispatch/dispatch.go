@@ -269,7 +269,10 @@ func callSafely(ctx context.Context, binding tool.Binding, invocation tool.Invoc
 // Config.NewCheckpointID and issued at Config.Clock's time; with both
 // deterministic, and a deterministic Registry, Settle reads no clock and
 // draws no random number, so a runtime that must replay the same way on
-// any machine (a durable workflow) can settle in its replayed code.
+// any machine (a durable workflow) can settle in its replayed code. An
+// input request stamped for another tool or idempotency key than call and
+// key is never sealed: its answer could not resume the call, so the
+// outcome is unknown, with an error wrapping ErrInvalidCheckpoint.
 func (d *Dispatcher) Settle(call Call, key tool.IdempotencyKey, effect tool.Effect, result tool.Result, err error) Outcome {
 	o := Outcome{CallID: call.ID, Tool: call.Request.Name, Effect: effect, IdempotencyKey: key}
 	if d == nil || d.registry == nil {
