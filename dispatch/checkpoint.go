@@ -45,6 +45,14 @@ const checkpointVersion = 2
 // the request, and far beyond MaxClockSkew.
 const DefaultCheckpointTTL = 24 * time.Hour
 
+// MaxCheckpointTTL is the longest Config.CheckpointTTL that New accepts:
+// 100 years of 365 days. The seal covers a checkpoint's times as Unix
+// nanoseconds, which end in the year 2262; with this bound, every
+// checkpoint issued before the year 2162 can carry its expiry. A runtime
+// whose own record makes each answer count once (a durable workflow's
+// history, say) and that lets a call wait as long as it likes uses it.
+const MaxCheckpointTTL = 100 * 365 * 24 * time.Hour
+
 // MaxClockSkew is how far apart the clocks of the processes that issue and
 // resume checkpoints may be. Expiry is judged on the clock of the process
 // that claims the checkpoint, so with clocks that far apart a checkpoint
@@ -73,9 +81,9 @@ const maxCheckpointBytes = 8*tool.MaxInputBytes + 1<<12
 //	 "idempotency_key":"…","input_request":{…},
 //	 "seal":{"key_id":"…","hmac_sha256":"<base64>"}}
 //
-// The seal covers every member. The ID is random and names this one
-// suspension: answering it claims the ID in the [Store], so it can be
-// answered once. The principal (omitted when empty) is who may answer.
+// The seal covers every member. The ID names this one suspension
+// (random, unless the runtime chose it: see Config.NewCheckpointID):
+// answering it claims the ID in the [Store], so it can be answered once. The principal (omitted when empty) is who may answer.
 //
 // Decoding checks the form only; the seal is verified by Resume, which
 // holds the keys. A Checkpoint is immutable and safe for concurrent use;
@@ -95,7 +103,8 @@ type Checkpoint struct {
 }
 
 // ID returns the checkpoint's unique ID: 32 lowercase hex digits (128
-// random bits), the key its answer is claimed under.
+// random bits, or what Config.NewCheckpointID chose), the key its answer
+// is claimed under.
 func (c Checkpoint) ID() string { return c.id }
 
 // IssuedAt returns when the call suspended, on the clock of the process

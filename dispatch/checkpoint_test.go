@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -313,7 +314,190 @@ func TestCheckpointIdentityAndExpiry(t *testing.T) {
 }
 
 func TestNewCheckpointTTL(t *testing.T) {
-	_, err := dispatch.New(dispatch.Config{Registry: &tool.Registry{}, Store: memoryStore(t), SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}, CheckpointTTL: -time.Second})
-	require.ErrorIs(t, err, dispatch.ErrInvalidConfig)
-	require.EqualError(t, err, "tool: invalid dispatch config: CheckpointTTL is -1s, want 0 (the default) or more")
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name, why string
+		ttl       time.Duration
+		msg       string // "" when New accepts the TTL
+	}{
+		{name: "negative", why: "a checkpoint would expire before it was issued", ttl: -time.Second,
+			msg: "tool: invalid dispatch config: CheckpointTTL is -1s, want 0 (the default) to MaxCheckpointTTL (876000h0m0s)"},
+		{name: "above the maximum", why: "the expiry of a checkpoint issued today could leave the seal's range of times", ttl: dispatch.MaxCheckpointTTL + time.Nanosecond,
+			msg: "tool: invalid dispatch config: CheckpointTTL is 876000h0m0.000000001s, want 0 (the default) to MaxCheckpointTTL (876000h0m0s)"},
+		{name: "the maximum", why: "a runtime whose history counts each answer once lets a call wait that long", ttl: dispatch.MaxCheckpointTTL},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := dispatch.New(dispatch.Config{Registry: registry(t, nil), Store: memoryStore(t), SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}},
+				CheckpointTTL: tt.ttl, Clock: func() time.Time { return now }})
+			if tt.msg != "" {
+				require.ErrorIs(t, err, dispatch.ErrInvalidConfig, tt.why)
+				require.EqualError(t, err, tt.msg)
+				return
+			}
+			require.NoError(t, err, tt.why)
+			cp := d.Run(context.Background(), call("c1", "refund", `{"order":"A-1"}`)).Checkpoint
+			require.NotNil(t, cp)
+			require.Equal(t, now.Add(tt.ttl), cp.ExpiresAt())
+			require.Equal(t, 2126, cp.ExpiresAt().Year())
+			again := decode(t, mustJSON(t, cp))
+			require.True(t, cp.ExpiresAt().Equal(again.ExpiresAt()), "the expiry survives the wire form")
+		})
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	require.NoError(t, err)
+	return data
+}
+
+// NewCheckpointID chooses the ID of every checkpoint sealed, from the call
+// that suspends and the key it ran with; what it returns is checked like
+// any ID.
+func TestNewCheckpointID(t *testing.T) {
+	const chosen = "0123456789abcdef0123456789abcdef"
+	for _, tt := range []struct {
+		name, why string
+		newID     func(dispatch.Call) (string, error)
+		call      dispatch.Call
+		wantID    string // "" with msg: the outcome is unknown
+		msg       string
+	}{
+		{name: "the runtime's ID", why: "a deterministic runtime names its checkpoints itself",
+			newID:  func(dispatch.Call) (string, error) { return chosen, nil },
+			call:   call("c1", "refund", `{"order":"A-1"}`),
+			wantID: chosen},
+		{name: "an error", why: "no checkpoint without an ID: the call's outcome is unknown",
+			newID: func(dispatch.Call) (string, error) { return "", errors.New("ledger unreachable") },
+			call:  call("c1", "refund", `{"order":"A-1"}`),
+			msg:   "tool: invalid checkpoint: choosing a checkpoint ID: ledger unreachable"},
+		{name: "not hex", why: "an ID of another form could not be claimed",
+			newID: func(dispatch.Call) (string, error) { return "0123456789ABCDEF0123456789ABCDEF", nil },
+			call:  call("c1", "refund", `{"order":"A-1"}`),
+			msg:   `tool: invalid checkpoint: ID "0123456789ABCDEF0123456789ABCDEF" is not 32 lowercase hex digits`},
+		{name: "too short", why: "fewer than 128 bits",
+			newID: func(dispatch.Call) (string, error) { return "0123", nil },
+			call:  call("c1", "refund", `{"order":"A-1"}`),
+			msg:   `tool: invalid checkpoint: ID "0123" is not 32 lowercase hex digits`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var seen []dispatch.Call
+			d := newDispatcher(t, registry(t, nil), func(c *dispatch.Config) {
+				c.NewKey = func() (tool.IdempotencyKey, error) { return "key-1", nil }
+				c.NewCheckpointID = func(c dispatch.Call) (string, error) {
+					seen = append(seen, c)
+					return tt.newID(c)
+				}
+			})
+			o := d.Run(context.Background(), tt.call)
+			want := tt.call
+			want.IdempotencyKey = "key-1"
+			require.Equal(t, []dispatch.Call{want}, seen, "called once, with the call and the key it ran with")
+			if tt.msg != "" {
+				require.Equal(t, dispatch.KindUnknown, o.Kind, tt.why)
+				require.ErrorIs(t, o.Err, dispatch.ErrInvalidCheckpoint)
+				require.EqualError(t, o.Err, tt.msg)
+				require.Nil(t, o.Checkpoint)
+				return
+			}
+			require.Equal(t, dispatch.KindSuspended, o.Kind, tt.why)
+			require.Equal(t, tt.wantID, o.Checkpoint.ID())
+		})
+	}
+
+	t.Run("only for suspensions", func(t *testing.T) {
+		called := false
+		d := newDispatcher(t, registry(t, nil), func(c *dispatch.Config) {
+			c.NewCheckpointID = func(dispatch.Call) (string, error) { called = true; return chosen, nil }
+		})
+		require.Equal(t, dispatch.KindCompleted, d.Run(context.Background(), call("c1", "add", `{"a":1,"b":2}`)).Kind)
+		require.False(t, called)
+	})
+
+	t.Run("nil: random, one per suspension", func(t *testing.T) {
+		d := newDispatcher(t, registry(t, nil))
+		first := d.Run(context.Background(), call("c1", "refund", `{"order":"A-1"}`)).Checkpoint
+		second := d.Run(context.Background(), call("c1", "refund", `{"order":"A-1"}`)).Checkpoint
+		require.Regexp(t, `^[0-9a-f]{32}$`, first.ID())
+		require.NotEqual(t, first.ID(), second.ID())
+	})
+}
+
+// With its own clock and IDs, a runtime that settles the same result
+// twice, on two Dispatchers built from scratch, seals the same checkpoint:
+// what a workflow replayed on another worker needs. Unique IDs are its
+// duty: two checkpoints that share one are answered once between them.
+func TestSettleDeterministic(t *testing.T) {
+	const id = "fedcba9876543210fedcba9876543210"
+	issued := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	store := memoryStore(t)
+	settle := func() dispatch.Checkpoint {
+		reg := registry(t, nil)
+		d := newDispatcher(t, reg, func(c *dispatch.Config) {
+			c.Store = store
+			c.Clock = func() time.Time { return issued }
+			c.NewCheckpointID = func(dispatch.Call) (string, error) { return id, nil }
+			c.CheckpointTTL = dispatch.MaxCheckpointTTL
+		})
+		b, _ := reg.Resolve("refund")
+		c := call("c1", "refund", `{"order":"A-1"}`)
+		inv, err := b.Contract().Prepare(c.Request, tool.Admission{IdempotencyKey: "wf/run/1"})
+		require.NoError(t, err)
+		result, err := b.Call(context.Background(), inv)
+		o := d.Settle(c, "wf/run/1", tool.EffectIdempotent, result, err)
+		require.Equal(t, dispatch.KindSuspended, o.Kind)
+		return *o.Checkpoint
+	}
+	first, second := settle(), settle()
+	require.Equal(t, string(mustJSON(t, first)), string(mustJSON(t, second)))
+	require.Equal(t, id, first.ID())
+	require.Equal(t, issued, first.IssuedAt())
+
+	d := newDispatcher(t, registry(t, nil), func(c *dispatch.Config) {
+		c.Store = store
+		c.Clock = func() time.Time { return issued.Add(time.Hour) }
+	})
+	o, err := d.Resume(context.Background(), first, dispatch.Answer{Response: json.RawMessage(`true`)})
+	require.NoError(t, err)
+	require.Equal(t, dispatch.KindCompleted, o.Kind)
+	_, err = d.Resume(context.Background(), second, dispatch.Answer{Response: json.RawMessage(`false`)})
+	require.ErrorIs(t, err, dispatch.ErrAlreadyAnswered, "the same ID: one claim between them")
+}
+
+// Settle never seals an input request stamped for another call: its
+// resume would be refused once the person had answered, so the outcome
+// is unknown now, before anyone is asked.
+func TestSettleRefusesAnotherCallsRequest(t *testing.T) {
+	reg := registry(t, nil)
+	b, _ := reg.Resolve("refund")
+	asked := call("c1", "refund", `{"order":"A-1"}`)
+	inv, err := b.Contract().Prepare(asked.Request, tool.Admission{IdempotencyKey: "wf/base-run/1"})
+	require.NoError(t, err)
+	result, err := b.Call(context.Background(), inv)
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		name, why string
+		call      dispatch.Call
+		key       tool.IdempotencyKey
+		msg       string // "" when sealed
+	}{
+		{name: "the call it was stamped for", why: "same tool, same key", call: asked, key: "wf/base-run/1"},
+		{name: "another key", why: "a runtime that lost the key (a workflow keyed by a run ID that a reset changed)", call: asked, key: "wf/reset-run/1",
+			msg: `tool: invalid checkpoint: the input request was stamped for idempotency key "wf/base-run/1", not the call's "wf/reset-run/1": its answer could never resume the call`},
+		{name: "another tool", why: "the result of one tool settled as another's", call: call("c1", "picture", `{}`), key: "wf/base-run/1",
+			msg: `tool: invalid checkpoint: the input request was stamped for tool "refund", not "picture"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := newDispatcher(t, reg).Settle(tt.call, tt.key, tool.EffectIdempotent, result, nil)
+			if tt.msg == "" {
+				require.Equal(t, dispatch.KindSuspended, o.Kind, tt.why)
+				return
+			}
+			require.Equal(t, dispatch.KindUnknown, o.Kind, tt.why)
+			require.Nil(t, o.Checkpoint)
+			require.ErrorIs(t, o.Err, dispatch.ErrInvalidCheckpoint)
+			require.EqualError(t, o.Err, tt.msg)
+		})
+	}
 }

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/internal/errprefix"
 )
@@ -39,13 +41,35 @@ type Config struct {
 	// nil gives a random 128-bit key written in hex. It is never given
 	// anything the model wrote, and must be safe for concurrent use.
 	NewKey func() (tool.IdempotencyKey, error)
+	// NewCheckpointID chooses the ID of the checkpoint of a call that
+	// suspends. nil draws 128 random bits, which is right for every
+	// runtime that can draw them; a runtime that must replay the same way
+	// on any machine (a durable workflow) derives the ID from what it has
+	// recorded instead. It is called once for each checkpoint sealed (by
+	// Run, Settle and Resume), with the call that suspends, whose
+	// IdempotencyKey is the key the call ran with; it must be safe for
+	// concurrent use.
+	//
+	// The ID must be 32 lowercase hex digits (128 bits), and it must be
+	// unique among the checkpoints sealed with the runtime's keys: it is
+	// what a Store claims, so two checkpoints that share an ID are
+	// answered once between them. Unique is the function's duty (a
+	// digest of a name that is never reused, say), and the ID need not
+	// be secret: the seal, not the ID, proves who issued a checkpoint.
+	// An error, or an ID of another form, makes the call's outcome
+	// unknown, with an error wrapping ErrInvalidCheckpoint.
+	NewCheckpointID func(Call) (string, error)
 	// CheckpointTTL is how long the checkpoint of a suspended call can be
 	// answered, from the moment it is sealed. 0 means
-	// DefaultCheckpointTTL; a negative TTL is refused. Expiry is judged on
-	// the clock of the process that resumes; see MaxClockSkew.
+	// DefaultCheckpointTTL; a negative TTL, or one longer than
+	// MaxCheckpointTTL, is refused. Expiry is judged on the clock of the
+	// process that resumes; see MaxClockSkew.
 	CheckpointTTL time.Duration
 	// Clock tells the time a checkpoint is issued and the time it is
 	// resumed at. nil means time.Now. It must be safe for concurrent use.
+	// A Clock that is not the machine's (a workflow's own time, say) is
+	// read for nothing else: durations in Outcomes are measured on the
+	// machine's clock.
 	Clock func() time.Time
 	// MaxConcurrency bounds how many calls of one RunAll run at once;
 	// 0 and 1 run them in order, one at a time.
@@ -66,6 +90,7 @@ type Dispatcher struct {
 	store          Store
 	keys           []SealKey
 	newKey         func() (tool.IdempotencyKey, error)
+	newID          func(Call) (string, error)
 	ttl            time.Duration
 	clock          func() time.Time
 	maxConcurrency int
@@ -75,7 +100,8 @@ type Dispatcher struct {
 // New checks config and returns a Dispatcher. Errors wrap ErrInvalidConfig:
 // a nil Registry, a nil Store, no seal key, a key whose ID is not 1 to 64 printable
 // ASCII characters or appears twice, or whose Secret is shorter than 32
-// bytes, a negative CheckpointTTL and a negative MaxConcurrency.
+// bytes, a CheckpointTTL below zero or above MaxCheckpointTTL, and a
+// negative MaxConcurrency.
 func New(config Config) (*Dispatcher, error) {
 	if config.Registry == nil {
 		return nil, fmt.Errorf("%w: the registry is nil", ErrInvalidConfig)
@@ -102,12 +128,19 @@ func New(config Config) (*Dispatcher, error) {
 	if config.MaxConcurrency < 0 {
 		return nil, fmt.Errorf("%w: MaxConcurrency is %d, want 0 or more", ErrInvalidConfig, config.MaxConcurrency)
 	}
-	if config.CheckpointTTL < 0 {
-		return nil, fmt.Errorf("%w: CheckpointTTL is %s, want 0 (the default) or more", ErrInvalidConfig, config.CheckpointTTL)
+	if config.CheckpointTTL < 0 || config.CheckpointTTL > MaxCheckpointTTL {
+		return nil, fmt.Errorf("%w: CheckpointTTL is %s, want 0 (the default) to MaxCheckpointTTL (%s)", ErrInvalidConfig, config.CheckpointTTL, MaxCheckpointTTL)
 	}
 	newKey := config.NewKey
 	if newKey == nil {
 		newKey = randomKey
+	}
+	// The defaults are function values, not calls, so that nothing a
+	// Dispatcher with a deterministic NewCheckpointID and Clock runs
+	// reaches a clock or a random source.
+	newID := config.NewCheckpointID
+	if newID == nil {
+		newID = randomCheckpointID
 	}
 	ttl := config.CheckpointTTL
 	if ttl == 0 {
@@ -122,6 +155,7 @@ func New(config Config) (*Dispatcher, error) {
 		store:          config.Store,
 		keys:           keys,
 		newKey:         newKey,
+		newID:          newID,
 		ttl:            ttl,
 		clock:          clock,
 		maxConcurrency: max(config.MaxConcurrency, 1),
@@ -135,8 +169,11 @@ func randomKey() (tool.IdempotencyKey, error) {
 	return tool.IdempotencyKey(id), err
 }
 
-// newCheckpointID returns 128 random bits in lowercase hex: the ID of a
-// new checkpoint.
+// randomCheckpointID is the default Config.NewCheckpointID: 128 random
+// bits in lowercase hex.
+func randomCheckpointID(Call) (string, error) { return newCheckpointID() }
+
+// newCheckpointID returns 128 random bits in lowercase hex.
 func newCheckpointID() (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -228,7 +265,14 @@ func callSafely(ctx context.Context, binding tool.Binding, invocation tool.Invoc
 // Call in another. call is the call as proposed (its ID and Request go on
 // the Outcome and on the checkpoint of a suspension), key the idempotency
 // key it ran with, effect the tool's Effect, and result and err what
-// Binding.Call returned.
+// Binding.Call returned. A suspension is sealed with an ID from
+// Config.NewCheckpointID and issued at Config.Clock's time; with both
+// deterministic, and a deterministic Registry, Settle reads no clock and
+// draws no random number, so a runtime that must replay the same way on
+// any machine (a durable workflow) can settle in its replayed code. An
+// input request stamped for another tool or idempotency key than call and
+// key is never sealed: its answer could not resume the call, so the
+// outcome is unknown, with an error wrapping ErrInvalidCheckpoint.
 func (d *Dispatcher) Settle(call Call, key tool.IdempotencyKey, effect tool.Effect, result tool.Result, err error) Outcome {
 	o := Outcome{CallID: call.ID, Tool: call.Request.Name, Effect: effect, IdempotencyKey: key}
 	if d == nil || d.registry == nil {
@@ -238,28 +282,18 @@ func (d *Dispatcher) Settle(call Call, key tool.IdempotencyKey, effect tool.Effe
 }
 
 func (d *Dispatcher) settle(o Outcome, call Call, result tool.Result, err error) Outcome {
-	if err != nil || result.InputRequest == nil {
-		return d.settleAt(o, call, result, err, "", time.Time{})
-	}
-	id, err := newCheckpointID()
-	if err != nil {
-		return unknown(o, fmt.Errorf("choosing a checkpoint ID: %w", err))
-	}
-	return d.settleAt(o, call, result, nil, id, d.clock())
-}
-
-// settleAt is settle with the ID and issue time of the checkpoint of a
-// suspension given. It reads no clock and draws no random number, so a
-// runtime that must be deterministic (a workflow) can settle with an ID
-// and a time of its own.
-func (d *Dispatcher) settleAt(o Outcome, call Call, result tool.Result, err error, id string, issued time.Time) Outcome {
 	if err == nil {
 		if result.InputRequest == nil {
 			o.Kind = KindCompleted
 			o.Output = result.Output
 			return o
 		}
-		cp, err := d.seal(call, o.IdempotencyKey, *result.InputRequest, id, issued)
+		call.IdempotencyKey = o.IdempotencyKey
+		id, err := d.newID(call)
+		if err != nil {
+			return unknown(o, fmt.Errorf("%w: choosing a checkpoint ID: %w", ErrInvalidCheckpoint, err))
+		}
+		cp, err := d.seal(call, o.IdempotencyKey, *result.InputRequest, id, d.clock())
 		if err != nil {
 			return unknown(o, err)
 		}
@@ -334,6 +368,9 @@ func (d *Dispatcher) seal(call Call, key tool.IdempotencyKey, ir tool.InputReque
 	if err := checkPrincipal(call.Principal); err != nil {
 		return Checkpoint{}, fmt.Errorf("%w: Call.%v", ErrInvalidConfig, err)
 	}
+	if err := checkStamp(encoded, call.Request.Name, key); err != nil {
+		return Checkpoint{}, err
+	}
 	// Whole seconds: the wire form has a fixed length, and no expiry
 	// needs more precision.
 	issued = issued.UTC().Truncate(time.Second)
@@ -357,6 +394,36 @@ func (d *Dispatcher) seal(call Call, key tool.IdempotencyKey, ir tool.InputReque
 	cp.keyID = k.ID
 	cp.mac = mac(k.Secret, k.ID, &cp, encoded)
 	return cp, nil
+}
+
+// checkStamp refuses to seal an input request that Binding.Call stamped
+// for another call than the one settled: another tool, or another
+// idempotency key (a runtime that settles with a key other than the one
+// the call ran with, as a workflow that derived its keys from a run ID
+// did after a reset). Resume would refuse such a checkpoint once the
+// person had answered; refusing it now makes the call's outcome unknown
+// instead, before anyone is asked. An unstamped request has nothing to
+// compare.
+func checkStamp(encoded []byte, name string, key tool.IdempotencyKey) error {
+	var w struct {
+		Call *struct {
+			Tool           string `json:"tool"`
+			IdempotencyKey string `json:"idempotency_key"`
+		} `json:"call"`
+	}
+	if err := jsonv2.Unmarshal(encoded, &w); err != nil {
+		return fmt.Errorf("%w: the input request does not decode: %v", ErrInvalidCheckpoint, err)
+	}
+	switch {
+	case w.Call == nil:
+		return nil
+	case w.Call.Tool != name:
+		return fmt.Errorf("%w: the input request was stamped for tool %s, not %s", ErrInvalidCheckpoint, quoteName(w.Call.Tool), quoteName(name))
+	case w.Call.IdempotencyKey != string(key):
+		return fmt.Errorf("%w: the input request was stamped for idempotency key %q, not the call's %q: its answer could never resume the call",
+			ErrInvalidCheckpoint, truncate(w.Call.IdempotencyKey, 128), truncate(string(key), 128))
+	}
+	return nil
 }
 
 // Open verifies the seal of cp with this Dispatcher's keys. It is what

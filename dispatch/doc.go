@@ -59,7 +59,8 @@
 //
 // # Answered once
 //
-// A checkpoint carries a random ID, the time it was issued, an expiry
+// A checkpoint carries a unique ID (random, or chosen by
+// [Config.NewCheckpointID]), the time it was issued, an expiry
 // ([Config.CheckpointTTL], [DefaultCheckpointTTL] by default) and,
 // optionally, the principal who may answer ([Call.Principal]), all inside
 // the seal. [Dispatcher.Resume] claims the ID in the [Store] before it

@@ -14,7 +14,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentcontract/tool"
-	"github.com/agentcontract/tool/internal/durable"
 	"github.com/agentcontract/tool/internal/errprefix"
 )
 
@@ -341,43 +340,6 @@ func (d *Dispatcher) Turn(ctx context.Context, id string) ([]Outcome, error) {
 		}
 	}
 	return outcomes, nil
-}
-
-func init() {
-	durable.SettleAt = func(d *Dispatcher, call Call, key tool.IdempotencyKey, effect tool.Effect, result tool.Result, err error, id string, issued time.Time) Outcome {
-		o := Outcome{CallID: call.ID, Tool: call.Request.Name, Effect: effect, IdempotencyKey: key}
-		if d == nil || d.registry == nil {
-			return unknown(o, fmt.Errorf("%w: the zero Dispatcher settles nothing", ErrInvalidConfig))
-		}
-		return d.settleAt(o, call, result, err, id, issued)
-	}
-	durable.ResumeUnclaimed = func(d *Dispatcher, ctx context.Context, cp Checkpoint, answer json.RawMessage, progress tool.ProgressReporter) (Outcome, error) {
-		start := time.Now()
-		if d == nil || d.registry == nil {
-			return Outcome{}, fmt.Errorf("%w: the zero Dispatcher resumes nothing", ErrInvalidConfig)
-		}
-		if err := d.Open(cp); err != nil {
-			return Outcome{}, err
-		}
-		continuation, err := cp.continuation(answer)
-		if err != nil {
-			return Outcome{}, err
-		}
-		binding, ok := d.registry.Resolve(cp.request.Name)
-		if !ok {
-			return Outcome{}, fmt.Errorf("%w: no tool named %s in the registry", ErrInvalidCheckpoint, quoteName(cp.request.Name))
-		}
-		invocation, err := binding.Contract().Prepare(cp.request, tool.Admission{IdempotencyKey: cp.key, Continuation: &continuation})
-		if err != nil {
-			return Outcome{}, fmt.Errorf("%w: the call is no longer admitted: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
-		}
-		o := Outcome{CallID: cp.callID, Tool: cp.request.Name, Effect: binding.Contract().Effect(), IdempotencyKey: cp.key}
-		result, err := callSafely(ctx, binding, invocation, progress)
-		o = d.settle(o, Call{ID: cp.callID, Request: cp.request, IdempotencyKey: cp.key, Principal: cp.principal}, result, err)
-		o.Duration = time.Since(start)
-		d.log(ctx, o)
-		return o, nil
-	}
 }
 
 // isTypedNil reports whether v is an interface holding a nil pointer, map,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -66,7 +67,7 @@ func (r *Runtime) callActivity(ctx context.Context, in callInput) (callResult, e
 	}
 	if in.IdempotencyKey == "" {
 		return callResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("%v: the call to %q has no idempotency key", ErrInvalidActivityInput, in.Request.Name), errTypeNotResumed, nil)
+			fmt.Sprintf("%v: the call has no idempotency key", ErrInvalidActivityInput), errTypeNotResumed, nil)
 	}
 	progress := heartbeats(ctx)
 	var o dispatch.Outcome
@@ -76,10 +77,18 @@ func (r *Runtime) callActivity(ctx context.Context, in callInput) (callResult, e
 				fmt.Sprintf("%v: the checkpoint's key is not the call's", ErrInvalidActivityInput), errTypeNotResumed, nil)
 		}
 		var err error
-		if o, err = resumeUnclaimed(r.execute, ctx, *in.Checkpoint, in.Answer, progress); err != nil {
+		// Claimed in historyClaims, which always wins: the workflow
+		// accepted this answer once, and schedules this resume once.
+		if o, err = r.execute.Resume(ctx, *in.Checkpoint, dispatch.Answer{Response: in.Answer, Progress: progress}); err != nil {
 			// Refused before anything ran: a checkpoint this worker
-			// cannot open, or a tool that changed.
-			return callResult{}, temporal.NewNonRetryableApplicationError(err.Error(), errTypeNotResumed, nil)
+			// cannot open, or a tool that changed. The reason may quote
+			// the answer or the call: the message says only which
+			// check refused.
+			if r.logger != nil {
+				r.logger.WarnContext(ctx, "tool call not resumed", "tool", in.Checkpoint.Request().Name,
+					"call_id", in.CallID, "idempotency_key", string(in.IdempotencyKey), "error", err.Error())
+			}
+			return callResult{}, temporal.NewNonRetryableApplicationError(notResumedText(in.Checkpoint.Request().Name, err), errTypeNotResumed, nil)
 		}
 	} else {
 		o = r.execute.Run(ctx, dispatch.Call{ID: in.CallID, Request: in.Request, IdempotencyKey: in.IdempotencyKey, Progress: progress})
@@ -99,7 +108,20 @@ func heartbeats(ctx context.Context) tool.ProgressReporter {
 
 // encodeOutcome turns the outcome of a call run in the activity into the
 // activity's result or error.
+//
+// What an activity error carries is written to the workflow's history:
+// its message and type in plain text, always, and its details as
+// payloads, which a payload codec encrypts only if the worker has one.
+// So no private text goes into either: not a Failure's or an
+// InputRejection's cause, a panic's value, a tool's own error, or the
+// error of an unknown outcome. The message holds public text (the tool's
+// name, an InputRejection's public message) and the class of the error
+// ([dispatch.SavedOutcome].ErrorClass); the details hold what the model
+// may see (a Failure's kind and public Output). The private error goes to
+// the worker's log ([Config].Logger), the one place that is the
+// operator's, with the call's ID and key to find it by.
 func encodeOutcome(o dispatch.Outcome) (callResult, error) {
+	class := dispatch.NewSavedOutcome(o).ErrorClass
 	switch o.Kind {
 	case dispatch.KindCompleted:
 		out := o.Output
@@ -109,40 +131,47 @@ func encodeOutcome(o dispatch.Outcome) (callResult, error) {
 		return callResult{InputRequest: &ir}, nil
 	case dispatch.KindFailed:
 		failure, _ := tool.ClassifyFailure(o.Err)
-		return callResult{}, temporal.NewNonRetryableApplicationError(privateText(o.Err), errTypeFailure, nil,
+		return callResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("the call to %s failed (class %s)", strconv.Quote(o.Tool), class), errTypeFailure, nil,
 			failureDetails{Kind: failure.Kind(), Output: failure.Output()})
 	case dispatch.KindRejected:
 		rejection, _ := tool.ClassifyInputRejection(o.Err)
-		return callResult{}, temporal.NewNonRetryableApplicationError(privateText(o.Err), errTypeRejection, nil,
+		return callResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("the call to %s was rejected (class %s): %s", strconv.Quote(o.Tool), class, rejection.Message()), errTypeRejection, nil,
 			rejectionDetails{Message: rejection.Message()})
 	case dispatch.KindUnknownTool:
-		return callResult{}, temporal.NewNonRetryableApplicationError(o.Err.Error(), errTypeUnknownTool, nil)
+		// The name is the model's text, not a name this worker knows.
+		return callResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("the tool is not in this worker's registry (class %s)", class), errTypeUnknownTool, nil)
 	}
 	// Unknown: Temporal may try again only when the tool is replayable;
 	// the retry policy says so too, this says it twice.
+	msg := fmt.Sprintf("the outcome of the call to %s is unknown (class %s)", strconv.Quote(o.Tool), class)
 	if o.Retryable {
-		return callResult{}, temporal.NewApplicationError(o.Err.Error(), errTypeUnknown)
+		return callResult{}, temporal.NewApplicationError(msg, errTypeUnknown)
 	}
-	return callResult{}, temporal.NewNonRetryableApplicationError(o.Err.Error(), errTypeUnknown, nil)
+	return callResult{}, temporal.NewNonRetryableApplicationError(msg, errTypeUnknown, nil)
 }
 
-// privateText is the message of an activity error for a definite outcome:
-// the error and its private cause, for the operator who reads the
-// workflow's history. The model never sees it.
-func privateText(err error) string {
-	var cause error
-	var failure *tool.Failure
-	var rejection *tool.InputRejection
-	switch {
-	case errors.As(err, &failure):
-		cause = failure.Cause()
-	case errors.As(err, &rejection):
-		cause = rejection.Cause()
+// resumeRefusals are the errors Resume refuses with, by what they say
+// about the call.
+var resumeRefusals = []error{
+	dispatch.ErrInvalidCheckpoint, dispatch.ErrInvalidAnswer, dispatch.ErrExpired, dispatch.ErrWrongPrincipal,
+	dispatch.ErrAlreadyAnswered, dispatch.ErrStore, dispatch.ErrInvalidConfig,
+}
+
+// notResumedText is the message of the activity error of a resume that
+// was refused: which check refused it (the sentinel's text), not why in
+// detail, which may quote the answer or the call.
+func notResumedText(name string, err error) string {
+	reason := "refused"
+	for _, sentinel := range resumeRefusals {
+		if errors.Is(err, sentinel) {
+			reason = sentinel.Error()
+			break
+		}
 	}
-	if cause == nil {
-		return err.Error()
-	}
-	return err.Error() + "; cause: " + cause.Error()
+	return fmt.Sprintf("the call to %s was not resumed: %s", strconv.Quote(name), reason)
 }
 
 // decodeResult rebuilds, in the workflow, what [tool.Binding.Call] returned

@@ -18,13 +18,15 @@ var workflowSide = []string{
 	"(github.com/agentcontract/tool.Contract).Prepare",        // admission
 	"(github.com/agentcontract/tool.Contract).ValidateResult", // checking what the activity returned
 	"(github.com/agentcontract/tool.InputRequest).Continuation",
-	"(*github.com/agentcontract/tool/dispatch.Dispatcher).settleAt", // through internal/durable.SettleAt
+	"(*github.com/agentcontract/tool/dispatch.Dispatcher).Settle",
+	"github.com/agentcontract/tool/dispatch.New", // a Session builds its Dispatcher
 	// and this package's own workflow code
 	"(*github.com/agentcontract/tool/adapters/temporal.Runtime).NewSession",
 	"(*github.com/agentcontract/tool/adapters/temporal.Session).Run",
 	"(*github.com/agentcontract/tool/adapters/temporal.Session).check",
 	"(*github.com/agentcontract/tool/adapters/temporal.Session).accept",
 	"(*github.com/agentcontract/tool/adapters/temporal.Session).Pending",
+	"(*github.com/agentcontract/tool/adapters/temporal.Session).Receipt",
 }
 
 // mapRangeReviewed are the functions on those paths that range over a map,

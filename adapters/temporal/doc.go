@@ -7,15 +7,16 @@
 // [New] builds a [Runtime] from a [Config]; [Runtime.Register] installs its
 // activity on a worker, and [Runtime.NewSession] opens a [Session] in
 // workflow code, whose [Session.Run] runs the calls of one model turn.
-// [SendAnswer] and [ListPending] are the client's side of a call that waits
-// for a person.
+// [ListPending], [SendAnswer] and [ReadReceipt] are the client's side of a
+// call that waits for a person.
 //
 // # What runs where
 //
 //	workflow code (deterministic, replayed)      activity (runs once per attempt)
 //	---------------------------------------      --------------------------------
-//	choose the idempotency key from workflow
-//	  state: workflow ID / run ID / call number
+//	choose the idempotency key from what
+//	  history records: workflow ID /
+//	  original run ID / call number
 //	resolve the tool, Prepare (admission)  ----> Prepare again, Binding.Call
 //	                                             (middlewares, the tool; its
 //	                                             progress becomes heartbeats)
@@ -54,18 +55,90 @@
 // [dispatch.KindUnknown], as it would be in one process. A Failure and a
 // [tool.InputRejection] are definite outcomes and are never retried.
 //
+// # What goes into failure messages
+//
+// The message of an activity error is written to the workflow's history in
+// plain text, whatever payload codec the worker has: a codec encrypts
+// payloads (inputs, results, details), not messages. So the call activity
+// never puts private text in one. A Failure ends the activity with the
+// message `the call to "cancel" failed (class failure)` and the Failure's
+// kind and public Output as details; an InputRejection with its public
+// message; an unknown outcome with `the outcome of the call to "charge" is
+// unknown (class error)` (or panic, canceled, deadline_exceeded,
+// invalid_result: the class of [dispatch.SavedOutcome]); a refused resume
+// with the check that refused it. A Failure's or an InputRejection's cause,
+// a panic's value and stack, a tool's own error and a refusal's detailed
+// reason go nowhere in the history, not even into details, which are as
+// plain as messages without a codec: they go to [Config].Logger on the
+// worker that ran the call, with the call's ID and key. The workflow side
+// therefore sees, in [dispatch.Outcome].Err, the class and not the cause.
+//
+// A failure message of your own (a workflow's error, an activity of yours)
+// is as plain; to have the codec cover messages and stack traces too,
+// give the client a failure converter that encodes them:
+// [go.temporal.io/sdk/temporal.NewDefaultFailureConverter] with
+// [go.temporal.io/sdk/temporal.DefaultFailureConverterOptions].EncodeCommonAttributes
+// set (and the codec as its DataConverter's).
+//
 // # Where state lives
 //
-// The key, the suspended calls' sealed checkpoints and the accepted answers
-// are workflow state, rebuilt from the workflow's history by replay. Nothing
-// is kept in the worker: a worker (and its registry) can be replaced while a
-// call waits for its answer, and the workflow goes on on another one, as long
-// as the new registry has the same tools and the new worker holds the seal
-// key. Keys are made of the workflow ID and the run ID, so a replay must be
-// given the original ones
+// The key, the suspended calls' sealed checkpoints, the accepted answers
+// and their receipts are workflow state, rebuilt from the workflow's history
+// by replay. Nothing is kept in the worker: a worker (and its registry) can
+// be replaced while a call waits for its answer, and the workflow goes on on
+// another one, as long as the new registry has the same tools and the new
+// worker holds the seal key.
+//
+// Keys are made of values the history records: the workflow ID, the
+// original run ID (which the first event of the history records) and the
+// call's number in the run. The original run ID survives a reset and
+// differs after continue-as-new; the first run ID would not do (every run
+// of a continue-as-new chain shares it, and a reset changes it), nor would
+// the run ID (a reset changes it). A replay must be given the workflow ID
+// and the run's own ID
 // ([go.temporal.io/sdk/worker.ReplayWorkflowHistoryOptions].OriginalExecution):
-// under the replayer's made-up IDs the recorded answers find no call waiting
-// with their key, and the replay fails as nondeterministic.
+// under the replayer's made-up workflow ID the recorded answers find no
+// call waiting with their key, and the replay fails as nondeterministic.
+// The run ID of a reset run is not in its first event, which it copied
+// from the run it was reset from, but in the workflow task that the reset
+// failed (its NewRunId).
+//
+// # What a reset means for a call
+//
+// `temporal workflow reset` makes a new run that replays the history up to
+// the reset point and goes on from there. Each call is the same logical
+// call in the new run, with the same key:
+//
+//   - a call that ran before the reset point is not run again: its
+//     recorded result is replayed;
+//   - a call that waits for an answer (it asked before the reset point)
+//     waits again, listed by [ListPending] under the same key; an answer
+//     accepted after the reset point is not in the new run (unless the
+//     reset reapplies updates), so send it again, with its ID: it resumes
+//     the call once, with the same key;
+//   - a call that ran after the reset point runs again, under the same
+//     key: a tool that honours its key (a replayable one, or one whose
+//     backend deduplicates on the key) does not repeat its effect; an
+//     unmarked tool may.
+//
+// A result that the tool stamped for another key is never sealed
+// ([dispatch.Dispatcher.Settle] refuses it), and an answer is accepted
+// only for a checkpoint that carries the call's key: a call can end
+// unknown, but an answer is never accepted for a call it cannot resume.
+//
+// # Answers and receipts
+//
+// Every [Answer] carries an ID its sender chooses. [SendAnswer] derives the
+// update's ID from it, so Temporal gives a resend the result of the first;
+// the workflow also remembers every answer it accepted, so a resend under
+// the same ID gets the same [Receipt], changes nothing and resumes nothing,
+// while the same ID with another answer is refused. A sender that gave up
+// waiting (no worker ran, its context ended) has not withdrawn its answer:
+// it sends it again, or asks [ReadReceipt] ([QueryReceipt]), which tells
+// whether the answer was accepted and, once the resumed call ended, its
+// outcome's kind. An ID the run never accepted is [ErrUnknownAnswer].
+// Receipts are the run's state: a run started by continue-as-new has none
+// of the earlier run's.
 //
 // # Answered once: history is the claim
 //
@@ -74,12 +147,15 @@
 // UpdateAnswer handler gives an answer to the one call waiting with that
 // key and takes the call off the waiting list, so a second answer finds
 // no call waiting and is refused by the validator, without a trace in the
-// history. The resumed call therefore runs without a claim store, and
-// without an expiry: a workflow may wait for an answer as long as it
-// likes ([dispatch.Config].CheckpointTTL does not apply). The checkpoints
-// made in workflow code take their ID from the execution and the call
-// (deterministic, unique, not secret) and their issue time from workflow
-// time. A suspended Outcome returned when ctx is cancelled carries a
-// checkpoint that a [dispatch.Dispatcher] elsewhere can resume; there it is
-// claimed, and its expiry applies, as for any checkpoint.
+// history (the same answer again, under its ID, gets its receipt). The activity resumes the call with [dispatch.Dispatcher.Resume]
+// through a store of this package whose every claim wins, and which
+// nothing else may use: you configure no dispatch.Store. A workflow may
+// wait for an answer as long as it likes: its checkpoints expire after
+// [dispatch.MaxCheckpointTTL]. The checkpoints made in workflow code take
+// their ID from the session and the call ([dispatch.Config].NewCheckpointID:
+// deterministic, unique, not secret) and their issue time from workflow
+// time ([dispatch.Config].Clock). A suspended Outcome returned when ctx is
+// cancelled carries a checkpoint that a [dispatch.Dispatcher] elsewhere can
+// resume; there it is claimed in that Dispatcher's store, as any
+// checkpoint is.
 package tooltemporal

@@ -17,4 +17,10 @@ var (
 	// that this package's workflow side never sends (no idempotency key,
 	// say). Nothing runs.
 	ErrInvalidActivityInput = errors.New("tool: invalid activity input")
+	// ErrUnknownAnswer: no answer with that ID was accepted by the run
+	// asked ([ReadReceipt], [Session.Receipt]). It was never sent, was
+	// refused, is still on its way to a worker, or was accepted by
+	// another run (before a continue-as-new, or after the reset point of
+	// a run that was reset).
+	ErrUnknownAnswer = errors.New("tool: unknown answer")
 )

@@ -21,6 +21,11 @@ import (
 	"github.com/agentcontract/tool/dispatch"
 )
 
+// Every private error of the test tools holds a fake secret that starts
+// with planted: a Failure's and an InputRejection's cause, a panic's
+// value, a backend's error. None may reach the workflow's history.
+const planted = "SECRET-"
+
 // secret is a test seal key; real ones come from crypto/rand.
 var secret = []byte("0123456789abcdef0123456789abcdef")
 
@@ -43,7 +48,7 @@ func (b *backend) attempt(name string, key tool.IdempotencyKey) error {
 	defer b.mu.Unlock()
 	b.keys[name] = append(b.keys[name], key)
 	if len(b.keys[name]) <= b.failFirst[name] {
-		return fmt.Errorf("%s backend: connection reset (attempt %d)", name, len(b.keys[name]))
+		return fmt.Errorf("SECRET-backend-error: %s backend at 10.0.3.7: connection reset (attempt %d)", name, len(b.keys[name]))
 	}
 	return nil
 }
@@ -151,7 +156,7 @@ func newRegistry(t testing.TB, b *backend) *tool.Registry {
 			return tool.Result{}, mustFailure(tool.FailureConfig{
 				Kind:   tool.FailureKindFailed,
 				Output: cancelOutput,
-				Cause:  errors.New("orders DB: row locked by txn 7741"),
+				Cause:  errors.New("SECRET-failure-cause: orders DB: row locked by txn 7741"),
 			})
 		},
 	}
@@ -160,16 +165,24 @@ func newRegistry(t testing.TB, b *backend) *tool.Registry {
 	picky := handTool{
 		def: tool.Definition{Name: "picky", Description: "refuses every item when called", InputSchema: json.RawMessage(itemSchema)},
 		fn: func(_ context.Context, inv tool.Invocation) (tool.Result, error) {
-			rejection, err := tool.NewInputRejection(tool.InputRejectionConfig{Message: "item is out of range", Cause: errors.New("catalogue says no")})
+			rejection, err := tool.NewInputRejection(tool.InputRejectionConfig{Message: "item is out of range", Cause: errors.New("SECRET-rejection-cause: catalogue row 7 says no")})
 			if err != nil {
 				return tool.Result{}, err
 			}
 			return tool.Result{}, rejection
 		},
 	}
+	// explode panics with a private value; it makes no replay promise,
+	// so it runs once.
+	explode := handTool{
+		def: tool.Definition{Name: "explode", Description: "panics", InputSchema: json.RawMessage(itemSchema)},
+		fn: func(context.Context, tool.Invocation) (tool.Result, error) {
+			panic("SECRET-panic-value: session token abc123")
+		},
+	}
 	var bindings []tool.Binding
 	for _, t0 := range []tool.Tool{
-		lookup, refund, report, cancel, picky,
+		lookup, refund, report, cancel, picky, explode,
 		recording(b, "reserve", tool.EffectIdempotent),
 		recording(b, "charge", ""),
 	} {

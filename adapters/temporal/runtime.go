@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -14,20 +15,27 @@ import (
 )
 
 // Names under which a [Runtime]'s parts are known to Temporal. A client sends
-// [UpdateAnswer] ([SendAnswer]) and [QueryPending] ([ListPending]) to a
-// workflow that holds a [Session]; [ActivityName] is what [Runtime.Register]
-// registers and what the workflow schedules.
+// [UpdateAnswer] ([SendAnswer]), [QueryPending] ([ListPending]) and
+// [QueryReceipt] ([ReadReceipt]) to a workflow that holds a [Session];
+// [ActivityName] is what [Runtime.Register] registers and what the
+// workflow schedules.
 const (
 	// ActivityName is the activity that runs one admitted call.
 	ActivityName = "tool.call"
 	// UpdateAnswer is the workflow update that carries a person's Answer
-	// to a suspended call. Its validator refuses an answer that breaks the
-	// call's response schema, or names no suspended call; a refused update
-	// leaves no trace in the workflow history.
+	// to a suspended call and returns its Receipt. Its validator refuses
+	// an answer without an ID, one that breaks the call's response
+	// schema, one that names no suspended call, and an ID used before for
+	// another answer; a refused update leaves no trace in the workflow
+	// history. An answer accepted before, sent again with its ID, gets
+	// the same Receipt and changes nothing.
 	UpdateAnswer = "tool.answer"
 	// QueryPending is the workflow query that lists the calls waiting for
 	// an answer, as []Pending, in the order they suspended.
 	QueryPending = "tool.pending"
+	// QueryReceipt is the workflow query that returns the Receipt of the
+	// answer whose ID it is given, or an error wrapping ErrUnknownAnswer.
+	QueryReceipt = "tool.receipt"
 )
 
 // Config is what a worker decides for every tool call it admits and runs.
@@ -53,7 +61,11 @@ type Config struct {
 	// report progress, which is what heartbeats the activity.
 	ActivityOptions workflow.ActivityOptions
 	// Logger, when not nil, gets the activity side's record of every call,
-	// as dispatch.Config.Logger. The workflow side logs nothing.
+	// as dispatch.Config.Logger, with its private error (a Failure's
+	// cause, a panic, a tool's own error), and a record of every resume
+	// refused before it ran. It is the only place the private error goes:
+	// the workflow's history gets public text and a class (see the
+	// package documentation). The workflow side logs nothing.
 	Logger *slog.Logger
 }
 
@@ -63,11 +75,12 @@ type Config struct {
 // by any number of workflows and activities. The zero Runtime is invalid.
 type Runtime struct {
 	registry *tool.Registry
-	// decide classifies results in workflow code: it never runs a tool
-	// and never chooses a key (workflow state does).
-	decide *dispatch.Dispatcher
+	// sealKeys are the Config's, copied: each Session builds its own
+	// Dispatcher with them, on workflow time.
+	sealKeys []dispatch.SealKey
 	// execute runs calls in the activity.
 	execute *dispatch.Dispatcher
+	logger  *slog.Logger
 	options workflow.ActivityOptions
 }
 
@@ -85,34 +98,26 @@ func New(config Config) (*Runtime, error) {
 		o.RetryPolicy = &policy
 	}
 	o.ActivityID = ""
-	// Workflow history is the claim: the UpdateAnswer handler accepts one
-	// answer per suspension and the resumed call runs through
-	// durable.ResumeUnclaimed. The store dispatch.New requires is an
-	// empty one that nothing claims in.
-	unused, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{MaxBytes: 1})
-	if err != nil {
-		return nil, err
-	}
-	decide, err := dispatch.New(dispatch.Config{
-		Registry: config.Registry,
-		Store:    unused,
-		SealKeys: config.SealKeys,
-		NewKey:   noKey,
-	})
-	if err != nil {
-		return nil, err
-	}
+	// The activity side: history is the claim (see historyClaims), and a
+	// call may wait for its answer as long as the workflow does, so its
+	// checkpoints live as long as dispatch allows. Its clock is the
+	// machine's: it judges the expiry of the checkpoints it resumes.
 	execute, err := dispatch.New(dispatch.Config{
-		Registry: config.Registry,
-		Store:    unused,
-		SealKeys: config.SealKeys,
-		NewKey:   noKey,
-		Logger:   config.Logger,
+		Registry:      config.Registry,
+		Store:         historyClaims{},
+		SealKeys:      config.SealKeys,
+		NewKey:        noKey,
+		CheckpointTTL: dispatch.MaxCheckpointTTL,
+		Logger:        config.Logger,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Runtime{registry: config.Registry, decide: decide, execute: execute, options: o}, nil
+	keys := make([]dispatch.SealKey, len(config.SealKeys))
+	for i, k := range config.SealKeys {
+		keys[i] = dispatch.SealKey{ID: k.ID, Secret: slices.Clone(k.Secret)}
+	}
+	return &Runtime{registry: config.Registry, sealKeys: keys, execute: execute, logger: config.Logger, options: o}, nil
 }
 
 // errNoKey is what a Dispatcher of this package would get if it ever had

@@ -14,7 +14,6 @@ import (
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/dispatch"
-	"github.com/agentcontract/tool/internal/durable"
 )
 
 // Session is the tool calls of one workflow execution: it numbers them,
@@ -31,32 +30,33 @@ import (
 // workflow code does not have.
 type Session struct {
 	rt *Runtime
-	// prefix and next make the keys: the workflow ID, the run ID and the
-	// number of the call within the run.
+	// decide classifies results in workflow code, on workflow time, and
+	// names the checkpoints of suspensions with checkpointID: it never
+	// runs a tool, never reads the machine's clock or draws a random
+	// number, and never chooses a key (workflow state does).
+	decide *dispatch.Dispatcher
+	// prefix and next make the keys: the workflow ID, the original run
+	// ID and the number of the call within the run.
 	prefix string
 	next   int
-	// suspensions numbers the results settled in the execution, so that
-	// each suspension's checkpoint has an ID of its own.
-	suspensions int
+	// sealed counts the checkpoints sealed for each key, so that each
+	// suspension of a call has an ID of its own.
+	sealed map[tool.IdempotencyKey]int
 	// waiting holds the suspended calls, in the order they suspended.
 	waiting []*suspension
+	// receipts are the accepted answers, by answer ID; answered names,
+	// for each key, the ID of the last answer accepted for it.
+	receipts map[string]*Receipt
+	answered map[tool.IdempotencyKey]string
 }
 
 // suspension is one call waiting for its answer.
 type suspension struct {
+	// key is the key the call runs with, which its checkpoint must carry.
+	key        tool.IdempotencyKey
 	checkpoint dispatch.Checkpoint
 	answer     json.RawMessage
-	answered   bool
-}
-
-// Answer is the argument of the [UpdateAnswer] update, which [SendAnswer]
-// sends: the answer to the suspended call that has IdempotencyKey, which
-// [QueryPending] lists.
-type Answer struct {
-	IdempotencyKey tool.IdempotencyKey `json:"idempotency_key"`
-	// Response is the JSON answer; it must satisfy the input request's
-	// response schema.
-	Response json.RawMessage `json:"response"`
+	receipt    *Receipt // set when an answer is accepted
 }
 
 // Pending is one call waiting for an answer, as [QueryPending] lists it
@@ -77,19 +77,60 @@ type Pending struct {
 // first call and before any answer can arrive. Errors wrap
 // [ErrInvalidConfig].
 func (r *Runtime) NewSession(ctx workflow.Context) (*Session, error) {
-	if r == nil || r.decide == nil {
+	if r == nil || r.execute == nil {
 		return nil, fmt.Errorf("%w: the zero Runtime", ErrInvalidConfig)
 	}
-	info := workflow.GetInfo(ctx)
-	s := &Session{rt: r, prefix: info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID + "/"}
-	err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateAnswer, s.accept, workflow.UpdateHandlerOptions{Validator: s.check})
+	s := &Session{
+		rt:       r,
+		prefix:   keyPrefix(workflow.GetInfo(ctx)),
+		sealed:   map[tool.IdempotencyKey]int{},
+		receipts: map[string]*Receipt{},
+		answered: map[tool.IdempotencyKey]string{},
+	}
+	// The Store is never claimed in: Settle only seals. A call may wait
+	// as long as the workflow does, hence the longest TTL.
+	decide, err := dispatch.New(dispatch.Config{
+		Registry:        r.registry,
+		Store:           historyClaims{},
+		SealKeys:        r.sealKeys,
+		NewKey:          noKey,
+		NewCheckpointID: s.checkpointID,
+		CheckpointTTL:   dispatch.MaxCheckpointTTL,
+		Clock:           func() time.Time { return workflow.Now(ctx) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	s.decide = decide
+	err = workflow.SetUpdateHandlerWithOptions(ctx, UpdateAnswer, s.accept, workflow.UpdateHandlerOptions{Validator: s.check})
 	if err != nil {
 		return nil, fmt.Errorf("%w: installing the %s update: %v", ErrInvalidConfig, UpdateAnswer, err)
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryPending, s.Pending); err != nil {
 		return nil, fmt.Errorf("%w: installing the %s query: %v", ErrInvalidConfig, QueryPending, err)
 	}
+	if err := workflow.SetQueryHandler(ctx, QueryReceipt, s.Receipt); err != nil {
+		return nil, fmt.Errorf("%w: installing the %s query: %v", ErrInvalidConfig, QueryReceipt, err)
+	}
 	return s, nil
+}
+
+// keyPrefix is what the keys of an execution's calls begin with: its
+// workflow ID and its original run ID, which the history's first event
+// records. A reset run replays that event, so it keeps the original run
+// ID of the run it was reset from, and its calls keep their keys; a run
+// started by continue-as-new has a first event, and an original run ID,
+// of its own, so its keys differ from every earlier run's. (The first
+// run ID would not do: every run of a continue-as-new chain shares it, so
+// their call numbers would collide, and a reset changes it.) The SDK's
+// test environment records no original run ID; there the run ID, which
+// it never changes, stands in for it.
+func keyPrefix(info *workflow.Info) string {
+	run := info.OriginalRunID
+	if run == "" {
+		run = info.WorkflowExecution.RunID
+	}
+	return info.WorkflowExecution.ID + "/" + run + "/"
 }
 
 // Pending lists the calls waiting for an answer, in the order they
@@ -113,49 +154,16 @@ func (s *Session) Pending() ([]Pending, error) {
 	return out, nil
 }
 
-// check is the validator of [UpdateAnswer]: it refuses, to the sender and
-// without a trace in the history, an answer for no waiting call and one
-// that breaks the response schema. It reads workflow state and changes
-// nothing.
-func (s *Session) check(a Answer) error {
-	w := s.find(a.IdempotencyKey)
-	if w == nil {
-		return fmt.Errorf("%w: no call is waiting for an answer with idempotency key %q", dispatch.ErrInvalidAnswer, a.IdempotencyKey)
-	}
-	return w.checkpoint.CheckAnswer(a.Response)
-}
-
-// accept is the handler of [UpdateAnswer], run only for an answer check
-// passed: the waiting call takes it and resumes.
-func (s *Session) accept(_ workflow.Context, a Answer) error {
-	if err := s.check(a); err != nil {
-		return err
-	}
-	w := s.find(a.IdempotencyKey)
-	w.answer, w.answered = slices.Clone(a.Response), true
-	s.waiting = slices.DeleteFunc(s.waiting, func(x *suspension) bool { return x == w })
-	return nil
-}
-
-// find returns the first waiting call with key, or nil.
-func (s *Session) find(key tool.IdempotencyKey) *suspension {
-	for _, w := range s.waiting {
-		if w.checkpoint.IdempotencyKey() == key {
-			return w
-		}
-	}
-	return nil
-}
-
 // Run runs the calls of one model turn and returns their outcomes in the
 // order of calls, as [dispatch.Dispatcher.RunAll] does, but durably:
 //
-//   - each call gets its idempotency key from workflow state (the
-//     workflow ID, the run ID and the call's number in the run) unless
-//     the Call carries one, so the key is the same on every attempt of
-//     its activity and on every replay, on any worker (a new run, after
-//     continue-as-new or a reset, numbers its calls anew under its own
-//     run ID; a call that must keep its key across runs carries it);
+//   - each call gets its idempotency key from what the history records
+//     (the workflow ID, the original run ID and the call's number in the
+//     run) unless the Call carries one, so the key is the same on every
+//     attempt of its activity, on every replay, on any worker, and after
+//     a reset (a run started by continue-as-new numbers its calls anew
+//     under its own original run ID; a call that must keep its key
+//     across such runs carries it);
 //   - each call is admitted here, in workflow code, with
 //     [tool.Contract.Prepare], which is deterministic; a call that is not
 //     admitted ends rejected without any activity;
@@ -218,13 +226,14 @@ func (s *Session) runOne(ctx workflow.Context, call dispatch.Call, key tool.Idem
 	start := workflow.Now(ctx)
 	o := s.start(ctx, call, key)
 	for o.Kind == dispatch.KindSuspended {
-		w := &suspension{checkpoint: *o.Checkpoint}
+		w := &suspension{key: key, checkpoint: *o.Checkpoint}
 		s.waiting = append(s.waiting, w)
-		if err := workflow.Await(ctx, func() bool { return w.answered }); err != nil {
+		if err := workflow.Await(ctx, func() bool { return w.receipt != nil }); err != nil {
 			s.waiting = slices.DeleteFunc(s.waiting, func(x *suspension) bool { return x == w })
 			break
 		}
 		o = s.execute(ctx, call, key, callInput{CallID: call.ID, Request: call.Request, IdempotencyKey: key, Checkpoint: o.Checkpoint, Answer: w.answer})
+		w.receipt.Kind = o.Kind
 	}
 	o.Duration = workflow.Now(ctx).Sub(start)
 	return o
@@ -238,7 +247,7 @@ func (s *Session) start(ctx workflow.Context, call dispatch.Call, key tool.Idemp
 	}
 	contract := binding.Contract()
 	if _, err := contract.Prepare(call.Request, tool.Admission{IdempotencyKey: key}); err != nil {
-		return settleAt(s.rt.decide, call, key, contract.Definition().Effect, tool.Result{}, err, "", time.Time{})
+		return s.decide.Settle(call, key, contract.Definition().Effect, tool.Result{}, err)
 	}
 	return s.execute(ctx, call, key, callInput{CallID: call.ID, Request: call.Request, IdempotencyKey: key})
 }
@@ -250,7 +259,7 @@ func (s *Session) start(ctx workflow.Context, call dispatch.Call, key tool.Idemp
 // (the decide Dispatcher has no logger), and lists the names sorted; hence
 // the determinism checker's exemption.
 func (s *Session) unknownTool(call dispatch.Call) dispatch.Outcome {
-	return s.rt.decide.Run(context.Background(), call) //workflowcheck:ignore
+	return s.decide.Run(context.Background(), call) //workflowcheck:ignore
 }
 
 // execute runs the call activity with in and settles what it returns.
@@ -270,21 +279,22 @@ func (s *Session) execute(ctx workflow.Context, call dispatch.Call, key tool.Ide
 			err = fmt.Errorf("%w: %w", ErrInvalidActivityResult, verr)
 		}
 	}
-	s.suspensions++
-	return settleAt(s.rt.decide, call, key, effect, result, err, s.checkpointID(key), workflow.Now(ctx))
+	return s.decide.Settle(call, key, effect, result, err)
 }
 
-// checkpointID names the checkpoint of the next suspension of the
-// execution, deterministically: history, not a claim store, makes it
-// answered once, so the ID needs to be unique, not secret.
-func (s *Session) checkpointID(key tool.IdempotencyKey) string {
-	sum := sha256.Sum256([]byte(s.prefix + string(key) + "#" + strconv.Itoa(s.suspensions)))
-	return hex.EncodeToString(sum[:16])
+// checkpointID is the decide Dispatcher's NewCheckpointID: it names the
+// checkpoint of the next suspension of call, deterministically, from the
+// call's key and the number of checkpoints sealed for it before. History,
+// not a claim store, makes each answered once, so the ID needs to be
+// unique, not secret: a digest of the session's prefix (keys a call
+// carries itself may repeat across runs), the key and that number.
+func (s *Session) checkpointID(call dispatch.Call) (string, error) {
+	n := s.sealed[call.IdempotencyKey]
+	s.sealed[call.IdempotencyKey] = n + 1
+	sum := sha256.Sum256([]byte(checkpointIDDomain + s.prefix + "\x00" + string(call.IdempotencyKey) + "\x00" + strconv.Itoa(n)))
+	return hex.EncodeToString(sum[:16]), nil
 }
 
-// settleAt and resumeUnclaimed are dispatch's paths for a runtime whose
-// history is the claim: see package internal/durable.
-var (
-	settleAt        = durable.SettleAt.(func(*dispatch.Dispatcher, dispatch.Call, tool.IdempotencyKey, tool.Effect, tool.Result, error, string, time.Time) dispatch.Outcome)
-	resumeUnclaimed = durable.ResumeUnclaimed.(func(*dispatch.Dispatcher, context.Context, dispatch.Checkpoint, json.RawMessage, tool.ProgressReporter) (dispatch.Outcome, error))
-)
+// checkpointIDDomain keeps the digests of checkpointID apart from any
+// other digest of the same text.
+const checkpointIDDomain = "github.com/agentcontract/tool/adapters/temporal checkpoint ID\x00"

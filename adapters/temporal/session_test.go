@@ -57,7 +57,8 @@ func TestRetryFollowsEffect(t *testing.T) {
 	require.False(t, charge.Retryable, "charge makes no replay promise")
 	require.Equal(t, chargeKey, charge.Key)
 	require.Equal(t, tool.NewTextOutput(`The call to "charge" did not complete and its outcome is unknown.`), charge.Output)
-	require.Contains(t, charge.Err, "charge backend: connection reset (attempt 1)")
+	require.Contains(t, charge.Err, `the outcome of the call to "charge" is unknown (class error)`)
+	require.NotContains(t, charge.Err, planted, "the tool's own error is private: the worker's log has it, not the history")
 }
 
 // A replayable tool that never succeeds ends unknown once its policy is
@@ -97,7 +98,8 @@ func TestDefiniteOutcomesCrossTheConverter(t *testing.T) {
 	require.Equal(t, dispatch.KindFailed, got[0].Kind)
 	require.True(t, got[0].IsError)
 	require.Equal(t, cancelOutput, got[0].Output)
-	require.Contains(t, got[0].Err, "orders DB: row locked", "the private cause is kept for logs")
+	require.Contains(t, got[0].Err, `the call to "cancel" failed (class failure)`)
+	require.NotContains(t, got[0].Err, planted, "the private cause stays in the worker's log, out of the history")
 
 	require.Equal(t, dispatch.KindRejected, got[1].Kind)
 	require.Equal(t, tool.NewTextOutput("item is out of range"), got[1].Output)
@@ -106,7 +108,7 @@ func TestDefiniteOutcomesCrossTheConverter(t *testing.T) {
 	require.Equal(t, tool.NewTextOutput(`arguments of "lookup" do not match its input schema at /item: minLength: got 0, want 1`), got[2].Output)
 
 	require.Equal(t, dispatch.KindUnknownTool, got[3].Kind)
-	require.Equal(t, tool.NewTextOutput(`There is no tool named "teleport". Available tools: cancel, charge, lookup, picky, refund, report, reserve.`), got[3].Output)
+	require.Equal(t, tool.NewTextOutput(`There is no tool named "teleport". Available tools: cancel, charge, explode, lookup, picky, refund, report, reserve.`), got[3].Output)
 
 	require.Equal(t, map[string]int{"cancel": 1, "picky": 1}, started)
 }

@@ -21,17 +21,32 @@ type updates struct {
 	env      *testsuite.TestWorkflowEnvironment
 	refused  map[string]error
 	accepted map[string]bool
+	receipts map[string]tooltemporal.Receipt
 }
 
 func newUpdates(env *testsuite.TestWorkflowEnvironment) *updates {
-	return &updates{env: env, refused: map[string]error{}, accepted: map[string]bool{}}
+	return &updates{env: env, refused: map[string]error{}, accepted: map[string]bool{}, receipts: map[string]tooltemporal.Receipt{}}
 }
 
+// send sends a under the update ID id, which is also the answer's ID
+// unless a names its own.
 func (u *updates) send(id string, a tooltemporal.Answer) {
+	if a.ID == "" {
+		a.ID = id
+	}
+	u.sendAsIs(id, a)
+}
+
+// sendAsIs sends a under the update ID id.
+func (u *updates) sendAsIs(id string, a tooltemporal.Answer) {
 	u.env.UpdateWorkflow(tooltemporal.UpdateAnswer, id, &testsuite.TestUpdateCallback{
-		OnReject:   func(err error) { u.refused[id] = err },
-		OnAccept:   func() { u.accepted[id] = true },
-		OnComplete: func(any, error) {},
+		OnReject: func(err error) { u.refused[id] = err },
+		OnAccept: func() { u.accepted[id] = true },
+		OnComplete: func(v any, err error) {
+			if r, ok := v.(tooltemporal.Receipt); ok && err == nil {
+				u.receipts[id] = r
+			}
+		},
 	}, a)
 }
 
@@ -136,9 +151,80 @@ func TestActivityOnAnotherWorker(t *testing.T) {
 			got := runTurns(t, env, []dispatch.Call{call("c1", "refund", `{"item":"A-1"}`)})
 			require.Equal(t, tt.wantKind, got[0][0].Kind, got[0][0].Err)
 			if tt.wantKind == dispatch.KindUnknown {
-				require.Contains(t, got[0][0].Err, `tool: invalid checkpoint: the seal does not match its content`)
+				require.Contains(t, got[0][0].Err, `the call to "refund" was not resumed: tool: invalid checkpoint`)
 				require.Len(t, b.attempts("refund"), 1, "nothing ran with the forged checkpoint")
 			}
 		})
 	}
+}
+
+func receipt(t *testing.T, env *testsuite.TestWorkflowEnvironment, answerID string) (tooltemporal.Receipt, error) {
+	t.Helper()
+	v, err := env.QueryWorkflow(tooltemporal.QueryReceipt, answerID)
+	if err != nil {
+		return tooltemporal.Receipt{}, err
+	}
+	var r tooltemporal.Receipt
+	require.NoError(t, v.Get(&r))
+	return r, nil
+}
+
+// Answers carry IDs: a resend of an accepted answer gets its receipt and
+// changes nothing; an ID names one answer; an answer for a call already
+// answered is refused with the ID that answered it; and the receipt,
+// asked for later, tells the resumed call's outcome.
+func TestAnswerIDsAndReceipts(t *testing.T) {
+	b := newBackend()
+	env := newEnv(t, newRuntime(t, newRegistry(t, b)))
+	key := tool.IdempotencyKey(keyPrefix + "1")
+	approve := tooltemporal.Answer{ID: "approval-1", IdempotencyKey: key, Response: json.RawMessage(`{"approved":true}`)}
+	u := newUpdates(env)
+	env.RegisterDelayedCallback(func() {
+		u.sendAsIs("no-id", tooltemporal.Answer{IdempotencyKey: key, Response: json.RawMessage(`{"approved":true}`)})
+		_, err := receipt(t, env, "approval-1")
+		require.ErrorIs(t, err, tooltemporal.ErrUnknownAnswer, "nothing accepted yet")
+		u.send("first", approve)
+		// The sender lost the response and sends the same answer again,
+		// under another update ID, with the same answer ID and the same
+		// answer written another way.
+		resend := approve
+		resend.Response = json.RawMessage(`{ "approved" : true }`)
+		u.send("resend", resend)
+		other := approve
+		other.Response = json.RawMessage(`{"approved":false}`)
+		u.send("same-id-other-answer", other)
+		u.send("second-answer", tooltemporal.Answer{ID: "approval-2", IdempotencyKey: key, Response: json.RawMessage(`{"approved":false}`)})
+	}, time.Hour)
+
+	got := runTurns(t, env, []dispatch.Call{call("c1", "refund", `{"item":"A-1"}`)})
+	require.Equal(t, dispatch.KindCompleted, got[0][0].Kind)
+	require.Equal(t, []tool.IdempotencyKey{key, key}, b.attempts("refund"), "asked, then resumed once")
+
+	for _, tt := range []struct {
+		update, why, msg string
+	}{
+		{"no-id", "an answer without an ID could not be sent again safely", "tool: invalid answer: an answer needs an ID of 1 to 256 bytes of UTF-8"},
+		{"same-id-other-answer", "an ID names one answer", `tool: invalid answer: answer ID "approval-1" was used for another answer`},
+		{"second-answer", "the call was answered; it waits no more", `tool: invalid answer: the call with idempotency key "` + string(key) + `" is not waiting: answer "approval-1" was accepted for it`},
+	} {
+		require.ErrorIs(t, u.refused[tt.update], dispatch.ErrInvalidAnswer, "%s: %s", tt.update, tt.why)
+		require.EqualError(t, u.refused[tt.update], tt.msg, tt.why)
+	}
+	first := u.receipts["first"]
+	require.Equal(t, tooltemporal.Receipt{
+		AnswerID: "approval-1", CallID: "c1", Tool: "refund", IdempotencyKey: key,
+		AnswerSHA256: "20ec2f38fc96bc7d416a9af537493ae0bae26c5ad4c5a0f2d94f56f9c3e04958",
+		AcceptedAt:   first.AcceptedAt,
+	}, first)
+	require.False(t, first.AcceptedAt.IsZero())
+	require.Equal(t, first, u.receipts["resend"], "a resend gets the first receipt")
+
+	r, err := receipt(t, env, "approval-1")
+	require.NoError(t, err)
+	want := first
+	want.Kind = dispatch.KindCompleted
+	require.Equal(t, want, r, "asked later, the receipt tells the outcome")
+	_, err = receipt(t, env, "approval-2")
+	require.ErrorIs(t, err, tooltemporal.ErrUnknownAnswer)
+	require.ErrorContains(t, err, `tool: unknown answer: no answer with ID "approval-2" was accepted by this run`)
 }

@@ -103,15 +103,23 @@ func approve(ctx context.Context, c client.Client, taskQueue string, out io.Writ
 	}
 	defer second.Stop()
 
-	err = tooltemporal.SendAnswer(ctx, c, id, tooltemporal.Answer{IdempotencyKey: p.IdempotencyKey, Response: []byte(`{"approved":"yes"}`)})
+	// Each answer carries an ID of the sender's choosing: sent again, it
+	// gets the same receipt, and the call resumes once.
+	_, err = tooltemporal.SendAnswer(ctx, c, id, tooltemporal.Answer{ID: "approval-1", IdempotencyKey: p.IdempotencyKey, Response: []byte(`{"approved":"yes"}`)})
 	if err == nil {
 		return errors.New("the workflow accepted an answer that breaks its schema")
 	}
 	fmt.Fprintf(out, "answer {\"approved\":\"yes\"} refused: %v\n", err)
-	if err := tooltemporal.SendAnswer(ctx, c, id, tooltemporal.Answer{IdempotencyKey: p.IdempotencyKey, Response: []byte(`{"approved":true}`)}); err != nil {
+	answer := tooltemporal.Answer{ID: "approval-2", IdempotencyKey: p.IdempotencyKey, Response: []byte(`{"approved":true}`)}
+	receipt, err := tooltemporal.SendAnswer(ctx, c, id, answer)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintln(out, `answer {"approved":true} accepted`)
+	fmt.Fprintf(out, "answer {\"approved\":true} accepted as %s\n", receipt.AnswerID)
+	if again, err := tooltemporal.SendAnswer(ctx, c, id, answer); err != nil || again.AnswerID != receipt.AnswerID {
+		return fmt.Errorf("the same answer sent again: %+v, %v", again, err)
+	}
+	fmt.Fprintln(out, "the same answer sent again: the same receipt")
 
 	var transcript []line
 	if err := run.Get(ctx, &transcript); err != nil {

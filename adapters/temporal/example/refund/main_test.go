@@ -44,10 +44,10 @@ func TestRefundWorkflow(t *testing.T) {
 		key := pending[0].IdempotencyKey
 		env.UpdateWorkflow(tooltemporal.UpdateAnswer, "wrong", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { refused = err }, OnAccept: func() {}, OnComplete: func(any, error) {},
-		}, tooltemporal.Answer{IdempotencyKey: key, Response: json.RawMessage(`{"approved":"yes"}`)})
+		}, tooltemporal.Answer{ID: "wrong", IdempotencyKey: key, Response: json.RawMessage(`{"approved":"yes"}`)})
 		env.UpdateWorkflow(tooltemporal.UpdateAnswer, "right", &testsuite.TestUpdateCallback{
 			OnReject: func(error) {}, OnAccept: func() { accepted = true }, OnComplete: func(any, error) {},
-		}, tooltemporal.Answer{IdempotencyKey: key, Response: json.RawMessage(`{"approved":true}`)})
+		}, tooltemporal.Answer{ID: "right", IdempotencyKey: key, Response: json.RawMessage(`{"approved":true}`)})
 	}, 24*time.Hour)
 
 	env.ExecuteWorkflow(workflowName, script)

@@ -1,0 +1,64 @@
+package tooltemporal
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agentcontract/tool/dispatch"
+)
+
+// historyClaims is the [dispatch.Store] of the call activity: history is
+// the claim. A [dispatch.Dispatcher] claims every checkpoint before it
+// resumes the call, so that the checkpoint is answered once; in a
+// workflow, the [UpdateAnswer] handler does that already. It gives an
+// answer to the one call waiting with that key and takes the call off the
+// waiting list, in workflow state, which the workflow's history records
+// and every replay rebuilds; a second answer for the call is refused, and
+// the workflow schedules the resumed call's activity once. The activity
+// that resumes it may run again only as Temporal retries an activity: the
+// same answer, the same key, under the retry policy of the tool's effect.
+// So Claim always wins here: there is nothing left for a store to stop.
+//
+// It must never serve anywhere else. A runtime without such a history
+// that claimed through it would let one checkpoint be answered any number
+// of times, which is the replay the claim store exists to stop; that is
+// why it is unexported. It keeps nothing: no turns, no claims to list.
+type historyClaims struct{}
+
+// Claim wins every claim of a valid record.
+func (historyClaims) Claim(_ context.Context, c dispatch.Claim) (*dispatch.Claim, error) {
+	return nil, c.Validate()
+}
+
+// Finish records nothing: the activity's result, in the workflow's
+// history, is the record of the outcome.
+func (historyClaims) Finish(context.Context, string, dispatch.SavedOutcome) error { return nil }
+
+// Claimed knows no claim.
+func (historyClaims) Claimed(_ context.Context, id string) (dispatch.Claim, error) {
+	return dispatch.Claim{}, fmt.Errorf("%w: checkpoint %s: the workflow's history, not a store, records its answer", dispatch.ErrNotFound, id)
+}
+
+// Claims lists nothing.
+func (historyClaims) Claims(context.Context, dispatch.ClaimQuery) ([]dispatch.Claim, error) {
+	return []dispatch.Claim{}, nil
+}
+
+// SaveTurn refuses: a workflow keeps its turns as workflow state.
+func (historyClaims) SaveTurn(context.Context, dispatch.Turn) error {
+	return fmt.Errorf("%w: the call activity keeps no turns; a workflow keeps them as workflow state", dispatch.ErrStore)
+}
+
+// Turn knows no turn.
+func (historyClaims) Turn(_ context.Context, id string) (dispatch.Turn, error) {
+	return dispatch.Turn{}, fmt.Errorf("%w: turn %q: the call activity keeps no turns", dispatch.ErrNotFound, id)
+}
+
+// Pending lists nothing: [ListPending] asks the workflow.
+func (historyClaims) Pending(context.Context, dispatch.PendingQuery) ([]dispatch.Pending, error) {
+	return []dispatch.Pending{}, nil
+}
+
+// DeleteExpired has nothing to delete.
+func (historyClaims) DeleteExpired(context.Context, time.Time) (int, error) { return 0, nil }

@@ -1,0 +1,50 @@
+package tooltemporal
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentcontract/tool/dispatch"
+)
+
+// History is the claim: the activity's store lets every valid claim win,
+// again and again (the workflow accepted the answer once; Temporal may
+// retry the activity), keeps nothing, and refuses an invalid record.
+func TestHistoryClaims(t *testing.T) {
+	ctx := context.Background()
+	var s dispatch.Store = historyClaims{}
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	c := dispatch.Claim{
+		CheckpointID: "0123456789abcdef0123456789abcdef", Tool: "refund",
+		AnswerSHA256: "b5bea41b6c623f7c09f1bf24dcae58ebab3c0cdd90ad966bc43a45b44867e12b",
+		ClaimedAt:    now, ExpiresAt: now.Add(dispatch.MaxCheckpointTTL),
+	}
+	for range 2 {
+		prior, err := s.Claim(ctx, c)
+		require.NoError(t, err)
+		require.Nil(t, prior, "wins: nothing recorded before")
+	}
+	bad := c
+	bad.CheckpointID = "not an ID"
+	_, err := s.Claim(ctx, bad)
+	require.ErrorIs(t, err, dispatch.ErrInvalidRecord)
+
+	require.NoError(t, s.Finish(ctx, c.CheckpointID, dispatch.SavedOutcome{}))
+	_, err = s.Claimed(ctx, c.CheckpointID)
+	require.ErrorIs(t, err, dispatch.ErrNotFound)
+	claims, err := s.Claims(ctx, dispatch.ClaimQuery{})
+	require.NoError(t, err)
+	require.Empty(t, claims)
+	require.ErrorIs(t, s.SaveTurn(ctx, dispatch.Turn{ID: "t"}), dispatch.ErrStore)
+	_, err = s.Turn(ctx, "t")
+	require.ErrorIs(t, err, dispatch.ErrNotFound)
+	pending, err := s.Pending(ctx, dispatch.PendingQuery{})
+	require.NoError(t, err)
+	require.Empty(t, pending)
+	n, err := s.DeleteExpired(ctx, now)
+	require.NoError(t, err)
+	require.Zero(t, n)
+}
