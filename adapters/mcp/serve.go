@@ -31,8 +31,11 @@ type Config struct {
 	// the registry whose tools are served (required), the keys that seal
 	// the request state of a suspended call (required; every server
 	// instance that may receive a client's retry needs the same keys),
-	// the idempotency keys and the logger. MaxConcurrency is not used:
-	// the MCP server runs each tools/call on its own.
+	// the idempotency keys, the logger and the per-call deadline
+	// (CallTimeout: a call whose tool has not returned by then gets the
+	// isError result of an unknown outcome, while the tool, which
+	// ignored its context, runs on in its own goroutine). MaxConcurrency
+	// is not used: the MCP server runs each tools/call on its own.
 	Dispatch dispatch.Config
 	// Principal, when not nil, names who the client acts for (a user ID
 	// or a tenant from the request's authentication, say), for each
