@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -72,8 +73,34 @@ type Config struct {
 	// machine's clock.
 	Clock func() time.Time
 	// MaxConcurrency bounds how many calls of one RunAll run at once;
-	// 0 and 1 run them in order, one at a time.
+	// 0 and 1 run them in order, one at a time. A call that outlived its
+	// CallTimeout keeps its place until its tool really returns.
 	MaxConcurrency int
+	// CallTimeout, when positive, bounds how long Run, RunAll and Resume
+	// wait for one call's tool: the tool's ctx ends after
+	// CallTimeout, and when the tool has not returned by then the call's
+	// Outcome is KindUnknown (its Err wraps context.DeadlineExceeded) at
+	// once, while the tool, which ignored its context, goes on in its own
+	// goroutine until it returns; what it returns then is dropped, and the
+	// progress it reports after the deadline is not passed on.
+	//
+	// 0, the default, sets no deadline beyond the caller's ctx, and a
+	// tool that ignores its ctx keeps the caller waiting: a default
+	// deadline would turn today's long tools (a build, a migration, a
+	// person-paced export) into unknown outcomes that did complete. A
+	// negative CallTimeout is refused.
+	//
+	// What the runtime does about it: a tool must honour ctx; a deadline
+	// only bounds how long the runtime waits, it does not stop a tool. An
+	// unknown outcome of a tool that is not Replayable (Outcome.Retryable
+	// false) may have had its effects, or may still have them: do not run
+	// the call again blindly — ask the backend or a person what happened.
+	// In RunAll the goroutine of a call past its deadline keeps its
+	// MaxConcurrency slot until the tool returns, so that tools which
+	// ignore ctx leak at most MaxConcurrency goroutines per turn (later
+	// calls of the turn wait for a slot; a tool that never returns holds
+	// one forever).
+	CallTimeout time.Duration
 	// Logger, when not nil, gets one record per call: the tool, the call
 	// ID, the idempotency key, the kind, the duration and the private
 	// error. Completed and suspended calls log at Info, failed, rejected
@@ -94,14 +121,15 @@ type Dispatcher struct {
 	ttl            time.Duration
 	clock          func() time.Time
 	maxConcurrency int
+	callTimeout    time.Duration
 	logger         *slog.Logger
 }
 
 // New checks config and returns a Dispatcher. Errors wrap ErrInvalidConfig:
 // a nil Registry, a nil Store, no seal key, a key whose ID is not 1 to 64 printable
 // ASCII characters or appears twice, or whose Secret is shorter than 32
-// bytes, a CheckpointTTL below zero or above MaxCheckpointTTL, and a
-// negative MaxConcurrency.
+// bytes, a CheckpointTTL below zero or above MaxCheckpointTTL, a
+// negative MaxConcurrency and a negative CallTimeout.
 func New(config Config) (*Dispatcher, error) {
 	if config.Registry == nil {
 		return nil, fmt.Errorf("%w: the registry is nil", ErrInvalidConfig)
@@ -127,6 +155,9 @@ func New(config Config) (*Dispatcher, error) {
 	}
 	if config.MaxConcurrency < 0 {
 		return nil, fmt.Errorf("%w: MaxConcurrency is %d, want 0 or more", ErrInvalidConfig, config.MaxConcurrency)
+	}
+	if config.CallTimeout < 0 {
+		return nil, fmt.Errorf("%w: CallTimeout is %s, want 0 (no deadline beyond ctx) or more", ErrInvalidConfig, config.CallTimeout)
 	}
 	if config.CheckpointTTL < 0 || config.CheckpointTTL > MaxCheckpointTTL {
 		return nil, fmt.Errorf("%w: CheckpointTTL is %s, want 0 (the default) to MaxCheckpointTTL (%s)", ErrInvalidConfig, config.CheckpointTTL, MaxCheckpointTTL)
@@ -159,6 +190,7 @@ func New(config Config) (*Dispatcher, error) {
 		ttl:            ttl,
 		clock:          clock,
 		maxConcurrency: max(config.MaxConcurrency, 1),
+		callTimeout:    config.CallTimeout,
 		logger:         config.Logger,
 	}, nil
 }
@@ -207,26 +239,34 @@ type Call struct {
 // panics and never returns an error: every way a call can end is an
 // Outcome, with the private error in Outcome.Err. ctx is the call's
 // context; when it ends, the tool is expected to stop, and an outcome that
-// is not known by then is unknown.
+// is not known by then is unknown. With Config.CallTimeout, Run returns
+// at the deadline even if the tool ignores ctx (see Config.CallTimeout).
 func (d *Dispatcher) Run(ctx context.Context, call Call) Outcome {
-	start := time.Now()
-	o := d.run(ctx, call)
-	o.Duration = time.Since(start)
-	d.log(ctx, o)
+	o, _ := d.runLogged(ctx, call)
 	return o
 }
 
-func (d *Dispatcher) run(ctx context.Context, call Call) (o Outcome) {
-	o = Outcome{CallID: call.ID, Tool: call.Request.Name}
+// runLogged is Run, and returns too a channel that is closed once the
+// call's tool has returned, or nil when nothing still runs.
+func (d *Dispatcher) runLogged(ctx context.Context, call Call) (Outcome, <-chan struct{}) {
+	start := time.Now()
+	o, running := d.run(ctx, call)
+	o.Duration = time.Since(start)
+	d.log(ctx, o)
+	return o, running
+}
+
+func (d *Dispatcher) run(ctx context.Context, call Call) (Outcome, <-chan struct{}) {
+	o := Outcome{CallID: call.ID, Tool: call.Request.Name}
 	if d == nil || d.registry == nil {
-		return unknown(o, fmt.Errorf("%w: the zero Dispatcher runs nothing", ErrInvalidConfig))
+		return unknown(o, fmt.Errorf("%w: the zero Dispatcher runs nothing", ErrInvalidConfig)), nil
 	}
 	if err := checkPrincipal(call.Principal); err != nil {
-		return unknown(o, fmt.Errorf("%w: Call.%v", ErrInvalidConfig, err))
+		return unknown(o, fmt.Errorf("%w: Call.%v", ErrInvalidConfig, err)), nil
 	}
 	binding, ok := d.registry.Resolve(call.Request.Name)
 	if !ok {
-		return d.unknownTool(o)
+		return d.unknownTool(o), nil
 	}
 	contract := binding.Contract()
 	o.Effect = contract.Effect()
@@ -234,16 +274,75 @@ func (d *Dispatcher) run(ctx context.Context, call Call) (o Outcome) {
 	if key == "" {
 		var err error
 		if key, err = d.newKey(); err != nil {
-			return unknown(o, fmt.Errorf("choosing an idempotency key: %w", err))
+			return unknown(o, fmt.Errorf("choosing an idempotency key: %w", err)), nil
 		}
 	}
 	invocation, err := contract.Prepare(call.Request, tool.Admission{IdempotencyKey: key})
 	o.IdempotencyKey = key
 	if err != nil {
-		return d.settle(o, call, tool.Result{}, err)
+		return d.settle(o, call, tool.Result{}, err), nil
 	}
-	result, err := callSafely(ctx, binding, invocation, call.Progress)
-	return d.settle(o, call, result, err)
+	result, running, err := d.callTool(ctx, binding, invocation, call.Progress)
+	return d.settle(o, call, result, err), running
+}
+
+// callTool runs the binding, within Config.CallTimeout when one is set.
+// running is nil when the tool has returned; otherwise the deadline came
+// first, err wraps context.DeadlineExceeded (or the cause that ended ctx),
+// and running is closed once the tool returns.
+func (d *Dispatcher) callTool(ctx context.Context, binding tool.Binding, invocation tool.Invocation, progress tool.ProgressReporter) (tool.Result, <-chan struct{}, error) {
+	if d.callTimeout <= 0 {
+		result, err := callSafely(ctx, binding, invocation, progress)
+		return result, nil, err
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, d.callTimeout,
+		fmt.Errorf("the tool did not return within the call timeout of %s: %w", d.callTimeout, context.DeadlineExceeded))
+	var late *lateReporter
+	if progress != nil {
+		late = &lateReporter{next: progress}
+		progress = late
+	}
+	type returned struct {
+		result tool.Result
+		err    error
+	}
+	done := make(chan returned, 1)
+	running := make(chan struct{})
+	go func() {
+		defer close(running)
+		defer cancel()
+		result, err := callSafely(ctx, binding, invocation, progress)
+		done <- returned{result, err}
+	}()
+	select {
+	case r := <-done:
+		return r.result, nil, r.err
+	case <-ctx.Done():
+	}
+	// A result the tool completed as the deadline came is still its result.
+	select {
+	case r := <-done:
+		return r.result, nil, r.err
+	default:
+	}
+	if late != nil {
+		late.closed.Store(true)
+	}
+	return tool.Result{}, running, fmt.Errorf("the outcome is unknown: %w", context.Cause(ctx))
+}
+
+// lateReporter passes progress on until the call it belongs to has ended
+// at its deadline, and drops it afterwards.
+type lateReporter struct {
+	next   tool.ProgressReporter
+	closed atomic.Bool
+}
+
+func (r *lateReporter) ReportProgress(ctx context.Context, p tool.Progress) error {
+	if r.closed.Load() {
+		return errors.New("the call ended at its deadline; progress is no longer passed on")
+	}
+	return r.next.ReportProgress(ctx, p)
 }
 
 // callSafely runs the binding and turns a panic that escaped it (a binding
@@ -466,9 +565,12 @@ func (d *Dispatcher) checkTime(cp Checkpoint, now time.Time) error {
 }
 
 // RunAll runs the calls of one model turn, at most Config.MaxConcurrency at
-// a time, and returns their outcomes in the order of calls. Each call is
-// run as by Run: a panic or error in one is that call's Outcome and
-// touches no other. calls is not retained.
+// a time (0 and 1: in order, one after the other), and returns their
+// outcomes in the order of calls. Each call is run as by Run: a panic or
+// error in one is that call's Outcome and touches no other. A call that
+// ended at Config.CallTimeout while its tool goes on holds its slot until
+// the tool returns: later calls wait for a free slot, so at most
+// MaxConcurrency tools of the turn run at any time. calls is not retained.
 func (d *Dispatcher) RunAll(ctx context.Context, calls []Call) []Outcome {
 	outcomes := make([]Outcome, len(calls))
 	limit := 1
@@ -476,8 +578,12 @@ func (d *Dispatcher) RunAll(ctx context.Context, calls []Call) []Outcome {
 		limit = d.maxConcurrency
 	}
 	if limit <= 1 || len(calls) <= 1 {
+		var running <-chan struct{}
 		for i, c := range calls {
-			outcomes[i] = d.Run(ctx, c)
+			if running != nil {
+				<-running
+			}
+			outcomes[i], running = d.runLogged(ctx, c)
 		}
 		return outcomes
 	}
@@ -486,8 +592,16 @@ func (d *Dispatcher) RunAll(ctx context.Context, calls []Call) []Outcome {
 	for i, c := range calls {
 		sem <- struct{}{}
 		wg.Go(func() {
-			defer func() { <-sem }()
-			outcomes[i] = d.Run(ctx, c)
+			var running <-chan struct{}
+			outcomes[i], running = d.runLogged(ctx, c)
+			if running == nil {
+				<-sem
+				return
+			}
+			go func() {
+				<-running
+				<-sem
+			}()
 		})
 	}
 	wg.Wait()

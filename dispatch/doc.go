@@ -103,10 +103,26 @@
 //
 // # Several calls in one turn
 //
-// [Dispatcher.RunAll] runs the calls of one turn concurrently, at most
-// [Config.MaxConcurrency] at a time, and returns the outcomes in call order.
-// A panic or error in one call becomes that call's Outcome and touches no
+// [Dispatcher.RunAll] runs the calls of one turn and returns the outcomes
+// in call order: one after the other by default, concurrently when
+// [Config.MaxConcurrency] is 2 or more, at most that many at a time. A
+// panic or error in one call becomes that call's Outcome and touches no
 // other.
+//
+// # Deadlines
+//
+// A tool is expected to stop when its ctx ends. One that does not keeps
+// its caller waiting, unless [Config.CallTimeout] is set: then Run,
+// RunAll and Resume wait for a call's tool at most that long, and a call
+// past it is KindUnknown — the tool may have done all, some or none of
+// its work, and may still be doing it. Its goroutine goes on until the
+// tool returns, and in RunAll it keeps its MaxConcurrency slot until
+// then, so that tools which ignore ctx leak at most MaxConcurrency
+// goroutines per turn. The deadline is off by default: a default would
+// turn today's long tools into unknown outcomes that did complete. An
+// unknown outcome is retried only when [Outcome.Retryable] says so (a
+// tool.EffectSafe or tool.EffectIdempotent tool); otherwise the runtime
+// finds out from the backend or a person what happened.
 //
 // # Text-only providers
 //

@@ -96,7 +96,7 @@ func (d *Dispatcher) Resume(ctx context.Context, cp Checkpoint, a Answer) (Outco
 		return o, err
 	}
 	o := Outcome{CallID: cp.callID, Tool: cp.request.Name, Effect: binding.Contract().Effect(), IdempotencyKey: cp.key}
-	result, err := callSafely(ctx, binding, invocation, a.Progress)
+	result, _, err := d.callTool(ctx, binding, invocation, a.Progress)
 	call := Call{ID: cp.callID, Request: cp.request, IdempotencyKey: cp.key, Principal: cp.principal}
 	o = d.settle(o, call, result, err)
 	o.Duration = time.Since(start)

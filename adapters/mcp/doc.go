@@ -19,7 +19,15 @@
 // answer is resumed ([dispatch.Dispatcher.Resume]) by any server instance
 // that holds the seal keys, and a state that was tampered with is refused.
 // Clients older than MCP 2026-07-28 are asked with a server-initiated
-// elicitation instead. [AddTools] documents the mapping, and [Config] and
+// elicitation instead.
+//
+// Over streamable HTTP, wrap the SDK's handler with [HTTPHandler]: the
+// answers of retries then reach Resume as the exact JSON text the client
+// sent (duplicate members and invalid UTF-8 refused, numbers never
+// rounded), and a call ends when the connection carrying it drops.
+// Over stdio and in-memory transports the SDK's decoded answer is all
+// there is; [HTTPHandler] lists what is lost and what the bridge refuses
+// there. [AddTools] documents the mapping, and [Config] and
 // [ToolOptions] what a server decides per registry and per tool.
 //
 // The command agentloop-mcp (go run ./adapters/mcp/cmd/agentloop-mcp)

@@ -31,8 +31,11 @@ type Config struct {
 	// the registry whose tools are served (required), the keys that seal
 	// the request state of a suspended call (required; every server
 	// instance that may receive a client's retry needs the same keys),
-	// the idempotency keys and the logger. MaxConcurrency is not used:
-	// the MCP server runs each tools/call on its own.
+	// the idempotency keys, the logger and the per-call deadline
+	// (CallTimeout: a call whose tool has not returned by then gets the
+	// isError result of an unknown outcome, while the tool, which
+	// ignored its context, runs on in its own goroutine). MaxConcurrency
+	// is not used: the MCP server runs each tools/call on its own.
 	Dispatch dispatch.Config
 	// Principal, when not nil, names who the client acts for (a user ID
 	// or a tenant from the request's authentication, say), for each
@@ -121,7 +124,9 @@ const maxLegacyRounds = 10
 //
 // Progress the tool reports is sent as notifications/progress with the
 // client's progress token, when it gave one. A client's cancellation
-// cancels the ctx of the call.
+// (notifications/cancelled) cancels the ctx of the call; over streamable
+// HTTP wrapped with HTTPHandler, so does a dropped connection. A
+// Dispatch.CallTimeout bounds how long a call may take.
 //
 // # Suspension
 //
@@ -149,7 +154,10 @@ const maxLegacyRounds = 10
 //
 // The answer: accept continues the tool with the form's content as its
 // answer (a content that breaks the response schema is a JSON-RPC error,
-// and does not use up the state: the person may correct it). Decline is
+// and does not use up the state: the person may correct it). Over
+// streamable HTTP wrapped with HTTPHandler the content is the exact JSON
+// text the client sent; elsewhere it is the SDK's decoded content, and
+// HTTPHandler says what is lost there and what the bridge refuses. Decline is
 // final: the state is claimed, the tool sees nothing more of the call, and
 // the client gets the isError result of dispatch.Dispatcher.Decline ("The
 // person declined the call to …"). Cancel (the request dismissed without
@@ -302,6 +310,8 @@ func ptr[T any](v T) *T { return &v }
 
 // handle is the mcp.ToolHandler of every served tool.
 func (b *bridge) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ctx, release := withRequest(ctx, req)
+	defer release()
 	progress := progressSink(req)
 	principal, err := b.principalOf(ctx, req)
 	if err != nil {
@@ -403,9 +413,9 @@ func (b *bridge) resume(ctx context.Context, req *mcp.CallToolRequest, principal
 		var o dispatch.Outcome
 		switch answer.Action {
 		case "accept":
-			content, err := json.Marshal(answer.Content)
-			if err != nil || answer.Content == nil {
-				content = []byte("{}")
+			content, err := answerContent(req, answer, round)
+			if err != nil {
+				return nil, b.refused(ctx, err)
 			}
 			o, err = b.d.Resume(ctx, cp, dispatch.Answer{Response: content, Principal: principal, Progress: progress})
 			if err != nil && o.Kind == "" {
@@ -445,6 +455,37 @@ func (b *bridge) resume(ctx context.Context, req *mcp.CallToolRequest, principal
 		}
 		cp = *o.Checkpoint
 	}
+}
+
+// answerContent is the JSON text of an accepted answer: the bytes the
+// client sent when HTTPHandler kept them (the first round only: later
+// rounds are asked by the bridge itself), or else the SDK's decoded
+// content, re-encoded once checkDecoded found nothing it may have
+// changed. An absent content is the empty object.
+func answerContent(req *mcp.CallToolRequest, answer *mcp.ElicitResult, round int) ([]byte, error) {
+	if round == 1 {
+		raw, found, err := rawAnswer(req)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			if raw == nil {
+				return []byte("{}"), nil
+			}
+			return raw, nil
+		}
+	}
+	if answer.Content == nil {
+		return []byte("{}"), nil
+	}
+	if err := checkDecoded(map[string]any(answer.Content), ""); err != nil {
+		return nil, err
+	}
+	content, err := json.Marshal(answer.Content)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the answer could not be encoded: %v", dispatch.ErrInvalidAnswer, err)
+	}
+	return content, nil
 }
 
 // refused is the JSON-RPC error for a retry that Resume or Decline
