@@ -149,6 +149,10 @@ func (r *repo) consume(proxyDir, work string, log io.Writer) error {
 		// database cannot know them.
 		"GONOSUMDB="+rootModule,
 		"GOFLAGS=-modcacherw -mod=mod",
+		// The go command indexes what it reads in the module cache once
+		// per module version, trusting it never to change; the packed
+		// versions do change between checks.
+		"GODEBUG=goindex=0",
 		"GOTOOLCHAIN=local",
 	)
 	run := func(args ...string) error {
