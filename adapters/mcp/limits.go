@@ -273,7 +273,11 @@ func (rt limitRoundTripper) RoundTrip(req *http.Request) (*http.Response, error)
 		return resp, err
 	}
 	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Type"))), "text/event-stream") {
-		return resp, nil // each event is bounded by MaxEventSize
+		// A stream has no length; each event of it is bounded instead,
+		// while it is read (the SDK's MaxEventSize checks only what its
+		// reader has already taken from the body).
+		resp.Body = &eventBody{body: resp.Body, limit: rt.limit + eventOverhead}
+		return resp, nil
 	}
 	if resp.ContentLength > rt.limit {
 		resp.Body.Close()
@@ -316,6 +320,49 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 }
 
 func (b *limitedBody) Close() error { return b.body.Close() }
+
+// eventOverhead is what an event may hold beyond its message: the
+// "data: " prefix of each line, and its event and id fields.
+const eventOverhead = 4 << 10
+
+// eventBody reads an event stream and fails as soon as one event (the
+// bytes up to a blank line) is longer than limit: it never asks body
+// for more than the current event may still hold, plus one byte.
+type eventBody struct {
+	body  io.ReadCloser
+	limit int64
+	event int64 // bytes of the current event so far
+	line  int   // bytes of the current line so far, without CR
+}
+
+func (b *eventBody) Read(p []byte) (int, error) {
+	if b.event > b.limit {
+		return 0, tooLarge(b.limit - eventOverhead)
+	}
+	if room := b.limit - b.event + 1; int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := b.body.Read(p)
+	for _, c := range p[:n] {
+		b.event++
+		switch c {
+		case '\n':
+			if b.line == 0 {
+				b.event = 0 // a blank line ends the event
+			}
+			b.line = 0
+		case '\r':
+		default:
+			b.line++
+		}
+	}
+	if b.event > b.limit {
+		return 0, tooLarge(b.limit - eventOverhead)
+	}
+	return n, err
+}
+
+func (b *eventBody) Close() error { return b.body.Close() }
 
 // elicitBudget is what one call of an imported tool may still ask the
 // client's elicitation handler.
