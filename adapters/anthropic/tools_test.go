@@ -145,3 +145,25 @@ func TestZeroTools(t *testing.T) {
 	require.Empty(t, zero.Relaxed())
 	require.False(t, zero.Strict("x"))
 }
+
+// TestUnsatisfiableIsNotStrict: a closed schema that still requires a
+// member it does not declare admits no call, so it is sent non-strict with
+// a lint naming the rule.
+func TestUnsatisfiableIsNotStrict(t *testing.T) {
+	for _, tc := range []struct {
+		name, schema string
+		lint         toolanthropic.Lint
+	}{
+		{"undeclared_required", `{"type":"object","properties":{"a":{"type":"string"}},"required":["a","b"]}`,
+			toolanthropic.Lint{Tool: "undeclared_required", Pointer: "/required/1", Rule: `required names the member "b", which properties does not declare: a closed strict schema would refuse every call or admit none`}},
+		{"string_enum_integer", `{"type":"object","properties":{"n":{"type":"integer","enum":["1","2"]}},"required":["n"]}`,
+			toolanthropic.Lint{Tool: "string_enum_integer", Pointer: "/properties/n/enum", Rule: "no value of enum has the declared type, so no value is valid"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{def(tc.name, tc.schema)}})
+			require.NoError(t, err)
+			require.False(t, tools.Strict(tc.name))
+			require.Equal(t, []toolanthropic.Lint{tc.lint}, tools.Lints())
+		})
+	}
+}

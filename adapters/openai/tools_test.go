@@ -1,6 +1,7 @@
 package toolopenai_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -122,4 +123,45 @@ func TestZeroToolsAndCopies(t *testing.T) {
 	lints[0].Tool, relaxed[0].Tool = "changed", "changed"
 	require.Equal(t, "free", tools.Lints()[0].Tool)
 	require.Equal(t, "bounded", tools.Relaxed()[0].Tool)
+}
+
+// schemaTool is a tool that only has a definition, for Prepare.
+type schemaTool struct{ def tool.Definition }
+
+func (s schemaTool) Definition() tool.Definition { return s.def }
+func (schemaTool) Call(context.Context, tool.Invocation) (tool.Result, error) {
+	return tool.Result{}, nil
+}
+
+// TestNeverStrictAgainstPrepare: a schema whose strict lowering would make
+// the provider produce calls Prepare refuses, or whose nulls would change
+// meaning, is sent non-strict with a lint naming the rule; the call the
+// provider produces reaches Prepare as written and is admitted with its
+// meaning.
+func TestNeverStrictAgainstPrepare(t *testing.T) {
+	for _, tc := range []struct {
+		name, schema, args string
+		lint               toolopenai.Lint
+	}{
+		{"undeclared_required", `{"type":"object","properties":{"a":{"type":"string"}},"required":["a","b"]}`, `{"a":"x","b":1}`,
+			toolopenai.Lint{Tool: "undeclared_required", Pointer: "/required/1", Rule: `required names the member "b", which properties does not declare: a closed strict schema would refuse every call or admit none`}},
+		{"string_enum_integer", `{"type":"object","properties":{"n":{"type":["integer","string"],"enum":["1","2"]},"m":{"type":"integer","enum":["1"]}},"required":["n"]}`, `{"n":"1"}`,
+			toolopenai.Lint{Tool: "string_enum_integer", Pointer: "/properties/m/enum", Rule: "no value of enum has the declared type, so no value is valid"}},
+		{"clear_manager", `{"type":"object","properties":{"manager":{"type":["string","null"]}}}`, `{"manager":null}`,
+			toolopenai.Lint{Tool: "clear_manager", Pointer: "/properties/manager", Rule: `the optional member "manager" admits null itself, so a null sent for it in strict mode could mean either null or absent`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := def(tc.name, tc.schema)
+			tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: []tool.Definition{d}})
+			require.NoError(t, err)
+			require.False(t, tools.Strict(tc.name))
+			require.Equal(t, []toolopenai.Lint{tc.lint}, tools.Lints())
+			calls := tools.ChatCalls(chatMessage(t, tc.name, tc.args))
+			require.Equal(t, tc.args, calls[0].Request.Arguments, "the meaning is kept")
+			b, err := tool.Bind(schemaTool{d})
+			require.NoError(t, err)
+			_, err = b.Contract().Prepare(calls[0].Request, tool.Admission{})
+			require.NoError(t, err)
+		})
+	}
 }

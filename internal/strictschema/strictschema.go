@@ -17,6 +17,7 @@ package strictschema
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -451,6 +452,7 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 	if !typed {
 		l.block(ptr, "a schema without type, enum, const, anyOf or $ref admits any value, which strict mode cannot express")
 	}
+	l.unsatisfiable(m, ptr)
 	if hasType(m, "object") {
 		height++
 		l.closeObject(orig, out, &u, ptr)
@@ -521,6 +523,11 @@ func (l *lowerer) closeObject(m original, out map[string]any, u *Undo, ptr strin
 	}
 	out["additionalProperties"] = false
 	rs, _ := m.required.([]any)
+	for i, r := range rs {
+		if name, ok := r.(string); ok && props[name] == nil {
+			l.block(ptr+"/required/"+strconv.Itoa(i), "required names the member "+strconv.Quote(name)+", which properties does not declare: a closed strict schema would refuse every call or admit none")
+		}
+	}
 	names := sortedKeys(props)
 	lp, _ := out["properties"].(map[string]any)
 	isRequired := func(name string) int {
@@ -550,6 +557,10 @@ func (l *lowerer) closeObject(m original, out map[string]any, u *Undo, ptr strin
 		out["required"] = all
 	}
 	for _, name := range optional {
+		if s, ok := props[name].(map[string]any); ok && constrained(s) && l.mayAdmitNull(s, 0) {
+			l.block(ptr+"/properties/"+escape(name), "the optional member "+strconv.Quote(name)+" admits null itself, so a null sent for it in strict mode could mean either null or absent")
+			continue
+		}
 		if u.Nullable == nil {
 			u.Nullable = map[string]bool{}
 		}
@@ -716,6 +727,96 @@ func admitsNull(s map[string]any, defs map[string]*defState, depth int) bool {
 			if xm, ok := x.(map[string]any); ok && admitsNull(xm, defs, depth+1) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// mayAdmitNull reports whether the schema s, of the tree being lowered, may
+// admit null; false only when it surely does not. It reads the keywords the
+// lowering keeps as they were (type, enum, const, anyOf, $ref), so it
+// answers for the canonical schema.
+func (l *lowerer) mayAdmitNull(s map[string]any, depth int) bool {
+	if depth > 32 {
+		return true
+	}
+	if ref, ok := s["$ref"].(string); ok {
+		if ref == "#" {
+			return false // the root is an object
+		}
+		name, found := "", false
+		for _, prefix := range []string{"#/$defs/", "#/definitions/"} {
+			if rest, ok := strings.CutPrefix(ref, prefix); ok {
+				name, found = unescape(rest), true
+			}
+		}
+		d, ok := l.defs[name]
+		if !found || !ok {
+			return true
+		}
+		dm, ok := d.raw.(map[string]any)
+		return !ok || l.mayAdmitNull(dm, depth+1)
+	}
+	if e, ok := s["enum"].([]any); ok && !slices.Contains(e, nil) {
+		return false
+	}
+	if c, ok := s["const"]; ok && c != nil {
+		return false
+	}
+	if _, ok := s["type"]; ok && !hasType(s, "null") {
+		return false
+	}
+	if b, ok := s["anyOf"].([]any); ok {
+		for _, x := range b {
+			if xm, ok := x.(map[string]any); !ok || l.mayAdmitNull(xm, depth+1) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// unsatisfiable blocks a node whose type admits none of its enum values,
+// or not its const value: no value is valid under it, so a strict schema
+// would force the provider to produce a call that Prepare refuses.
+func (l *lowerer) unsatisfiable(m map[string]any, ptr string) {
+	if _, ok := m["type"]; !ok {
+		return
+	}
+	if e, ok := m["enum"].([]any); ok && !slices.ContainsFunc(e, func(v any) bool { return ofType(m, v) }) {
+		l.block(ptr+"/enum", "no value of enum has the declared type, so no value is valid")
+	}
+	if c, ok := m["const"]; ok && !ofType(m, c) {
+		l.block(ptr+"/const", "the value of const does not have the declared type, so no value is valid")
+	}
+}
+
+// ofType reports whether the primitive value v has a type of the node m.
+func ofType(m map[string]any, v any) bool {
+	switch x := v.(type) {
+	case string:
+		return hasType(m, "string")
+	case bool:
+		return hasType(m, "boolean")
+	case nil:
+		return hasType(m, "null")
+	case json.Number:
+		if hasType(m, "number") {
+			return true
+		}
+		f, err := strconv.ParseFloat(string(x), 64)
+		return hasType(m, "integer") && (err != nil || f == math.Trunc(f))
+	}
+	return true // not primitive: blocked already
+}
+
+// constrained reports whether s has a keyword that limits its values' kind;
+// a schema without one is blocked already.
+func constrained(s map[string]any) bool {
+	for _, k := range []string{"type", "enum", "const", "anyOf", "$ref"} {
+		if _, ok := s[k]; ok {
+			return true
 		}
 	}
 	return false

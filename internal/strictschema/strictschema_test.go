@@ -46,6 +46,22 @@ func TestLowerBlocks(t *testing.T) {
 			{"/properties/a/anyOf", "anyOf branches with optional members must differ in JSON type from the other branches, so that a null sent for an absent member can be removed unambiguously"}}},
 		{"older dialect", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"type":"string"}}}`, strictschema.OpenAI, []strictschema.Finding{
 			{"/$schema", `only JSON Schema 2020-12 is lowered; the schema declares "http://json-schema.org/draft-07/schema#"`}}},
+		{"required names an undeclared member, OpenAI", `{"type":"object","properties":{"a":{"type":"string"}},"required":["a","b"]}`, strictschema.OpenAI, []strictschema.Finding{
+			{"/required/1", `required names the member "b", which properties does not declare: a closed strict schema would refuse every call or admit none`}}},
+		{"required names an undeclared member, Anthropic", `{"type":"object","properties":{"a":{"type":"string"}},"required":["a","b"]}`, strictschema.Anthropic, []strictschema.Finding{
+			{"/required/1", `required names the member "b", which properties does not declare: a closed strict schema would refuse every call or admit none`}}},
+		{"integer with a string enum", `{"type":"object","properties":{"n":{"type":"integer","enum":["1","2"]}},"required":["n"]}`, strictschema.Anthropic, []strictschema.Finding{
+			{"/properties/n/enum", "no value of enum has the declared type, so no value is valid"}}},
+		{"integer with a fractional enum", `{"type":"object","properties":{"n":{"type":"integer","enum":[1.5]}},"required":["n"]}`, strictschema.OpenAI, []strictschema.Finding{
+			{"/properties/n/enum", "no value of enum has the declared type, so no value is valid"}}},
+		{"const of another type", `{"type":"object","properties":{"k":{"type":"string","const":1}},"required":["k"]}`, strictschema.OpenAI, []strictschema.Finding{
+			{"/properties/k/const", "the value of const does not have the declared type, so no value is valid"}}},
+		{"optional member that admits null", `{"type":"object","properties":{"manager":{"type":["string","null"]}}}`, strictschema.OpenAI, []strictschema.Finding{
+			{"/properties/manager", `the optional member "manager" admits null itself, so a null sent for it in strict mode could mean either null or absent`}}},
+		{"optional member whose anyOf admits null", `{"type":"object","properties":{"manager":{"anyOf":[{"type":"string"},{"type":"null"}]}}}`, strictschema.OpenAI, []strictschema.Finding{
+			{"/properties/manager", `the optional member "manager" admits null itself, so a null sent for it in strict mode could mean either null or absent`}}},
+		{"optional member whose definition admits null", `{"type":"object","properties":{"manager":{"$ref":"#/$defs/m"}},"$defs":{"m":{"enum":["x",null]}}}`, strictschema.OpenAI, []strictschema.Finding{
+			{"/properties/manager", `the optional member "manager" admits null itself, so a null sent for it in strict mode could mean either null or absent`}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := strictschema.Lower([]byte(tc.schema), tc.rules)
@@ -116,4 +132,34 @@ func TestApply(t *testing.T) {
 	}
 	var none *strictschema.Undo
 	require.Equal(t, `{"b":null}`, none.Apply(`{"b":null}`))
+}
+
+// TestNullKeepsItsMeaning: a null the canonical schema admits is never cut.
+// Only the nulls the lowering added go; a member that admits null is kept
+// nullable and required where it is required, and optional where the
+// provider allows optional members.
+func TestNullKeepsItsMeaning(t *testing.T) {
+	for _, tc := range []struct {
+		name, schema string
+		rules        strictschema.Rules
+		wire         string
+		args, want   string
+	}{
+		{"OpenAI, required and nullable", `{"type":"object","properties":{"manager":{"type":["string","null"]},"note":{"type":"string"}},"required":["manager"]}`, strictschema.OpenAI,
+			`{"type":"object","additionalProperties":false,"required":["manager","note"],"properties":{"manager":{"type":["string","null"]},"note":{"type":["string","null"]}}}`,
+			`{"manager":null,"note":null}`, `{"manager":null}`},
+		{"OpenAI, a nullable member that is not optional, in a definition", `{"type":"object","properties":{"who":{"$ref":"#/$defs/p"}},"required":["who"],"$defs":{"p":{"type":"object","properties":{"manager":{"anyOf":[{"type":"string"},{"type":"null"}]}},"required":["manager"]}}}`, strictschema.OpenAI,
+			`{"type":"object","additionalProperties":false,"required":["who"],"properties":{"who":{"$ref":"#/$defs/p"}},"$defs":{"p":{"type":"object","additionalProperties":false,"required":["manager"],"properties":{"manager":{"anyOf":[{"type":"string"},{"type":"null"}]}}}}}`,
+			`{"who":{"manager":null}}`, `{"who":{"manager":null}}`},
+		{"Anthropic, optional and nullable", `{"type":"object","properties":{"manager":{"type":["string","null"]}}}`, strictschema.Anthropic,
+			`{"type":"object","additionalProperties":false,"properties":{"manager":{"type":["string","null"]}}}`,
+			`{"manager":null}`, `{"manager":null}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := strictschema.Lower([]byte(tc.schema), tc.rules)
+			require.Empty(t, res.Blocked)
+			require.JSONEq(t, tc.wire, string(res.Wire()))
+			require.Equal(t, tc.want, res.Undo.Apply(tc.args))
+		})
+	}
 }
