@@ -106,6 +106,11 @@ type Config struct {
 	// error. Completed and suspended calls log at Info, failed, rejected
 	// and unknown-tool calls at Warn, unknown outcomes at Error.
 	Logger *slog.Logger
+	// Observer, when not nil, is called as each call starts and ends, and
+	// when Resume or Decline refuses a checkpoint; see [Observer] for
+	// what its hooks are given and the guarantees they must keep. New
+	// copies it. nil, the default, observes nothing and costs nothing.
+	Observer *Observer
 }
 
 // Dispatcher runs proposed calls against a registry; see the package
@@ -123,6 +128,7 @@ type Dispatcher struct {
 	maxConcurrency int
 	callTimeout    time.Duration
 	logger         *slog.Logger
+	observer       *Observer
 }
 
 // New checks config and returns a Dispatcher. Errors wrap ErrInvalidConfig:
@@ -181,7 +187,13 @@ func New(config Config) (*Dispatcher, error) {
 	if clock == nil {
 		clock = time.Now
 	}
+	var observer *Observer
+	if config.Observer != nil {
+		o := *config.Observer
+		observer = &o
+	}
 	return &Dispatcher{
+		observer:       observer,
 		registry:       config.Registry,
 		store:          config.Store,
 		keys:           keys,
@@ -250,9 +262,12 @@ func (d *Dispatcher) Run(ctx context.Context, call Call) Outcome {
 // call's tool has returned, or nil when nothing still runs.
 func (d *Dispatcher) runLogged(ctx context.Context, call Call) (Outcome, <-chan struct{}) {
 	start := time.Now()
+	info := CallInfo{Op: OpRun, CallID: call.ID, Tool: call.Request.Name, IdempotencyKey: call.IdempotencyKey, Principal: call.Principal}
+	ctx = d.callStart(ctx, info)
 	o, running := d.run(ctx, call)
 	o.Duration = time.Since(start)
 	d.log(ctx, o)
+	d.callDone(ctx, info, o)
 	return o, running
 }
 
@@ -372,12 +387,16 @@ func callSafely(ctx context.Context, binding tool.Binding, invocation tool.Invoc
 // input request stamped for another tool or idempotency key than call and
 // key is never sealed: its answer could not resume the call, so the
 // outcome is unknown, with an error wrapping ErrInvalidCheckpoint.
+// Config.Observer's CallDone sees the Outcome (a workflow that replays
+// Settle calls it on each replay).
 func (d *Dispatcher) Settle(call Call, key tool.IdempotencyKey, effect tool.Effect, result tool.Result, err error) Outcome {
 	o := Outcome{CallID: call.ID, Tool: call.Request.Name, Effect: effect, IdempotencyKey: key}
 	if d == nil || d.registry == nil {
 		return unknown(o, fmt.Errorf("%w: the zero Dispatcher settles nothing", ErrInvalidConfig))
 	}
-	return d.settle(o, call, result, err)
+	o = d.settle(o, call, result, err)
+	d.callDone(context.Background(), CallInfo{Op: OpSettle, CallID: call.ID, Tool: call.Request.Name, IdempotencyKey: key, Principal: call.Principal}, o)
+	return o
 }
 
 func (d *Dispatcher) settle(o Outcome, call Call, result tool.Result, err error) Outcome {

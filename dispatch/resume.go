@@ -77,31 +77,60 @@ func (d *Dispatcher) Resume(ctx context.Context, cp Checkpoint, a Answer) (Outco
 	if d == nil || d.registry == nil || d.store == nil {
 		return Outcome{}, fmt.Errorf("%w: the zero Dispatcher resumes nothing", ErrInvalidConfig)
 	}
-	binding, continuation, now, err := d.admitResume(cp, a.Response, true)
+	info := resumeInfo(OpResume, cp, a)
+	binding, invocation, now, digest, err := d.admitAnswer(cp, a)
 	if err != nil {
-		return Outcome{}, err
-	}
-	if err := checkAnswerer(cp, a.Principal); err != nil {
-		return Outcome{}, err
-	}
-	invocation, err := binding.Contract().Prepare(cp.request, tool.Admission{IdempotencyKey: cp.key, Continuation: &continuation})
-	if err != nil {
-		return Outcome{}, fmt.Errorf("%w: the call is no longer admitted: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
-	}
-	digest, err := AnswerSHA256(a.Response)
-	if err != nil {
+		d.resumeRefused(ctx, info, err)
 		return Outcome{}, err
 	}
 	if o, done, err := d.claim(ctx, cp, a.Principal, digest, now); done {
-		return o, err
+		return d.claimed(ctx, info, o, err)
 	}
+	ctx = d.callStart(ctx, info)
 	o := Outcome{CallID: cp.callID, Tool: cp.request.Name, Effect: binding.Contract().Effect(), IdempotencyKey: cp.key}
 	result, _, err := d.callTool(ctx, binding, invocation, a.Progress)
 	call := Call{ID: cp.callID, Request: cp.request, IdempotencyKey: cp.key, Principal: cp.principal}
 	o = d.settle(o, call, result, err)
 	o.Duration = time.Since(start)
 	d.log(ctx, o)
+	d.callDone(ctx, info, o)
 	return o, d.finish(ctx, cp, o)
+}
+
+// admitAnswer runs the steps of Resume before the claim: the seal, the
+// answer, the time, the principal and the admission. It returns the
+// tool's binding, the call admitted again, the time the expiry was judged
+// at and the digest of the answer.
+func (d *Dispatcher) admitAnswer(cp Checkpoint, a Answer) (tool.Binding, tool.Invocation, time.Time, string, error) {
+	binding, continuation, now, err := d.admitResume(cp, a.Response, true)
+	if err != nil {
+		return tool.Binding{}, tool.Invocation{}, time.Time{}, "", err
+	}
+	if err := checkAnswerer(cp, a.Principal); err != nil {
+		return tool.Binding{}, tool.Invocation{}, time.Time{}, "", err
+	}
+	invocation, err := binding.Contract().Prepare(cp.request, tool.Admission{IdempotencyKey: cp.key, Continuation: &continuation})
+	if err != nil {
+		return tool.Binding{}, tool.Invocation{}, time.Time{}, "", fmt.Errorf("%w: the call is no longer admitted: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
+	}
+	digest, err := AnswerSHA256(a.Response)
+	if err != nil {
+		return tool.Binding{}, tool.Invocation{}, time.Time{}, "", err
+	}
+	return binding, invocation, now, digest, nil
+}
+
+// claimed ends a resume or decline whose claim found the checkpoint
+// claimed before, or failed: a replayed outcome is observed as a call, an
+// error as a refusal.
+func (d *Dispatcher) claimed(ctx context.Context, info CallInfo, o Outcome, err error) (Outcome, error) {
+	if err != nil {
+		d.resumeRefused(ctx, info, err)
+		return o, err
+	}
+	ctx = d.callStart(ctx, info)
+	d.callDone(ctx, info, o)
+	return o, nil
 }
 
 // Decline records that the person declined the suspended call: a claim,
@@ -125,16 +154,19 @@ func (d *Dispatcher) Decline(ctx context.Context, cp Checkpoint, a Answer) (Outc
 	if d == nil || d.registry == nil || d.store == nil {
 		return Outcome{}, fmt.Errorf("%w: the zero Dispatcher declines nothing", ErrInvalidConfig)
 	}
+	info := resumeInfo(OpDecline, cp, a)
 	_, _, now, err := d.admitResume(cp, nil, false)
-	if err != nil {
-		return Outcome{}, err
+	if err == nil {
+		err = checkAnswerer(cp, a.Principal)
 	}
-	if err := checkAnswerer(cp, a.Principal); err != nil {
+	if err != nil {
+		d.resumeRefused(ctx, info, err)
 		return Outcome{}, err
 	}
 	if o, done, err := d.claim(ctx, cp, a.Principal, DeclineSHA256, now); done {
-		return o, err
+		return d.claimed(ctx, info, o, err)
 	}
+	ctx = d.callStart(ctx, info)
 	o := Outcome{CallID: cp.callID, Tool: cp.request.Name, Kind: KindFailed, IsError: true, IdempotencyKey: cp.key}
 	if b, ok := d.registry.Resolve(cp.request.Name); ok {
 		o.Effect = b.Contract().Effect()
@@ -147,6 +179,7 @@ func (d *Dispatcher) Decline(ctx context.Context, cp Checkpoint, a Answer) (Outc
 		o.Err = failure
 	}
 	d.log(ctx, o)
+	d.callDone(ctx, info, o)
 	return o, d.finish(ctx, cp, o)
 }
 

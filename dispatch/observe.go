@@ -1,0 +1,164 @@
+package dispatch
+
+import (
+	"context"
+
+	"github.com/agentcontract/tool"
+)
+
+// Observer is a set of hooks with which a runtime observes the calls a
+// [Dispatcher] runs: a tracer starts a span in CallStart and ends it in
+// CallDone, a meter records each [Outcome]'s kind and duration, an audit
+// log records every refused resume. It is designed as
+// net/http/httptrace's ClientTrace is: every field is optional, and a nil
+// field costs nothing. Set it as [Config.Observer]; [New] copies the
+// struct, so changing it afterwards changes nothing.
+//
+// What the hooks are given is private: an Outcome's Err, its Retryable
+// verdict and the refusal errors of [Dispatcher.Resume] are for logs and
+// traces, never for the model. Keep what the model sees to
+// [Outcome.Output].
+//
+// Guarantees, for every hook:
+//   - it is called synchronously, on the goroutine of the call it
+//     observes (the goroutine of Run, of one call of RunAll, of Resume,
+//     of Decline or of Settle), so it delays that call while it runs;
+//   - calls of RunAll run concurrently when [Config.MaxConcurrency] is
+//     above 1, and one Dispatcher serves concurrent callers: every hook
+//     must be safe for concurrent use;
+//   - a hook must not panic; if one does, the panic is recovered and
+//     dropped, and the call goes on as if the hook had returned (a
+//     CallStart that panics leaves ctx as it was). No hook changes an
+//     Outcome or an error.
+type Observer struct {
+	// CallStart is called when a call starts: at the start of Run (and of
+	// each call of RunAll), before the tool is resolved; and in Resume
+	// and Decline once the checkpoint is admitted and claimed, just before
+	// the tool runs (or the decline or the recorded outcome of a replay
+	// is returned). The context it returns is the one the call continues
+	// with: the tool runs with it, and CallDone receives it, so a tracer
+	// can put its span there. Returning nil keeps ctx. Settle, which runs
+	// nothing, does not call it.
+	//
+	// Every CallStart is followed by exactly one CallDone for the same
+	// call, on the same goroutine.
+	CallStart func(ctx context.Context, info CallInfo) context.Context
+	// CallDone is called with the Outcome of every call, after
+	// Config.Logger's record and before the Outcome is returned. The
+	// Outcome carries the kind, the private error (Outcome.Err), the
+	// retry verdict (Outcome.Retryable), the duration and, when
+	// suspended, the Checkpoint whose ID a later resumption carries as
+	// [CallInfo.CheckpointID]. A replayed Outcome (Outcome.Replayed) ran
+	// nothing. Settle calls it with context.Background(), as it has no
+	// context of its own.
+	CallDone func(ctx context.Context, info CallInfo, o Outcome)
+	// ResumeRefused is called when Resume or Decline refuses a checkpoint
+	// and runs nothing: err is the error they return, and wraps
+	// [ErrInvalidCheckpoint] (an altered, forged or foreign seal, or a
+	// tool no longer admitted), [ErrInvalidAnswer], [ErrExpired],
+	// [ErrWrongPrincipal], [ErrAlreadyAnswered] (a refused replay: the
+	// checkpoint was claimed before by another answer or a decline),
+	// [ErrStore] or [ErrInvalidConfig]. Tell them apart with errors.Is.
+	// No CallStart or CallDone is called for a refused checkpoint.
+	//
+	// The CallInfo is what the checkpoint says: when err wraps
+	// ErrInvalidCheckpoint the seal may not have verified, and its
+	// fields may be forged.
+	ResumeRefused func(ctx context.Context, info CallInfo, err error)
+}
+
+// Op says which method of a [Dispatcher] a [CallInfo] comes from.
+type Op string
+
+// The operations an [Observer] sees.
+const (
+	// OpRun: Run, or one call of RunAll.
+	OpRun Op = "run"
+	// OpResume: Resume.
+	OpResume Op = "resume"
+	// OpDecline: Decline.
+	OpDecline Op = "decline"
+	// OpSettle: Settle.
+	OpSettle Op = "settle"
+)
+
+// CallInfo says which call an [Observer]'s hook is about. It is a value,
+// given anew to each hook; it holds nothing the hook must not keep.
+type CallInfo struct {
+	// Op is the method observed.
+	Op Op
+	// CallID is the provider's correlation ID, as given (see [Call.ID]).
+	CallID string
+	// Tool is the requested tool name, as given; it has no length bound,
+	// and comes from the model.
+	Tool string
+	// IdempotencyKey is the key the call runs with when it is known at
+	// the time of the hook: the Call's own key in Run (empty when the
+	// Dispatcher will choose one; the Outcome carries it then), the
+	// checkpoint's in Resume and Decline.
+	IdempotencyKey tool.IdempotencyKey
+	// Principal is who may answer the call if it suspends: the Call's
+	// Principal in Run, the checkpoint's in Resume and Decline.
+	Principal string
+	// CheckpointID is, in Resume and Decline, the ID of the checkpoint
+	// answered: the same as the ID of the Checkpoint of the suspended
+	// Outcome it came from, which links a resumption to its suspension.
+	// Empty in Run and Settle.
+	CheckpointID string
+	// AnsweredBy is, in Resume and Decline, the Principal of the
+	// [Answer]: who answered, as the runtime authenticated them.
+	AnsweredBy string
+}
+
+// callStart calls the CallStart hook, if any, and returns the context the
+// call goes on with.
+func (d *Dispatcher) callStart(ctx context.Context, info CallInfo) context.Context {
+	if d == nil || d.observer == nil || d.observer.CallStart == nil {
+		return ctx
+	}
+	return d.safeCallStart(ctx, info)
+}
+
+func (d *Dispatcher) safeCallStart(ctx context.Context, info CallInfo) (next context.Context) {
+	next = ctx
+	defer func() {
+		if recover() != nil {
+			next = ctx
+		}
+	}()
+	if c := d.observer.CallStart(ctx, info); c != nil {
+		next = c
+	}
+	return next
+}
+
+// callDone calls the CallDone hook, if any.
+func (d *Dispatcher) callDone(ctx context.Context, info CallInfo, o Outcome) {
+	if d == nil || d.observer == nil || d.observer.CallDone == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	d.observer.CallDone(ctx, info, o)
+}
+
+// resumeRefused calls the ResumeRefused hook, if any.
+func (d *Dispatcher) resumeRefused(ctx context.Context, info CallInfo, err error) {
+	if d == nil || d.observer == nil || d.observer.ResumeRefused == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	d.observer.ResumeRefused(ctx, info, err)
+}
+
+// resumeInfo is the CallInfo of a resume or decline of cp answered by a.
+func resumeInfo(op Op, cp Checkpoint, a Answer) CallInfo {
+	return CallInfo{
+		Op:             op,
+		CallID:         cp.callID,
+		Tool:           cp.request.Name,
+		IdempotencyKey: cp.key,
+		Principal:      cp.principal,
+		CheckpointID:   cp.id,
+		AnsweredBy:     a.Principal,
+	}
+}
