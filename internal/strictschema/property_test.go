@@ -18,7 +18,7 @@ import (
 
 type address struct {
 	Street string  `json:"street"`
-	Zip    *string `json:"zip"`
+	Zip    *string `json:"zip,omitempty"`
 	Kind   string  `json:"kind,omitempty" jsonschema:"enum=home,enum=work"`
 }
 
@@ -31,10 +31,10 @@ type item struct {
 type orderInput struct {
 	Customer string      `json:"customer" jsonschema:"format=email"`
 	Items    []item      `json:"items" jsonschema:"minItems=1"`
-	Ship     *address    `json:"ship"`
+	Ship     *address    `json:"ship,omitempty"`
 	Bill     address     `json:"bill" jsonschema:"description=Billing address"`
 	Notes    string      `json:"notes,omitempty"`
-	Priority *int        `json:"priority"`
+	Priority *int        `json:"priority,omitempty"`
 	Express  bool        `json:"express,omitempty"`
 	When     time.Time   `json:"when"`
 	Grid     [][]float64 `json:"grid,omitempty"`
@@ -66,7 +66,7 @@ var handWritten = map[string]string{
 		"level":{"enum":["low","high",null]},
 		"code":{"type":"integer","enum":[1,2,3]},
 		"kind":{"const":"order"},
-		"flag":{"type":["boolean","null"]}},"required":["kind","level","flag"],"additionalProperties":false}`,
+		"flag":{"type":["boolean","null"]}},"required":["kind"],"additionalProperties":false}`,
 	"nested arrays": `{"type":"object","properties":{
 		"matrix":{"type":"array","items":{"type":"array","items":{"type":"object","properties":{"v":{"type":"number"},"note":{"type":"string"}},"required":["v"]},"maxItems":2},"maxItems":2},
 		"labels":{"type":"array","items":{"type":"string","enum":["a","b"]},"minItems":1,"maxItems":2}},

@@ -557,10 +557,6 @@ func (l *lowerer) closeObject(m original, out map[string]any, u *Undo, ptr strin
 		out["required"] = all
 	}
 	for _, name := range optional {
-		if s, ok := props[name].(map[string]any); ok && constrained(s) && l.mayAdmitNull(s, 0) {
-			l.block(ptr+"/properties/"+escape(name), "the optional member "+strconv.Quote(name)+" admits null itself, so a null sent for it in strict mode could mean either null or absent")
-			continue
-		}
 		if u.Nullable == nil {
 			u.Nullable = map[string]bool{}
 		}
@@ -732,51 +728,6 @@ func admitsNull(s map[string]any, defs map[string]*defState, depth int) bool {
 	return false
 }
 
-// mayAdmitNull reports whether the schema s, of the tree being lowered, may
-// admit null; false only when it surely does not. It reads the keywords the
-// lowering keeps as they were (type, enum, const, anyOf, $ref), so it
-// answers for the canonical schema.
-func (l *lowerer) mayAdmitNull(s map[string]any, depth int) bool {
-	if depth > 32 {
-		return true
-	}
-	if ref, ok := s["$ref"].(string); ok {
-		if ref == "#" {
-			return false // the root is an object
-		}
-		name, found := "", false
-		for _, prefix := range []string{"#/$defs/", "#/definitions/"} {
-			if rest, ok := strings.CutPrefix(ref, prefix); ok {
-				name, found = unescape(rest), true
-			}
-		}
-		d, ok := l.defs[name]
-		if !found || !ok {
-			return true
-		}
-		dm, ok := d.raw.(map[string]any)
-		return !ok || l.mayAdmitNull(dm, depth+1)
-	}
-	if e, ok := s["enum"].([]any); ok && !slices.Contains(e, nil) {
-		return false
-	}
-	if c, ok := s["const"]; ok && c != nil {
-		return false
-	}
-	if _, ok := s["type"]; ok && !hasType(s, "null") {
-		return false
-	}
-	if b, ok := s["anyOf"].([]any); ok {
-		for _, x := range b {
-			if xm, ok := x.(map[string]any); !ok || l.mayAdmitNull(xm, depth+1) {
-				return true
-			}
-		}
-		return false
-	}
-	return true
-}
-
 // unsatisfiable blocks a node whose type admits none of its enum values,
 // or not its const value: no value is valid under it, so a strict schema
 // would force the provider to produce a call that Prepare refuses.
@@ -809,15 +760,4 @@ func ofType(m map[string]any, v any) bool {
 		return hasType(m, "integer") && (err != nil || f == math.Trunc(f))
 	}
 	return true // not primitive: blocked already
-}
-
-// constrained reports whether s has a keyword that limits its values' kind;
-// a schema without one is blocked already.
-func constrained(s map[string]any) bool {
-	for _, k := range []string{"type", "enum", "const", "anyOf", "$ref"} {
-		if _, ok := s[k]; ok {
-			return true
-		}
-	}
-	return false
 }

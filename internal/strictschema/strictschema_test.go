@@ -56,12 +56,6 @@ func TestLowerBlocks(t *testing.T) {
 			{"/properties/n/enum", "no value of enum has the declared type, so no value is valid"}}},
 		{"const of another type", `{"type":"object","properties":{"k":{"type":"string","const":1}},"required":["k"]}`, strictschema.OpenAI, []strictschema.Finding{
 			{"/properties/k/const", "the value of const does not have the declared type, so no value is valid"}}},
-		{"optional member that admits null", `{"type":"object","properties":{"manager":{"type":["string","null"]}}}`, strictschema.OpenAI, []strictschema.Finding{
-			{"/properties/manager", `the optional member "manager" admits null itself, so a null sent for it in strict mode could mean either null or absent`}}},
-		{"optional member whose anyOf admits null", `{"type":"object","properties":{"manager":{"anyOf":[{"type":"string"},{"type":"null"}]}}}`, strictschema.OpenAI, []strictschema.Finding{
-			{"/properties/manager", `the optional member "manager" admits null itself, so a null sent for it in strict mode could mean either null or absent`}}},
-		{"optional member whose definition admits null", `{"type":"object","properties":{"manager":{"$ref":"#/$defs/m"}},"$defs":{"m":{"enum":["x",null]}}}`, strictschema.OpenAI, []strictschema.Finding{
-			{"/properties/manager", `the optional member "manager" admits null itself, so a null sent for it in strict mode could mean either null or absent`}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := strictschema.Lower([]byte(tc.schema), tc.rules)
@@ -132,34 +126,4 @@ func TestApply(t *testing.T) {
 	}
 	var none *strictschema.Undo
 	require.Equal(t, `{"b":null}`, none.Apply(`{"b":null}`))
-}
-
-// TestNullKeepsItsMeaning: a null the canonical schema admits is never cut.
-// Only the nulls the lowering added go; a member that admits null is kept
-// nullable and required where it is required, and optional where the
-// provider allows optional members.
-func TestNullKeepsItsMeaning(t *testing.T) {
-	for _, tc := range []struct {
-		name, schema string
-		rules        strictschema.Rules
-		wire         string
-		args, want   string
-	}{
-		{"OpenAI, required and nullable", `{"type":"object","properties":{"manager":{"type":["string","null"]},"note":{"type":"string"}},"required":["manager"]}`, strictschema.OpenAI,
-			`{"type":"object","additionalProperties":false,"required":["manager","note"],"properties":{"manager":{"type":["string","null"]},"note":{"type":["string","null"]}}}`,
-			`{"manager":null,"note":null}`, `{"manager":null}`},
-		{"OpenAI, a nullable member that is not optional, in a definition", `{"type":"object","properties":{"who":{"$ref":"#/$defs/p"}},"required":["who"],"$defs":{"p":{"type":"object","properties":{"manager":{"anyOf":[{"type":"string"},{"type":"null"}]}},"required":["manager"]}}}`, strictschema.OpenAI,
-			`{"type":"object","additionalProperties":false,"required":["who"],"properties":{"who":{"$ref":"#/$defs/p"}},"$defs":{"p":{"type":"object","additionalProperties":false,"required":["manager"],"properties":{"manager":{"anyOf":[{"type":"string"},{"type":"null"}]}}}}}`,
-			`{"who":{"manager":null}}`, `{"who":{"manager":null}}`},
-		{"Anthropic, optional and nullable", `{"type":"object","properties":{"manager":{"type":["string","null"]}}}`, strictschema.Anthropic,
-			`{"type":"object","additionalProperties":false,"properties":{"manager":{"type":["string","null"]}}}`,
-			`{"manager":null}`, `{"manager":null}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			res := strictschema.Lower([]byte(tc.schema), tc.rules)
-			require.Empty(t, res.Blocked)
-			require.JSONEq(t, tc.wire, string(res.Wire()))
-			require.Equal(t, tc.want, res.Undo.Apply(tc.args))
-		})
-	}
 }
