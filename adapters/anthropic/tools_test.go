@@ -167,3 +167,21 @@ func TestUnsatisfiableIsNotStrict(t *testing.T) {
 		})
 	}
 }
+
+// TestNoArgumentsStrict: a tool without arguments is sent strict, closed
+// with no members.
+func TestNoArgumentsStrict(t *testing.T) {
+	for _, tc := range []struct{ name, schema string }{
+		{"empty_properties", `{"type":"object","properties":{}}`},
+		{"type_only", `{"type":"object"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{def(tc.name, tc.schema)}})
+			require.NoError(t, err)
+			require.Empty(t, tools.Lints())
+			raw, err := json.Marshal(tools.Params()[0])
+			require.NoError(t, err)
+			require.JSONEq(t, `{"name":"`+tc.name+`","strict":true,"input_schema":{"type":"object","properties":{},"additionalProperties":false}}`, string(raw))
+		})
+	}
+}

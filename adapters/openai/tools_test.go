@@ -113,7 +113,7 @@ func TestZeroToolsAndCopies(t *testing.T) {
 		zero.ChatCalls(chatMessage(t, "x", `{"a":null}`)))
 
 	tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: []tool.Definition{
-		def("free", `{"type":"object"}`),
+		def("free", `{"type":"object","additionalProperties":true}`),
 		def("bounded", `{"type":"object","properties":{"s":{"type":"string","maxLength":3}},"required":["s"]}`),
 	}})
 	require.NoError(t, err)
@@ -155,6 +155,31 @@ func TestNeverStrictAgainstPrepare(t *testing.T) {
 			require.Equal(t, []toolopenai.Lint{tc.lint}, tools.Lints())
 			calls := tools.ChatCalls(chatMessage(t, tc.name, tc.args))
 			require.Equal(t, tc.args, calls[0].Request.Arguments, "the meaning is kept")
+			b, err := tool.Bind(schemaTool{d})
+			require.NoError(t, err)
+			_, err = b.Contract().Prepare(calls[0].Request, tool.Admission{})
+			require.NoError(t, err)
+		})
+	}
+}
+
+// TestNoArgumentsStrict: a tool without arguments is sent strict, closed
+// with no members; the {} the provider then sends is admitted by Prepare.
+func TestNoArgumentsStrict(t *testing.T) {
+	for _, tc := range []struct{ name, schema string }{
+		{"empty_properties", `{"type":"object","properties":{}}`},
+		{"type_only", `{"type":"object"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := def(tc.name, tc.schema)
+			tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: []tool.Definition{d}})
+			require.NoError(t, err)
+			require.Empty(t, tools.Lints())
+			require.True(t, tools.Strict(tc.name))
+			raw, err := json.Marshal(tools.ChatTools())
+			require.NoError(t, err)
+			require.JSONEq(t, `[{"type":"function","function":{"name":"`+tc.name+`","strict":true,"parameters":{"type":"object","properties":{},"required":[],"additionalProperties":false}}}]`, string(raw))
+			calls := tools.ChatCalls(chatMessage(t, tc.name, `{}`))
 			b, err := tool.Bind(schemaTool{d})
 			require.NoError(t, err)
 			_, err = b.Contract().Prepare(calls[0].Request, tool.Admission{})

@@ -455,7 +455,7 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 	l.unsatisfiable(m, ptr)
 	if hasType(m, "object") {
 		height++
-		l.closeObject(orig, out, &u, ptr)
+		l.closeObject(orig, out, &u, ptr, root)
 	} else if _, ok := m["properties"]; ok {
 		l.block(ptr+"/properties", "properties on a schema whose type does not include object")
 	}
@@ -499,6 +499,9 @@ type original struct {
 	addProps            any
 	hasAddProps         bool
 	hasItems, itemsTrue bool
+	// minProps is minProperties when it is an integer, -1 when it is
+	// absent, 1 when it is not an integer.
+	minProps int64
 }
 
 func origOf(m map[string]any) original {
@@ -508,15 +511,39 @@ func origOf(m map[string]any) original {
 	var items any
 	items, o.hasItems = m["items"]
 	o.itemsTrue = items == true
+	o.minProps = -1
+	if v, ok := m["minProperties"]; ok {
+		o.minProps = 1
+		if n, isNum := v.(json.Number); isNum {
+			if i, err := n.Int64(); err == nil {
+				o.minProps = i
+			}
+		}
+	}
 	return o
 }
 
 // closeObject makes the lowered object closed and, under RequireAll, every
 // member required, optional ones nullable.
-func (l *lowerer) closeObject(m original, out map[string]any, u *Undo, ptr string) {
+//
+// A root that declares no properties and says nothing of others is a tool
+// without arguments: it is closed with no members, so the provider sends
+// {}, which the canonical schema admits. Below the root such an object is
+// free-form data, and closing it would leave the model nothing to say.
+func (l *lowerer) closeObject(m original, out map[string]any, u *Undo, ptr string, root bool) {
 	props := m.props
 	if len(props) == 0 {
-		if ap, ok := m.addProps, m.hasAddProps; !ok || ap != false {
+		switch ap, ok := m.addProps, m.hasAddProps; {
+		case ok && ap == false:
+		case root && !ok && m.minProps <= 0:
+			out["properties"] = map[string]any{}
+			if l.rules.RequireAll {
+				out["required"] = []any{}
+			}
+		case root && !ok:
+			l.block(ptr+"/minProperties", "a tool without declared arguments that requires some cannot be strict: the closed object admits only {}")
+			return
+		default:
 			l.block(ptr, "an object that declares no properties and does not forbid others is free-form, which strict mode cannot express")
 			return
 		}

@@ -1,6 +1,7 @@
 package strictschema_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,8 +16,12 @@ func TestLowerBlocks(t *testing.T) {
 		rules        strictschema.Rules
 		want         []strictschema.Finding
 	}{
-		{"free-form object", `{"type":"object"}`, strictschema.OpenAI, []strictschema.Finding{
+		{"free-form object", `{"type":"object","additionalProperties":true}`, strictschema.OpenAI, []strictschema.Finding{
 			{"", "an object that declares no properties and does not forbid others is free-form, which strict mode cannot express"}}},
+		{"free-form member", `{"type":"object","properties":{"meta":{"type":"object","properties":{}}}}`, strictschema.Anthropic, []strictschema.Finding{
+			{"/properties/meta", "an object that declares no properties and does not forbid others is free-form, which strict mode cannot express"}}},
+		{"no arguments but some required", `{"type":"object","minProperties":1}`, strictschema.OpenAI, []strictschema.Finding{
+			{"/minProperties", "a tool without declared arguments that requires some cannot be strict: the closed object admits only {}"}}},
 		{"map", `{"type":"object","properties":{"m":{"type":"object","additionalProperties":{"type":"integer"}}}}`, strictschema.OpenAI, []strictschema.Finding{
 			{"/properties/m", "an object that declares no properties and does not forbid others is free-form, which strict mode cannot express"},
 			{"/properties/m/additionalProperties", "additionalProperties with a schema (a map) cannot be strict: every member must be named"}}},
@@ -28,7 +33,6 @@ func TestLowerBlocks(t *testing.T) {
 			{"/properties/a/not", "not is not supported in strict mode"},
 			{"/properties/a/oneOf", "oneOf is not supported in strict mode"}}},
 		{"root anyOf", `{"type":"object","anyOf":[{"properties":{"a":{"type":"string"}}}]}`, strictschema.OpenAI, []strictschema.Finding{
-			{"", "an object that declares no properties and does not forbid others is free-form, which strict mode cannot express"},
 			{"/anyOf", "the root of a strict schema cannot be anyOf"},
 			{"/anyOf/0", "a schema without type, enum, const, anyOf or $ref admits any value, which strict mode cannot express"},
 			{"/anyOf/0/properties", "properties on a schema whose type does not include object"}}},
@@ -126,4 +130,38 @@ func TestApply(t *testing.T) {
 	}
 	var none *strictschema.Undo
 	require.Equal(t, `{"b":null}`, none.Apply(`{"b":null}`))
+}
+
+// TestLowerNoArguments: a tool without arguments is closed with no
+// members, so the provider sends {}, which the canonical schema admits.
+func TestLowerNoArguments(t *testing.T) {
+	for _, tc := range []struct {
+		name, schema string
+		rules        strictschema.Rules
+		want         string
+	}{
+		{"empty properties, OpenAI", `{"type":"object","properties":{}}`, strictschema.OpenAI,
+			`{"type":"object","properties":{},"required":[],"additionalProperties":false}`},
+		{"empty properties, Anthropic", `{"type":"object","properties":{}}`, strictschema.Anthropic,
+			`{"type":"object","properties":{},"additionalProperties":false}`},
+		{"type only, OpenAI", `{"type":"object"}`, strictschema.OpenAI,
+			`{"type":"object","properties":{},"required":[],"additionalProperties":false}`},
+		{"type only, Anthropic", `{"type":"object","description":"none"}`, strictschema.Anthropic,
+			`{"type":"object","properties":{},"additionalProperties":false,"description":"none"}`},
+		{"already closed", `{"type":"object","additionalProperties":false}`, strictschema.OpenAI,
+			`{"type":"object","additionalProperties":false}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := strictschema.Lower([]byte(tc.schema), tc.rules)
+			require.Empty(t, res.Blocked)
+			require.JSONEq(t, tc.want, string(res.Wire()))
+			canonical, err := tool.ParseSchema([]byte(tc.schema))
+			require.NoError(t, err)
+			lowered, err := tool.ParseSchema(res.Wire())
+			require.NoError(t, err)
+			require.NoError(t, lowered.Validate(json.RawMessage(`{}`)))
+			require.NoError(t, canonical.Validate(json.RawMessage(res.Undo.Apply(`{}`))))
+			require.Error(t, lowered.Validate(json.RawMessage(`{"x":1}`)), "closed")
+		})
+	}
 }
