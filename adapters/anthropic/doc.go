@@ -18,7 +18,11 @@
 // With [Config].Strict, each tool's canonical input schema is lowered to the
 // subset Anthropic enforces: every object closed with additionalProperties
 // false (optional members stay optional), and a $ref whose member has its own
-// description inlined. Constraints Anthropic does not enforce (numeric
+// description inlined. A tool without arguments is sent closed with no
+// members. A schema declaring draft-07 is lowered when nothing in it means
+// otherwise in 2020-12 (definitions become $defs); a keyword beside $ref,
+// items as an array, additionalItems or dependencies keep it non-strict,
+// with a lint naming the keyword. Constraints Anthropic does not enforce (numeric
 // bounds, string lengths, maxItems, minItems above 1, formats it does not
 // know, patterns with backreferences, lookaround or word boundaries) are
 // moved into the member's description and listed by [Tools.Relaxed]:

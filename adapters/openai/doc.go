@@ -24,7 +24,11 @@
 // subset OpenAI enforces while the model writes arguments: every object
 // closed with additionalProperties false, every member required, an optional
 // member made nullable, default dropped, and a $ref whose member has its own
-// description inlined. Constraints OpenAI does not enforce (string lengths,
+// description inlined. A tool without arguments is sent closed with no
+// members. A schema declaring draft-07 is lowered when nothing in it means
+// otherwise in 2020-12 (definitions become $defs); a keyword beside $ref,
+// items as an array, additionalItems or dependencies keep it non-strict,
+// with a lint naming the keyword. Constraints OpenAI does not enforce (string lengths,
 // formats it does not know, uniqueItems, …) are moved into the member's
 // description and listed by [Tools.Relaxed]: [tool.Contract.Prepare] still
 // enforces them. What cannot be lowered at all (a free-form object, a map,

@@ -187,3 +187,42 @@ func TestNoArgumentsStrict(t *testing.T) {
 		})
 	}
 }
+
+// TestDraft07: a draft-07 schema whose meaning is the same in 2020-12 is
+// sent strict, definitions as $defs; one using a keyword whose meaning
+// differs is sent non-strict with a lint naming it, and its call reaches
+// Prepare, the canonical (draft-07) schema's judge, as written.
+func TestDraft07(t *testing.T) {
+	const dialect = `"$schema":"http://json-schema.org/draft-07/schema#",`
+	for _, tc := range []struct {
+		name, schema, args string
+		strict             bool
+		lints              []toolopenai.Lint
+	}{
+		{"same_meaning", `{` + dialect + `"type":"object","properties":{"p":{"$ref":"#/definitions/pt"}},"required":["p"],"additionalProperties":false,
+			"definitions":{"pt":{"type":"object","properties":{"x":{"type":"number"}},"required":["x"],"additionalProperties":false}}}`, `{"p":{"x":1}}`, true, nil},
+		{"tuple", `{` + dialect + `"type":"object","properties":{"t":{"type":"array","items":[{"type":"string"}]}},"required":["t"]}`, `{"t":["a",2]}`, false,
+			[]toolopenai.Lint{{Tool: "tuple", Pointer: "/properties/t/items", Rule: "items as an array is a tuple in draft-07 (prefixItems in 2020-12): the draft-07 schema is not lowered"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := def(tc.name, tc.schema)
+			tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: []tool.Definition{d}})
+			require.NoError(t, err)
+			require.Equal(t, tc.lints, tools.Lints())
+			raw, err := json.Marshal(tools.ChatTools())
+			require.NoError(t, err)
+			if tc.strict {
+				require.Contains(t, string(raw), `"strict":true`)
+				require.Contains(t, string(raw), `"$ref":"#/$defs/pt"`)
+				require.NotContains(t, string(raw), `definitions`)
+				require.NotContains(t, string(raw), `$schema`)
+			} else {
+				require.Contains(t, string(raw), `"strict":false`)
+			}
+			b, err := tool.Bind(schemaTool{d})
+			require.NoError(t, err)
+			_, err = b.Contract().Prepare(tools.ChatCalls(chatMessage(t, tc.name, tc.args))[0].Request, tool.Admission{})
+			require.NoError(t, err)
+		})
+	}
+}

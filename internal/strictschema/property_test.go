@@ -74,6 +74,15 @@ var handWritten = map[string]string{
 	"optional in definitions": `{"type":"object","properties":{"a":{"$ref":"#/$defs/outer"}},
 		"$defs":{"outer":{"type":"object","properties":{"inner":{"$ref":"#/$defs/inner"},"name":{"type":"string"}}},
 		"inner":{"type":"object","properties":{"x":{"type":"integer"},"y":{"type":"integer"}},"required":["x"]}}}`,
+	// Draft-07, as zod-to-json-schema writes it: definitions, $ref with a
+	// description, nullable members through anyOf.
+	"draft-07 definitions": `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{
+		"to":{"$ref":"#/definitions/addr","description":"recipient"},
+		"cc":{"type":"array","items":{"$ref":"#/definitions/addr"},"maxItems":2},
+		"note":{"anyOf":[{"type":"string","maxLength":5},{"type":"null"}]},
+		"mode":{"type":"string","enum":["a","b"],"default":"a"}},
+		"required":["to"],"additionalProperties":false,
+		"definitions":{"addr":{"type":"object","properties":{"host":{"type":"string"},"port":{"type":"integer","minimum":1}},"required":["host"],"additionalProperties":false}}}`,
 }
 
 // recursive is lowered for OpenAI only: Anthropic refuses recursion.

@@ -1,5 +1,5 @@
 // Package strictschema lowers a canonical input schema (JSON Schema 2020-12,
-// as tool.Definition holds it) to the strict subset a model provider
+// or draft-07 where it means the same, as tool.Definition holds it) to the strict subset a model provider
 // enforces while it generates arguments, and undoes the lowering on the
 // arguments the provider sends back.
 //
@@ -122,6 +122,68 @@ func (l *lowerer) misplaced(k, ptr string, root bool) bool {
 
 const dialect2020 = "https://json-schema.org/draft/2020-12/schema"
 
+// draft07 are the names of draft-07, without the empty fragment.
+var draft07 = map[string]bool{
+	"http://json-schema.org/draft-07/schema":  true,
+	"https://json-schema.org/draft-07/schema": true,
+}
+
+// draft07Differences appends to out a finding for each place of node, a
+// schema declaring draft-07, whose meaning differs under 2020-12, the
+// dialect of the lowered schema: a keyword beside $ref (ignored in
+// draft-07, applied in 2020-12; annotations and definitions aside, which
+// mean the same in both), items as an array (a tuple), additionalItems and
+// dependencies. A draft-07 schema with none of them means the same under
+// 2020-12 once definitions is read as $defs, which the lowering does.
+func draft07Differences(node any, ptr string, out *[]Finding, depth int) {
+	m, ok := node.(map[string]any)
+	if !ok || depth > maxDepth {
+		return
+	}
+	add := func(at, rule string) { *out = append(*out, Finding{at, rule}) }
+	if _, ok := m["$ref"]; ok {
+		for k := range m {
+			switch {
+			case k == "$ref", k == "description", k == "default", k == "$defs", k == "definitions", annotations[k]:
+			default:
+				add(ptr+"/"+escape(k), "draft-07 ignores "+k+" beside $ref, 2020-12 applies it: the draft-07 schema is not lowered")
+			}
+		}
+	}
+	for k, v := range m {
+		kp := ptr + "/" + escape(k)
+		switch k {
+		case "items":
+			if arr, isArr := v.([]any); isArr {
+				add(kp, "items as an array is a tuple in draft-07 (prefixItems in 2020-12): the draft-07 schema is not lowered")
+				for i, b := range arr {
+					draft07Differences(b, kp+"/"+strconv.Itoa(i), out, depth+1)
+				}
+				continue
+			}
+			draft07Differences(v, kp, out, depth+1)
+		case "additionalItems":
+			add(kp, "additionalItems is the rest of a draft-07 tuple (items in 2020-12): the draft-07 schema is not lowered")
+		case "dependencies":
+			add(kp, "dependencies is draft-07's dependentRequired and dependentSchemas in one: the draft-07 schema is not lowered")
+		case "properties", "patternProperties", "$defs", "definitions":
+			if sub, isObj := v.(map[string]any); isObj {
+				for name, b := range sub {
+					draft07Differences(b, kp+"/"+escape(name), out, depth+1)
+				}
+			}
+		case "additionalProperties", "contains", "propertyNames", "not", "if", "then", "else":
+			draft07Differences(v, kp, out, depth+1)
+		case "allOf", "anyOf", "oneOf":
+			if arr, isArr := v.([]any); isArr {
+				for i, b := range arr {
+					draft07Differences(b, kp+"/"+strconv.Itoa(i), out, depth+1)
+				}
+			}
+		}
+	}
+}
+
 type defState struct {
 	name   string
 	raw    any
@@ -183,8 +245,18 @@ func lower(schema []byte, rules Rules, keep bool) Result {
 		return res
 	}
 	l := &lowerer{rules: rules, defs: map[string]*defState{}, res: &res, keep: keep, root: root, rootU: &Undo{}}
-	if s, ok := obj["$schema"].(string); ok && strings.TrimSuffix(s, "#") != dialect2020 {
-		l.block("/$schema", "only JSON Schema 2020-12 is lowered; the schema declares "+strconv.Quote(s))
+	if s, ok := obj["$schema"].(string); ok {
+		switch d := strings.TrimSuffix(s, "#"); {
+		case d == dialect2020:
+		case draft07[d]:
+			draft07Differences(root, "", &res.Blocked, 0)
+			if len(res.Blocked) > 0 {
+				slices.SortStableFunc(res.Blocked, func(a, b Finding) int { return strings.Compare(a.Pointer, b.Pointer) })
+				return res
+			}
+		default:
+			l.block("/$schema", "only JSON Schema 2020-12 and draft-07 are lowered; the schema declares "+strconv.Quote(s))
+		}
 	}
 	for _, key := range []string{"$defs", "definitions"} {
 		defs, ok := obj[key]

@@ -48,8 +48,8 @@ func TestLowerBlocks(t *testing.T) {
 			{"/properties/a", "an array must declare the schema of its items"}}},
 		{"ambiguous anyOf", `{"type":"object","properties":{"a":{"anyOf":[{"type":"object","properties":{"x":{"type":"string"}}},{"type":"object","properties":{"y":{"type":"string"}}}]}}}`, strictschema.OpenAI, []strictschema.Finding{
 			{"/properties/a/anyOf", "anyOf branches with optional members must differ in JSON type from the other branches, so that a null sent for an absent member can be removed unambiguously"}}},
-		{"older dialect", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"type":"string"}}}`, strictschema.OpenAI, []strictschema.Finding{
-			{"/$schema", `only JSON Schema 2020-12 is lowered; the schema declares "http://json-schema.org/draft-07/schema#"`}}},
+		{"older dialect", `{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{"a":{"type":"string"}}}`, strictschema.OpenAI, []strictschema.Finding{
+			{"/$schema", `only JSON Schema 2020-12 and draft-07 are lowered; the schema declares "http://json-schema.org/draft-04/schema#"`}}},
 		{"required names an undeclared member, OpenAI", `{"type":"object","properties":{"a":{"type":"string"}},"required":["a","b"]}`, strictschema.OpenAI, []strictschema.Finding{
 			{"/required/1", `required names the member "b", which properties does not declare: a closed strict schema would refuse every call or admit none`}}},
 		{"required names an undeclared member, Anthropic", `{"type":"object","properties":{"a":{"type":"string"}},"required":["a","b"]}`, strictschema.Anthropic, []strictschema.Finding{
@@ -162,6 +162,54 @@ func TestLowerNoArguments(t *testing.T) {
 			require.NoError(t, lowered.Validate(json.RawMessage(`{}`)))
 			require.NoError(t, canonical.Validate(json.RawMessage(res.Undo.Apply(`{}`))))
 			require.Error(t, lowered.Validate(json.RawMessage(`{"x":1}`)), "closed")
+		})
+	}
+}
+
+const draft07 = `"$schema":"http://json-schema.org/draft-07/schema#",`
+
+// TestLowerDraft07: a draft-07 schema that uses nothing whose meaning
+// differs in 2020-12 is lowered, definitions read as $defs; one that does
+// is not, with a finding naming the keyword.
+func TestLowerDraft07(t *testing.T) {
+	for _, tc := range []struct {
+		name, schema string
+		rules        strictschema.Rules
+		want         string
+		blocked      []strictschema.Finding
+	}{
+		{"plain", `{` + draft07 + `"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"additionalProperties":false}`, strictschema.OpenAI,
+			`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"additionalProperties":false}`, nil},
+		{"without the empty fragment", `{"$schema":"https://json-schema.org/draft-07/schema","type":"object","properties":{"a":{"type":"string"}}}`, strictschema.Anthropic,
+			`{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}`, nil},
+		{"definitions become $defs", `{` + draft07 + `"type":"object","properties":{"p":{"$ref":"#/definitions/pt"},"q":{"$ref":"#/definitions/pt","description":"second"}},"required":["p","q"],
+			"definitions":{"pt":{"type":"object","properties":{"x":{"type":"number"}},"required":["x"]}}}`, strictschema.OpenAI,
+			`{"type":"object","properties":{"p":{"$ref":"#/$defs/pt"},"q":{"type":"object","properties":{"x":{"type":"number"}},"required":["x"],"additionalProperties":false,"description":"second"}},"required":["p","q"],"additionalProperties":false,
+			"$defs":{"pt":{"type":"object","properties":{"x":{"type":"number"}},"required":["x"],"additionalProperties":false}}}`, nil},
+		{"items as a schema", `{` + draft07 + `"type":"object","properties":{"l":{"type":"array","items":{"type":"integer"}}},"required":["l"]}`, strictschema.Anthropic,
+			`{"type":"object","properties":{"l":{"type":"array","items":{"type":"integer"}}},"required":["l"],"additionalProperties":false}`, nil},
+		{"keyword beside $ref", `{` + draft07 + `"type":"object","properties":{"p":{"$ref":"#/definitions/s","maxLength":3,"title":"t"}},"definitions":{"s":{"type":"string"}}}`, strictschema.OpenAI, "",
+			[]strictschema.Finding{{"/properties/p/maxLength", "draft-07 ignores maxLength beside $ref, 2020-12 applies it: the draft-07 schema is not lowered"}}},
+		{"items as an array", `{` + draft07 + `"type":"object","properties":{"t":{"type":"array","items":[{"type":"string"},{"type":"integer"}]}}}`, strictschema.OpenAI, "",
+			[]strictschema.Finding{{"/properties/t/items", "items as an array is a tuple in draft-07 (prefixItems in 2020-12): the draft-07 schema is not lowered"}}},
+		{"additionalItems and dependencies", `{` + draft07 + `"type":"object","properties":{"t":{"type":"array","items":{"type":"string"},"additionalItems":false}},"dependencies":{"a":["b"]}}`, strictschema.Anthropic, "",
+			[]strictschema.Finding{
+				{"/dependencies", "dependencies is draft-07's dependentRequired and dependentSchemas in one: the draft-07 schema is not lowered"},
+				{"/properties/t/additionalItems", "additionalItems is the rest of a draft-07 tuple (items in 2020-12): the draft-07 schema is not lowered"}}},
+		{"deep in definitions and anyOf", `{` + draft07 + `"type":"object","properties":{"u":{"anyOf":[{"$ref":"#/definitions/d"},{"type":"null"}]}},
+			"definitions":{"d":{"type":"array","items":[{"type":"string"}]}}}`, strictschema.OpenAI, "",
+			[]strictschema.Finding{{"/definitions/d/items", "items as an array is a tuple in draft-07 (prefixItems in 2020-12): the draft-07 schema is not lowered"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := strictschema.Lower([]byte(tc.schema), tc.rules)
+			require.Equal(t, tc.blocked, res.Blocked)
+			if tc.blocked != nil {
+				require.Nil(t, res.Wire())
+				return
+			}
+			require.JSONEq(t, tc.want, string(res.Wire()))
+			_, err := tool.ParseSchema(res.Wire())
+			require.NoError(t, err)
 		})
 	}
 }
