@@ -17,22 +17,24 @@
 //
 // With [Config].Strict, each tool's canonical input schema is lowered to the
 // subset Anthropic enforces: every object closed with additionalProperties
-// false (optional members stay optional), and a $ref whose member has its own
-// description inlined. A tool without arguments is sent closed with no
+// false (optional members stay optional), and a $ref whose member has its
+// own description inlined. A tool without arguments is sent closed with no
 // members. A schema declaring draft-07 is lowered when nothing in it means
 // otherwise in 2020-12 (definitions become $defs); a keyword beside $ref,
 // items as an array, additionalItems or dependencies keep it non-strict,
-// with a lint naming the keyword. Constraints Anthropic does not enforce (numeric
-// bounds, string lengths, maxItems, minItems above 1, formats it does not
-// know, patterns with backreferences, lookaround or word boundaries) are
-// moved into the member's description and listed by [Tools.Relaxed]:
-// [tool.Contract.Prepare] still enforces them. What cannot be lowered (a
-// recursive schema, a free-form object, a map, allOf, oneOf, not, a schema
-// that admits any value, …) makes that tool non-strict, and [Tools.Lints]
-// says, per JSON pointer of the canonical schema, which rule blocks it. The
-// request-wide budgets ([MaxStrictTools], [MaxOptional], [MaxUnions]) are
-// checked over the whole list when it is projected, not when the API answers
-// with an error. strict is always sent explicitly, false included.
+// with a lint naming the keyword. Constraints Anthropic does not enforce
+// (numeric bounds, string lengths, maxItems, minItems above 1, formats it
+// does not know, patterns with backreferences, lookaround or word
+// boundaries) are moved into the member's description and listed by
+// [Tools.Relaxed]: [tool.Contract.Prepare] still enforces them. What cannot
+// be lowered (a recursive schema, a free-form object, a map, allOf, a oneOf
+// whose branches' JSON types overlap (one whose types are disjoint means
+// anyOf and is sent as one), not, a schema that admits any value, …) makes
+// that tool non-strict, and [Tools.Lints] says, per JSON pointer of the
+// canonical schema, which rule blocks it. The request-wide budgets
+// ([MaxStrictTools], [MaxOptional], [MaxUnions]) are checked over the whole
+// list when it is projected, not when the API answers with an error. strict
+// is always sent explicitly, false included.
 //
 // # Results
 //

@@ -233,3 +233,25 @@ func (s schemaTool) Definition() tool.Definition { return s.def }
 func (schemaTool) Call(context.Context, tool.Invocation) (tool.Result, error) {
 	return tool.Result{}, nil
 }
+
+// TestOneOfOfDisjointTypes: a oneOf whose branches admit disjoint JSON
+// types means anyOf and is sent strict as one; one whose branches overlap
+// keeps the tool non-strict.
+func TestOneOfOfDisjointTypes(t *testing.T) {
+	d := def("pick", `{"type":"object","properties":{"v":{"oneOf":[{"type":"string"},{"type":"integer"}]}},"required":["v"]}`)
+	tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{d,
+		def("overlap", `{"type":"object","properties":{"v":{"oneOf":[{"type":"integer"},{"type":"number"}]}},"required":["v"]}`)}})
+	require.NoError(t, err)
+	require.True(t, tools.Strict("pick"))
+	require.False(t, tools.Strict("overlap"))
+	require.Equal(t, []toolanthropic.Lint{{Tool: "overlap", Pointer: "/properties/v/oneOf", Rule: "oneOf is not supported in strict mode unless its branches admit disjoint JSON types, so that it means anyOf"}}, tools.Lints())
+	raw, err := json.Marshal(tools.Params())
+	require.NoError(t, err)
+	require.Contains(t, string(raw), `"v":{"anyOf":[{"type":"string"},{"type":"integer"}]}`)
+	b, err := tool.Bind(schemaTool{d})
+	require.NoError(t, err)
+	for _, args := range []string{`{"v":"a"}`, `{"v":3}`} {
+		_, err = b.Contract().Prepare(tool.Request{Name: "pick", Arguments: args}, tool.Admission{})
+		require.NoError(t, err)
+	}
+}

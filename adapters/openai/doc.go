@@ -28,15 +28,17 @@
 // members. A schema declaring draft-07 is lowered when nothing in it means
 // otherwise in 2020-12 (definitions become $defs); a keyword beside $ref,
 // items as an array, additionalItems or dependencies keep it non-strict,
-// with a lint naming the keyword. Constraints OpenAI does not enforce (string lengths,
-// formats it does not know, uniqueItems, …) are moved into the member's
-// description and listed by [Tools.Relaxed]: [tool.Contract.Prepare] still
-// enforces them. What cannot be lowered at all (a free-form object, a map,
-// allOf, oneOf, not, a schema that admits any value, the size limits of
-// Structured Outputs counted per tool, …) makes that tool non-strict, and
-// [Tools.Lints] says, per JSON pointer of the canonical schema, which rule
-// blocks it. strict is always sent explicitly, false included, because the
-// APIs disagree on its default.
+// with a lint naming the keyword. Constraints OpenAI does not enforce
+// (string lengths, formats it does not know, uniqueItems, …) are moved into
+// the member's description and listed by [Tools.Relaxed]:
+// [tool.Contract.Prepare] still enforces them. What cannot be lowered at all
+// (a free-form object, a map, allOf, a oneOf whose branches' JSON types
+// overlap (one whose types are disjoint means anyOf and is sent as one),
+// not, a schema that admits any value, the size limits of Structured Outputs
+// counted per tool, …) makes that tool non-strict, and [Tools.Lints] says,
+// per JSON pointer of the canonical schema, which rule blocks it. strict is
+// always sent explicitly, false included, because the APIs disagree on its
+// default.
 //
 // When a strict tool is called, a null the model sent for a member that is
 // optional in the canonical schema is removed before Prepare sees the

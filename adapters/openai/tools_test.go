@@ -226,3 +226,25 @@ func TestDraft07(t *testing.T) {
 		})
 	}
 }
+
+// TestOneOfOfDisjointTypes: a oneOf whose branches admit disjoint JSON
+// types means anyOf and is sent strict as one; one whose branches overlap
+// keeps the tool non-strict.
+func TestOneOfOfDisjointTypes(t *testing.T) {
+	d := def("pick", `{"type":"object","properties":{"v":{"oneOf":[{"type":"string"},{"type":"integer"}]}},"required":["v"]}`)
+	tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: []tool.Definition{d,
+		def("overlap", `{"type":"object","properties":{"v":{"oneOf":[{"type":"integer"},{"type":"number"}]}},"required":["v"]}`)}})
+	require.NoError(t, err)
+	require.True(t, tools.Strict("pick"))
+	require.False(t, tools.Strict("overlap"))
+	require.Equal(t, []toolopenai.Lint{{Tool: "overlap", Pointer: "/properties/v/oneOf", Rule: "oneOf is not supported in strict mode unless its branches admit disjoint JSON types, so that it means anyOf"}}, tools.Lints())
+	raw, err := json.Marshal(tools.ChatTools())
+	require.NoError(t, err)
+	require.Contains(t, string(raw), `"v":{"anyOf":[{"type":"string"},{"type":"integer"}]}`)
+	b, err := tool.Bind(schemaTool{d})
+	require.NoError(t, err)
+	for _, args := range []string{`{"v":"a"}`, `{"v":3}`} {
+		_, err = b.Contract().Prepare(tools.ChatCalls(chatMessage(t, "pick", args))[0].Request, tool.Admission{})
+		require.NoError(t, err)
+	}
+}

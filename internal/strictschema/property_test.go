@@ -74,6 +74,12 @@ var handWritten = map[string]string{
 	"optional in definitions": `{"type":"object","properties":{"a":{"$ref":"#/$defs/outer"}},
 		"$defs":{"outer":{"type":"object","properties":{"inner":{"$ref":"#/$defs/inner"},"name":{"type":"string"}}},
 		"inner":{"type":"object","properties":{"x":{"type":"integer"},"y":{"type":"integer"}},"required":["x"]}}}`,
+	// oneOf whose branches admit disjoint JSON types: it means anyOf.
+	"disjoint oneOf": `{"type":"object","properties":{
+		"v":{"oneOf":[{"type":"string","enum":["x","y"]},{"type":"integer","minimum":0,"maximum":9},{"$ref":"#/$defs/pt"}]},
+		"w":{"oneOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"},"maxItems":2}]}},
+		"required":["v"],
+		"$defs":{"pt":{"type":"object","properties":{"x":{"type":"number"},"tag":{"type":"string"}},"required":["x"]}}}`,
 	// Draft-07, as zod-to-json-schema writes it: definitions, $ref with a
 	// description, nullable members through anyOf.
 	"draft-07 definitions": `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{
@@ -259,8 +265,10 @@ func generate(rng *rand.Rand, s, root any, depth int) any {
 	if c, ok := m["const"]; ok {
 		return c
 	}
-	if br, ok := m["anyOf"].([]any); ok {
-		return generate(rng, br[rng.IntN(len(br))], root, depth+1)
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if br, ok := m[k].([]any); ok {
+			return generate(rng, br[rng.IntN(len(br))], root, depth+1)
+		}
 	}
 	var types []string
 	switch tt := m["type"].(type) {

@@ -94,7 +94,7 @@ var annotations = map[string]bool{
 // each such keyword blocks.
 func unsupported(k string) bool {
 	switch k {
-	case "allOf", "oneOf", "not", "if", "then", "else", "dependentRequired",
+	case "allOf", "not", "if", "then", "else", "dependentRequired",
 		"dependentSchemas", "patternProperties", "propertyNames",
 		"unevaluatedProperties", "unevaluatedItems", "prefixItems", "contains",
 		"minContains", "maxContains", "$dynamicRef", "$dynamicAnchor",
@@ -371,6 +371,7 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 	height := 0
 	typed := false
 	var notes []string
+	var oneOf []any
 	// Keys in map order: the findings are sorted at the end, the notes
 	// of a node below, and the output is a map.
 	for k, v := range m {
@@ -422,20 +423,30 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 			out[k] = v
 		case "anyOf":
 			typed = true
-			branches, isArr := v.([]any)
-			if !isArr || len(branches) == 0 {
-				l.block(kp.String(), "anyOf is not a non-empty array")
+			if lowered, ok := l.branches(v, kp.String(), &u, &height); ok {
+				out[k] = lowered
+			}
+		case "oneOf":
+			// Branches of disjoint JSON types: a value is valid under
+			// at most one, so oneOf means anyOf. Renamed after the
+			// loop, which must not meet the key it adds. Either way
+			// the node is bounded, or blocked for its oneOf.
+			typed = true
+			if _, both := m["anyOf"]; both {
+				l.block(kp.String(), "oneOf beside anyOf is not supported in strict mode")
 				continue
 			}
-			l.res.Unions++
-			lowered := make([]any, len(branches))
-			for i, b := range branches {
-				lb, bu, h := l.walk(b, kp.String()+"/"+strconv.Itoa(i), false)
-				lowered[i] = lb
-				u.Branches = append(u.Branches, Branch{Undo: bu, node: lb})
-				height = max(height, h)
+			if !l.disjoint(v) {
+				l.block(kp.String(), "oneOf is not supported in strict mode unless its branches admit disjoint JSON types, so that it means anyOf")
+				continue
 			}
-			out[k] = lowered
+			if root {
+				l.block(kp.String(), "the root of a strict schema cannot be anyOf, which this oneOf would be")
+				continue
+			}
+			if lowered, ok := l.branches(v, kp.String(), &u, &height); ok {
+				oneOf = lowered
+			}
 		case "properties":
 			props, isObj := v.(map[string]any)
 			if !isObj {
@@ -513,6 +524,10 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 			delete(out, k)
 		}
 	}
+	if oneOf != nil {
+		delete(out, "oneOf")
+		out["anyOf"] = oneOf
+	}
 	if len(notes) > 0 {
 		slices.Sort(notes)
 		desc, _ := out["description"].(string)
@@ -542,6 +557,152 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 		}
 	}
 	return out, u.node(ptr), height
+}
+
+// branches lowers the branches of an anyOf (or of a oneOf that means
+// anyOf) at ptr, recording their undo in u; false when v is not a
+// non-empty array.
+func (l *lowerer) branches(v any, ptr string, u *Undo, height *int) ([]any, bool) {
+	branches, isArr := v.([]any)
+	if !isArr || len(branches) == 0 {
+		l.block(ptr, "the branches are not a non-empty array")
+		return nil, false
+	}
+	l.res.Unions++
+	lowered := make([]any, len(branches))
+	for i, b := range branches {
+		lb, bu, h := l.walk(b, ptr+"/"+strconv.Itoa(i), false)
+		lowered[i] = lb
+		u.Branches = append(u.Branches, Branch{Undo: bu, node: lb})
+		*height = max(*height, h)
+	}
+	return lowered, true
+}
+
+// JSON types as bits; integer is counted as number, of which it is a part.
+const (
+	tObject = 1 << iota
+	tArray
+	tString
+	tNumber
+	tBoolean
+	tNull
+)
+
+func typeBit(name any) int {
+	switch name {
+	case "object":
+		return tObject
+	case "array":
+		return tArray
+	case "string":
+		return tString
+	case "number", "integer":
+		return tNumber
+	case "boolean":
+		return tBoolean
+	case "null":
+		return tNull
+	}
+	return 0
+}
+
+func valueBit(v any) int {
+	switch v.(type) {
+	case map[string]any:
+		return tObject
+	case []any:
+		return tArray
+	case string:
+		return tString
+	case json.Number:
+		return tNumber
+	case bool:
+		return tBoolean
+	case nil:
+		return tNull
+	}
+	return 0
+}
+
+// disjoint reports whether v, the branches of a oneOf of the canonical
+// schema, admit pairwise disjoint sets of JSON types, each bounded by its
+// type, enum, const, branches or the definition it refers to.
+func (l *lowerer) disjoint(v any) bool {
+	branches, isArr := v.([]any)
+	if !isArr || len(branches) == 0 {
+		return false
+	}
+	seen := 0
+	for _, b := range branches {
+		t := l.typesOf(b, 0)
+		if t == 0 || seen&t != 0 {
+			return false
+		}
+		seen |= t
+	}
+	return true
+}
+
+// typesOf returns the JSON types a canonical subschema can admit at most,
+// as bits; 0 when it cannot tell.
+func (l *lowerer) typesOf(node any, depth int) int {
+	m, ok := node.(map[string]any)
+	if !ok || depth > 32 {
+		return 0
+	}
+	if ref, ok := m["$ref"].(string); ok {
+		if ref == "#" {
+			return l.typesOf(l.root, depth+1)
+		}
+		prefix := "#/" + l.defKey + "/"
+		if l.defKey == "" || !strings.HasPrefix(ref, prefix) {
+			return 0
+		}
+		d, ok := l.defs[unescape(ref[len(prefix):])]
+		if !ok {
+			return 0
+		}
+		return l.typesOf(d.raw, depth+1)
+	}
+	switch t := m["type"].(type) {
+	case string:
+		return typeBit(t)
+	case []any:
+		bits := 0
+		for _, name := range t {
+			b := typeBit(name)
+			if b == 0 {
+				return 0
+			}
+			bits |= b
+		}
+		return bits
+	}
+	if e, ok := m["enum"].([]any); ok {
+		bits := 0
+		for _, v := range e {
+			bits |= valueBit(v)
+		}
+		return bits
+	}
+	if c, ok := m["const"]; ok {
+		return valueBit(c)
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if br, ok := m[k].([]any); ok && len(br) > 0 {
+			bits := 0
+			for _, b := range br {
+				t := l.typesOf(b, depth+1)
+				if t == 0 {
+					return 0
+				}
+				bits |= t
+			}
+			return bits
+		}
+	}
+	return 0
 }
 
 // noUndo is the undo node of every subschema under which nothing is

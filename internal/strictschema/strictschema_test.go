@@ -28,10 +28,18 @@ func TestLowerBlocks(t *testing.T) {
 		{"any value", `{"type":"object","properties":{"x":true,"y":{}}}`, strictschema.OpenAI, []strictschema.Finding{
 			{"/properties/x", "the schema true admits any value, which strict mode cannot express"},
 			{"/properties/y", "a schema without type, enum, const, anyOf or $ref admits any value, which strict mode cannot express"}}},
-		{"allOf oneOf not", `{"type":"object","properties":{"a":{"type":"string","allOf":[{"type":"string"}],"oneOf":[{"type":"string"}],"not":{"type":"null"}}}}`, strictschema.OpenAI, []strictschema.Finding{
+		{"allOf oneOf not", `{"type":"object","properties":{"a":{"type":"string","allOf":[{"type":"string"}],"oneOf":[{"type":"string"},{"type":"string","minLength":1}],"not":{"type":"null"}}}}`, strictschema.OpenAI, []strictschema.Finding{
 			{"/properties/a/allOf", "allOf is not supported in strict mode"},
 			{"/properties/a/not", "not is not supported in strict mode"},
-			{"/properties/a/oneOf", "oneOf is not supported in strict mode"}}},
+			{"/properties/a/oneOf", "oneOf is not supported in strict mode unless its branches admit disjoint JSON types, so that it means anyOf"}}},
+		{"oneOf of integer and number", `{"type":"object","properties":{"a":{"oneOf":[{"type":"integer"},{"type":"number","multipleOf":0.5}]}}}`, strictschema.Anthropic, []strictschema.Finding{
+			{"/properties/a/oneOf", "oneOf is not supported in strict mode unless its branches admit disjoint JSON types, so that it means anyOf"}}},
+		{"oneOf with an untyped branch", `{"type":"object","properties":{"a":{"oneOf":[{"type":"string"},{"minimum":1}]}}}`, strictschema.OpenAI, []strictschema.Finding{
+			{"/properties/a/oneOf", "oneOf is not supported in strict mode unless its branches admit disjoint JSON types, so that it means anyOf"}}},
+		{"oneOf beside anyOf", `{"type":"object","properties":{"a":{"anyOf":[{"type":"string"}],"oneOf":[{"type":"string"}]}}}`, strictschema.OpenAI, []strictschema.Finding{
+			{"/properties/a/oneOf", "oneOf beside anyOf is not supported in strict mode"}}},
+		{"oneOf at the root", `{"type":"object","oneOf":[{"type":"object","properties":{"a":{"type":"string"}}}]}`, strictschema.OpenAI, []strictschema.Finding{
+			{"/oneOf", "the root of a strict schema cannot be anyOf, which this oneOf would be"}}},
 		{"root anyOf", `{"type":"object","anyOf":[{"properties":{"a":{"type":"string"}}}]}`, strictschema.OpenAI, []strictschema.Finding{
 			{"/anyOf", "the root of a strict schema cannot be anyOf"},
 			{"/anyOf/0", "a schema without type, enum, const, anyOf or $ref admits any value, which strict mode cannot express"},
@@ -207,6 +215,33 @@ func TestLowerDraft07(t *testing.T) {
 				require.Nil(t, res.Wire())
 				return
 			}
+			require.JSONEq(t, tc.want, string(res.Wire()))
+			_, err := tool.ParseSchema(res.Wire())
+			require.NoError(t, err)
+		})
+	}
+}
+
+// TestLowerOneOfDisjoint: a oneOf whose branches admit disjoint JSON types
+// means anyOf, and is lowered as one.
+func TestLowerOneOfDisjoint(t *testing.T) {
+	for _, tc := range []struct {
+		name, schema string
+		rules        strictschema.Rules
+		want         string
+	}{
+		{"by type", `{"type":"object","properties":{"v":{"oneOf":[{"type":"string","maxLength":4},{"type":"integer"},{"type":["boolean","null"]}]}},"required":["v"]}`, strictschema.OpenAI,
+			`{"type":"object","properties":{"v":{"anyOf":[{"type":"string","description":"(maxLength: 4)"},{"type":"integer"},{"type":["boolean","null"]}]}},"required":["v"],"additionalProperties":false}`},
+		{"by enum, const and reference, optional", `{"type":"object","properties":{"v":{"oneOf":[{"enum":["a","b"]},{"const":3},{"$ref":"#/$defs/o"}]}},
+			"$defs":{"o":{"type":"object","properties":{"x":{"type":"string"}}}}}`, strictschema.OpenAI,
+			`{"type":"object","properties":{"v":{"anyOf":[{"anyOf":[{"enum":["a","b"]},{"const":3},{"$ref":"#/$defs/o"}]},{"type":"null"}]}},"required":["v"],"additionalProperties":false,
+			"$defs":{"o":{"type":"object","properties":{"x":{"type":["string","null"]}},"required":["x"],"additionalProperties":false}}}`},
+		{"nested anyOf branch", `{"type":"object","properties":{"v":{"oneOf":[{"anyOf":[{"type":"string"},{"type":"null"}]},{"type":"array","items":{"type":"number"}}]}}}`, strictschema.Anthropic,
+			`{"type":"object","properties":{"v":{"anyOf":[{"anyOf":[{"type":"string"},{"type":"null"}]},{"type":"array","items":{"type":"number"}}]}},"additionalProperties":false}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := strictschema.Lower([]byte(tc.schema), tc.rules)
+			require.Empty(t, res.Blocked)
 			require.JSONEq(t, tc.want, string(res.Wire()))
 			_, err := tool.ParseSchema(res.Wire())
 			require.NoError(t, err)
