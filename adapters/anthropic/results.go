@@ -7,8 +7,8 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adapterkit"
 	"github.com/agentcontract/tool/dispatch"
-	"github.com/agentcontract/tool/internal/adapterkit"
 )
 
 // Results returns the user message ([anthropic.MessageParam]) that answers

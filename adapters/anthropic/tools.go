@@ -10,9 +10,9 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adapterkit"
+	"github.com/agentcontract/tool/adapters/internal/strictschema"
 	"github.com/agentcontract/tool/dispatch"
-	"github.com/agentcontract/tool/internal/adapterkit"
-	"github.com/agentcontract/tool/internal/strictschema"
 )
 
 // ErrInvalidTools: [New] was given definitions Anthropic would refuse.

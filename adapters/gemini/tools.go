@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentcontract/tool"
-	"github.com/agentcontract/tool/internal/adapterkit"
+	"github.com/agentcontract/tool/adapters/internal/adapterkit"
 	"google.golang.org/genai"
 )
 

@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adapterkit"
+	"github.com/agentcontract/tool/adapters/internal/strictschema"
 	"github.com/agentcontract/tool/dispatch"
-	"github.com/agentcontract/tool/internal/adapterkit"
-	"github.com/agentcontract/tool/internal/strictschema"
 )
 
 // ErrInvalidTools: [New] was given definitions OpenAI would refuse.

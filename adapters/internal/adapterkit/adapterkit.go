@@ -14,8 +14,8 @@ import (
 	"strings"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/strictschema"
 	"github.com/agentcontract/tool/dispatch"
-	"github.com/agentcontract/tool/internal/strictschema"
 )
 
 // Definitions returns the definitions to project: registry's, when it is
