@@ -55,7 +55,6 @@ type Signature[In, Out any] struct {
 	input  Schema
 	output Schema // zero unless Out is encoded into Details
 	codec  outputCodec
-	id     *signatureID // tells a Func which decoded inputs are its own
 }
 
 type outputCodec uint8
@@ -96,7 +95,7 @@ func newSignature[In, Out any]() (Signature[In, Out], error) {
 	if err != nil {
 		return Signature[In, Out]{}, errorPart("input type %v: %w", in, err)
 	}
-	s := Signature[In, Out]{id: new(signatureID)}
+	s := Signature[In, Out]{}
 	if s.input, err = ParseSchema(doc); err != nil {
 		return Signature[In, Out]{}, errorPart("input type %v: %w", in, err)
 	}
