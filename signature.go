@@ -214,7 +214,8 @@ func decodeInto[In any](arguments []byte, in *In) (err error) {
 
 // decodeError sorts an error of the strict decode: a problem with the
 // input becomes an *InputRejection whose message speaks JSON only, a
-// custom decoder's rejection is returned as it is, and a custom decoder's
+// custom decoder's rejection is returned with the location of the member
+// it decoded, and a custom decoder's
 // other errors are defects (*InputValidationError).
 func decodeError(err error, arguments []byte) error {
 	var semantic *jsonv2.SemanticError
@@ -222,8 +223,12 @@ func decodeError(err error, arguments []byte) error {
 	switch {
 	case errors.As(err, &semantic):
 		if semantic.Err != nil {
-			if _, ok := ClassifyInputRejection(semantic.Err); ok {
-				return semantic.Err
+			if rejection, ok := ClassifyInputRejection(semantic.Err); ok {
+				if semantic.JSONPointer == "" {
+					return semantic.Err
+				}
+				// A member's own decoder rejected its value: say which member.
+				return &InputRejection{message: fmt.Sprintf("value at %s: %s", strictjson.Where(string(semantic.JSONPointer)), rejection.Message()), cause: semantic.Err}
 			}
 		}
 		switch decoderOf(semantic) {
