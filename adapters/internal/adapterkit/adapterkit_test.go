@@ -12,11 +12,11 @@ import (
 // TestSchemaMap: every copy is deep and the caller's, numbers typed for
 // the SDKs' encoders.
 func TestSchemaMap(t *testing.T) {
-	tree := adapterkit.Tree([]byte(`{"a":[1,2.5,{"b":null},[]],"c":{"d":"x","e":{}},"big":1e400,"n":-7}`))
+	tree := adapterkit.Tree([]byte(`{"a":[1,2.5,{"b":null},[]],"c":{"d":"x","e":{}},"n":-7}`))
 	want := map[string]any{
 		"a":   []any{int64(1), 2.5, map[string]any{"b": nil}, []any{}},
 		"c":   map[string]any{"d": "x", "e": map[string]any{}},
-		"big": tree["big"], "n": int64(-7),
+		"n": int64(-7),
 	}
 	first := adapterkit.SchemaMap(tree)
 	require.Equal(t, want, first)
