@@ -36,7 +36,7 @@ func BenchmarkRun(b *testing.B) {
 		}},
 	}
 	for _, o := range observers {
-		b.Run(o.name, func(b *testing.B) {
+		b.Run("observer="+o.name, func(b *testing.B) {
 			store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{})
 			require.NoError(b, err)
 			config := dispatch.Config{Registry: reg, Store: store, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: sealSecret}}}

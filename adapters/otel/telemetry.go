@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -26,16 +27,31 @@ var ErrInstrument = errors.New("tool: an OpenTelemetry instrument could not be c
 // ScopeName is the instrumentation scope of the tracer and the meter.
 const ScopeName = "github.com/agentcontract/tool/adapters/otel"
 
-// The attribute keys of the GenAI semantic conventions this package sets.
+// The attribute keys of the GenAI semantic conventions this package sets,
+// as constants of its own (the Go semconv packages do not have them all).
 const (
-	AttrOperationName   = attribute.Key("gen_ai.operation.name")
-	AttrToolName        = attribute.Key("gen_ai.tool.name")
-	AttrToolCallID      = attribute.Key("gen_ai.tool.call.id")
-	AttrToolType        = attribute.Key("gen_ai.tool.type")
+	// AttrOperationName is always "execute_tool".
+	AttrOperationName = attribute.Key("gen_ai.operation.name")
+	// AttrToolName is the requested tool name, at most 128 bytes of
+	// UTF-8 (a longer or invalid name, which only a model invents, is cut
+	// and mended).
+	AttrToolName = attribute.Key("gen_ai.tool.name")
+	// AttrToolCallID is the provider's correlation ID (dispatch.Call.ID),
+	// when there is one.
+	AttrToolCallID = attribute.Key("gen_ai.tool.call.id")
+	// AttrToolType is always "function".
+	AttrToolType = attribute.Key("gen_ai.tool.type")
+	// AttrToolDescription is the registered tool's description, with
+	// Config.Registry.
 	AttrToolDescription = attribute.Key("gen_ai.tool.description")
-	AttrToolArguments   = attribute.Key("gen_ai.tool.call.arguments")
-	AttrToolResult      = attribute.Key("gen_ai.tool.call.result")
-	AttrErrorType       = attribute.Key("error.type")
+	// AttrToolArguments is the argument text, with Config.CaptureContent.
+	AttrToolArguments = attribute.Key("gen_ai.tool.call.arguments")
+	// AttrToolResult is the text of a completed call's Output, with
+	// Config.CaptureContent.
+	AttrToolResult = attribute.Key("gen_ai.tool.call.result")
+	// AttrErrorType is the class of a call that ended in error: one of the
+	// Error constants.
+	AttrErrorType = attribute.Key("error.type")
 )
 
 // The attribute keys of what only this library knows.
@@ -177,6 +193,7 @@ type Telemetry struct {
 	capture    bool
 	redact     func(string, ContentKind, string) string
 	observer   dispatch.Observer
+	names      *nameCache
 }
 
 // New makes a Telemetry from config; it copies nothing it does not keep
@@ -223,6 +240,7 @@ func New(config Config) (*Telemetry, error) {
 		links:      links,
 		capture:    config.CaptureContent,
 		redact:     config.Redact,
+		names:      &nameCache{},
 	}
 	t.observer = dispatch.Observer{CallStart: t.callStart, CallDone: t.callDone, ResumeRefused: t.resumeRefused}
 	return t, nil
@@ -234,9 +252,6 @@ func (t *Telemetry) Observer() *dispatch.Observer {
 	o := t.observer
 	return &o
 }
-
-// spanName is "execute_tool {gen_ai.tool.name}".
-func spanName(name string) string { return "execute_tool " + name }
 
 // toolName bounds a tool name to maxNameBytes of valid UTF-8.
 func toolName(name string) string {
@@ -256,32 +271,36 @@ func toolName(name string) string {
 
 func (t *Telemetry) callStart(ctx context.Context, info dispatch.CallInfo) context.Context {
 	name := toolName(info.Tool)
-	attrs := make([]attribute.KeyValue, 0, 8)
-	attrs = append(attrs,
-		AttrOperationName.String("execute_tool"),
-		AttrToolName.String(name),
-		AttrToolType.String("function"),
-		AttrOp.String(string(info.Op)))
+	// What a sampler may need is given at creation; the rest only to a
+	// span that records, so that a no-op provider costs little.
+	start := t.names.start(name)
+	opts := start.opts
+	if info.CheckpointID != "" {
+		if sc, ok := t.links.Load(ctx, info.CheckpointID); ok && sc.IsValid() {
+			opts = append(slices.Clip(opts), trace.WithLinks(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{AttrLinkType.String("resumes")}}))
+		}
+	}
+	ctx, span := t.tracer.Start(ctx, start.name, opts...)
+	if !span.IsRecording() {
+		return ctx
+	}
+	attrs := make([]attribute.KeyValue, 0, 6)
+	attrs = append(attrs, AttrToolType.String("function"), AttrOp.String(string(info.Op)))
 	if info.CallID != "" {
 		attrs = append(attrs, AttrToolCallID.String(info.CallID))
 	}
 	if d := t.description(info.Tool); d != "" {
 		attrs = append(attrs, AttrToolDescription.String(d))
 	}
-	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 	if info.CheckpointID != "" {
 		attrs = append(attrs, AttrCheckpointID.String(info.CheckpointID))
-		if sc, ok := t.links.Load(ctx, info.CheckpointID); ok && sc.IsValid() {
-			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{AttrLinkType.String("resumes")}}))
-		}
 	}
 	if t.capture {
 		if args := t.redacted(info.Tool, ContentArguments, info.Arguments); args != "" {
 			attrs = append(attrs, AttrToolArguments.String(args))
 		}
 	}
-	opts = append(opts, trace.WithAttributes(attrs...))
-	ctx, _ = t.tracer.Start(ctx, spanName(name), opts...)
+	span.SetAttributes(attrs...)
 	return ctx
 }
 
@@ -310,25 +329,7 @@ func (t *Telemetry) callDone(ctx context.Context, info dispatch.CallInfo, o disp
 	if o.Kind == dispatch.KindUnknownTool {
 		name = "_OTHER"
 	}
-	set := metricAttributes(name, o.Kind, errType)
-	t.duration.Record(ctx, o.Duration.Seconds(), metric.WithAttributeSet(set))
-}
-
-// metricAttributes is the attribute set of one duration.
-func metricAttributes(name string, kind dispatch.Kind, errType string) attribute.Set {
-	if errType == "" {
-		return attribute.NewSet(
-			AttrOperationName.String("execute_tool"),
-			AttrToolName.String(name),
-			AttrToolType.String("function"),
-			AttrOutcome.String(string(kind)))
-	}
-	return attribute.NewSet(
-		AttrOperationName.String("execute_tool"),
-		AttrToolName.String(name),
-		AttrToolType.String("function"),
-		AttrOutcome.String(string(kind)),
-		AttrErrorType.String(errType))
+	t.duration.Record(ctx, o.Duration.Seconds(), t.names.recordOptions(name, o.Kind, errType)...)
 }
 
 // annotate records o on span.
