@@ -56,7 +56,7 @@ func Example() {
 		for _, kv := range s.Attributes {
 			switch kv.Key {
 			case toolotel.AttrOutcome, toolotel.AttrErrorType, toolotel.AttrToolCallID:
-				fmt.Printf(" %s=%s", kv.Key, kv.Value.Emit())
+				fmt.Printf(" %s=%s", kv.Key, kv.Value.String())
 			}
 		}
 		fmt.Println(" status:", s.Status.Code)
