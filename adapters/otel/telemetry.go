@@ -270,6 +270,12 @@ func toolName(name string) string {
 }
 
 func (t *Telemetry) callStart(ctx context.Context, info dispatch.CallInfo) context.Context {
+	return t.startSpan(ctx, info, time.Time{})
+}
+
+// startSpan starts the span of a call, at the time given or, when it is
+// zero, now.
+func (t *Telemetry) startSpan(ctx context.Context, info dispatch.CallInfo, at time.Time) context.Context {
 	name := toolName(info.Tool)
 	// What a sampler may need is given at creation; the rest only to a
 	// span that records, so that a no-op provider costs little.
@@ -279,6 +285,9 @@ func (t *Telemetry) callStart(ctx context.Context, info dispatch.CallInfo) conte
 		if sc, ok := t.links.Load(ctx, info.CheckpointID); ok && sc.IsValid() {
 			opts = append(slices.Clip(opts), trace.WithLinks(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{AttrLinkType.String("resumes")}}))
 		}
+	}
+	if !at.IsZero() {
+		opts = append(slices.Clip(opts), trace.WithTimestamp(at))
 	}
 	ctx, span := t.tracer.Start(ctx, start.name, opts...)
 	if !span.IsRecording() {
@@ -310,7 +319,7 @@ func (t *Telemetry) callDone(ctx context.Context, info dispatch.CallInfo, o disp
 	if info.Op == dispatch.OpSettle {
 		// Settle has no CallStart: its span starts and ends here, as long
 		// as the call took.
-		ctx = t.callStart(ctx, info)
+		ctx = t.startSpan(ctx, info, end.Add(-o.Duration))
 		span = trace.SpanFromContext(ctx)
 	} else {
 		span = trace.SpanFromContext(ctx)

@@ -389,6 +389,7 @@ func TestSettle(t *testing.T) {
 	require.Len(t, spans, 1)
 	s := spans[0]
 	require.Equal(t, "execute_tool flaky", s.Name)
+	require.Equal(t, o.Duration, s.EndTime.Sub(s.StartTime), "the span lasts as long as the call")
 	a := attrs(s.Attributes)
 	require.Equal(t, "settle", a["agentcontract.call.op"])
 	require.Equal(t, toolotel.ErrorUnknownOutcome, a["error.type"])
