@@ -3,7 +3,6 @@ package toolotel
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -18,11 +17,12 @@ import (
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // ErrInstrument is wrapped by the error of New when the meter cannot make
 // an instrument.
-var ErrInstrument = errors.New("tool: an OpenTelemetry instrument could not be created")
+var ErrInstrument = errprefix.New("an OpenTelemetry instrument could not be created")
 
 // ScopeName is the instrumentation scope of the tracer and the meter.
 const ScopeName = "github.com/agentcontract/tool/adapters/otel"
@@ -215,13 +215,13 @@ func New(config Config) (*Telemetry, error) {
 		metric.WithDescription("Duration of tool executions."),
 		metric.WithExplicitBucketBoundaries(durationBuckets...))
 	if err != nil {
-		return nil, fmt.Errorf("%w: the histogram %s: %w", ErrInstrument, MetricDuration, err)
+		return nil, errprefix.Errorf("%w: the histogram %s: %w", ErrInstrument, MetricDuration, err)
 	}
 	refusals, err := meter.Int64Counter(MetricResumeRefusals,
 		metric.WithUnit("{refusal}"),
 		metric.WithDescription("Resumes of suspended tool calls refused before anything ran."))
 	if err != nil {
-		return nil, fmt.Errorf("%w: the counter %s: %w", ErrInstrument, MetricResumeRefusals, err)
+		return nil, errprefix.Errorf("%w: the counter %s: %w", ErrInstrument, MetricResumeRefusals, err)
 	}
 	propagator := config.Propagator
 	if propagator == nil {
