@@ -262,7 +262,7 @@ func (d *Dispatcher) Run(ctx context.Context, call Call) Outcome {
 // call's tool has returned, or nil when nothing still runs.
 func (d *Dispatcher) runLogged(ctx context.Context, call Call) (Outcome, <-chan struct{}) {
 	start := time.Now()
-	info := CallInfo{Op: OpRun, CallID: call.ID, Tool: call.Request.Name, IdempotencyKey: call.IdempotencyKey, Principal: call.Principal}
+	info := CallInfo{Op: OpRun, CallID: call.ID, Tool: call.Request.Name, Arguments: call.Request.Arguments, IdempotencyKey: call.IdempotencyKey, Principal: call.Principal}
 	ctx = d.callStart(ctx, info)
 	o, running := d.run(ctx, call)
 	o.Duration = time.Since(start)
@@ -395,7 +395,7 @@ func (d *Dispatcher) Settle(call Call, key tool.IdempotencyKey, effect tool.Effe
 		return unknown(o, errprefix.Errorf("%w: the zero Dispatcher settles nothing", ErrInvalidConfig))
 	}
 	o = d.settle(o, call, result, err)
-	d.callDone(context.Background(), CallInfo{Op: OpSettle, CallID: call.ID, Tool: call.Request.Name, IdempotencyKey: key, Principal: call.Principal}, o)
+	d.callDone(context.Background(), CallInfo{Op: OpSettle, CallID: call.ID, Tool: call.Request.Name, Arguments: call.Request.Arguments, IdempotencyKey: key, Principal: call.Principal}, o)
 	return o
 }
 

@@ -92,6 +92,11 @@ type CallInfo struct {
 	// Tool is the requested tool name, as given; it has no length bound,
 	// and comes from the model.
 	Tool string
+	// Arguments is the argument text of the call, as the model proposed it
+	// (in Resume and Decline, as the checkpoint holds it): unchecked, with
+	// no bound beyond what the runtime accepts, and as sensitive as
+	// anything the model wrote. Record it only when the user asked for it.
+	Arguments string
 	// IdempotencyKey is the key the call runs with when it is known at
 	// the time of the hook: the Call's own key in Run (empty when the
 	// Dispatcher will choose one; the Outcome carries it then), the
@@ -156,6 +161,7 @@ func resumeInfo(op Op, cp Checkpoint, a Answer) CallInfo {
 		Op:             op,
 		CallID:         cp.callID,
 		Tool:           cp.request.Name,
+		Arguments:      cp.request.Arguments,
 		IdempotencyKey: cp.key,
 		Principal:      cp.principal,
 		CheckpointID:   cp.id,

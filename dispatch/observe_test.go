@@ -89,7 +89,7 @@ func TestObserverOutcomeKinds(t *testing.T) {
 			require.Equal(t, tt.kind, o.Kind)
 			events := rec.take()
 			require.Len(t, events, 2)
-			want := dispatch.CallInfo{Op: dispatch.OpRun, CallID: c.ID, Tool: tt.tool, Principal: "user-7"}
+			want := dispatch.CallInfo{Op: dispatch.OpRun, CallID: c.ID, Tool: tt.tool, Arguments: tt.args, Principal: "user-7"}
 			require.Equal(t, "start", events[0].hook)
 			require.Equal(t, want, events[0].info)
 			done := events[1]
@@ -142,7 +142,7 @@ func TestObserverSuspendResume(t *testing.T) {
 	require.Equal(t, dispatch.KindSuspended, events[1].outcome.Kind)
 	require.Equal(t, cp.ID(), events[1].outcome.Checkpoint.ID())
 
-	resumed := dispatch.CallInfo{Op: dispatch.OpResume, CallID: "toolu_1", Tool: "refund", IdempotencyKey: "key-1",
+	resumed := dispatch.CallInfo{Op: dispatch.OpResume, CallID: "toolu_1", Tool: "refund", Arguments: `{"order":"A-1"}`, IdempotencyKey: "key-1",
 		Principal: "user-7", CheckpointID: cp.ID(), AnsweredBy: "user-7"}
 	o, err := d.Resume(context.Background(), cp, yes("user-7"))
 	require.NoError(t, err)
@@ -255,7 +255,7 @@ func TestObserverDeclineSettle(t *testing.T) {
 	o = d.Settle(c, "key-2", tool.EffectIdempotent, tool.Result{}, errors.New("lost"))
 	events = rec.take()
 	require.Len(t, events, 1, "Settle runs nothing: CallDone only")
-	require.Equal(t, dispatch.CallInfo{Op: dispatch.OpSettle, CallID: "c1", Tool: "flaky", IdempotencyKey: "key-2"}, events[0].info)
+	require.Equal(t, dispatch.CallInfo{Op: dispatch.OpSettle, CallID: "c1", Tool: "flaky", Arguments: `{}`, IdempotencyKey: "key-2"}, events[0].info)
 	require.Equal(t, dispatch.KindUnknown, events[0].outcome.Kind)
 	require.True(t, events[0].outcome.Retryable)
 	require.Equal(t, o.Err, events[0].outcome.Err)

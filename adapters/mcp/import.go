@@ -69,6 +69,11 @@ type ImportConfig struct {
 	// context.DeadlineExceeded. It does not bound the calls of the imported
 	// tools: their ctx does. 0 means [DefaultImportTimeout] (one minute).
 	Timeout time.Duration
+	// TraceContext, when its Inject is set, writes the trace context of
+	// each call of an imported tool into the _meta of its tools/call
+	// request, so that the server's spans join the caller's trace. See
+	// TraceContext.
+	TraceContext TraceContext
 }
 
 // ImportResult is what [Import] found on the server. Its slices are the
@@ -276,6 +281,7 @@ func localName(remote string) string {
 type RemoteTool struct {
 	session  *mcp.ClientSession
 	progress *ProgressRelay
+	inject   func(context.Context, map[string]any)
 	remote   string
 	def      tool.Definition
 	limits   limits
@@ -303,7 +309,7 @@ func newRemoteTool(session *mcp.ClientSession, t *mcp.Tool, config ImportConfig,
 	if err := def.Validate(); err != nil {
 		return nil, wrap(ErrRemoteTool, err)
 	}
-	return &RemoteTool{session: session, progress: config.Progress, remote: t.Name, def: def, limits: limits}, nil
+	return &RemoteTool{session: session, progress: config.Progress, inject: config.TraceContext.Inject, remote: t.Name, def: def, limits: limits}, nil
 }
 
 // RemoteName is the tool's name on the remote server.
@@ -329,6 +335,15 @@ func (t *RemoteTool) Call(ctx context.Context, inv tool.Invocation) (tool.Result
 		token, forget := t.progress.register(ctx)
 		defer forget()
 		params.SetProgressToken(token)
+	}
+	if t.inject != nil {
+		if params.Meta == nil {
+			params.Meta = mcp.Meta{}
+		}
+		t.inject(ctx, params.Meta)
+		if len(params.Meta) == 0 {
+			params.Meta = nil
+		}
 	}
 	ctx, budget, end := startBudget(ctx, t.session, t.limits.elicitations)
 	defer end()

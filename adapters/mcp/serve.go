@@ -49,6 +49,10 @@ type Config struct {
 	// express, by tool name. A tool without an entry gets the zero
 	// ToolOptions. A name that is not in the registry is an error.
 	Tools map[string]ToolOptions
+	// TraceContext, when its Extract is set, reads the trace context of
+	// each tools/call request from its _meta, so that the call's spans
+	// join the client's trace. See TraceContext.
+	TraceContext TraceContext
 }
 
 // ToolOptions are the choices for one served tool that its Definition
@@ -191,7 +195,7 @@ func AddTools(server *mcp.Server, config Config) error {
 		return wrap(ErrInvalidConfig, err)
 	}
 	defs := config.Dispatch.Registry.Definitions()
-	b := &bridge{d: d, box: box, logger: config.Dispatch.Logger, principal: config.Principal, tools: make(map[string]servedTool, len(defs))}
+	b := &bridge{d: d, box: box, logger: config.Dispatch.Logger, principal: config.Principal, trace: config.TraceContext, tools: make(map[string]servedTool, len(defs))}
 	var problems []string
 	for _, def := range defs {
 		opts := config.Tools[def.Name]
@@ -265,6 +269,7 @@ type bridge struct {
 	box       *stateBox
 	logger    *slog.Logger
 	principal func(context.Context, *mcp.CallToolRequest) (string, error)
+	trace     TraceContext
 	tools     map[string]servedTool
 }
 
@@ -313,6 +318,7 @@ func ptr[T any](v T) *T { return &v }
 func (b *bridge) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	ctx, release := withRequest(ctx, req)
 	defer release()
+	ctx = b.trace.extract(ctx, req.Params.GetMeta())
 	progress := progressSink(req)
 	principal, err := b.principalOf(ctx, req)
 	if err != nil {

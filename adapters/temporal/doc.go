@@ -158,4 +158,30 @@
 // cancelled carries a checkpoint that a [dispatch.Dispatcher] elsewhere can
 // resume; there it is claimed in that Dispatcher's store, as any
 // checkpoint is.
+//
+// # Tracing
+//
+// Trace context crosses from the client that starts a workflow to its
+// activities the way Temporal carries it: in workflow and activity
+// headers, written and read by Temporal's own OpenTelemetry interceptor
+// (the module go.temporal.io/sdk/contrib/opentelemetry), which the user
+// adds to the client options; a worker made from that client uses it too.
+// This package needs no tracing library of its own: with
+// [Config].Observer set to the Observer of the module
+// github.com/agentcontract/tool/adapters/otel, each call the activity runs
+// is an execute_tool span, a child of the activity's span, in the trace of
+// the request that started the workflow:
+//
+//	tracing, err := temporalotel.NewTracingInterceptor(temporalotel.TracerOptions{Tracer: tp.Tracer("temporal")})
+//	// handle err
+//	c, err := client.Dial(client.Options{Interceptors: []interceptor.ClientInterceptor{tracing}})
+//	// handle err
+//	telemetry, err := toolotel.New(toolotel.Config{TracerProvider: tp, MeterProvider: mp})
+//	// handle err
+//	rt, err := tooltemporal.New(tooltemporal.Config{Registry: reg, SealKeys: keys,
+//		ActivityOptions: workflow.ActivityOptions{StartToCloseTimeout: time.Minute},
+//		Observer:        telemetry.Observer()})
+//	// handle err
+//	w := worker.New(c, "agent", worker.Options{})
+//	rt.Register(w)
 package tooltemporal

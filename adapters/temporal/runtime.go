@@ -67,6 +67,14 @@ type Config struct {
 	// the workflow's history gets public text and a class (see the
 	// package documentation). The workflow side logs nothing.
 	Logger *slog.Logger
+	// Observer, when not nil, observes every call the activity runs (and
+	// every resume it refuses), as dispatch.Config.Observer: its hooks get
+	// the activity's context, so that a tracer's span for the call is a
+	// child of the activity's span when the worker's client carries a
+	// tracing interceptor (Temporal's own OpenTelemetry interceptor,
+	// say: see the package documentation). The workflow side, whose code
+	// must be deterministic, observes nothing.
+	Observer *dispatch.Observer
 }
 
 // Runtime runs tool calls on Temporal: calls are admitted in workflow code
@@ -109,6 +117,7 @@ func New(config Config) (*Runtime, error) {
 		NewKey:        noKey,
 		CheckpointTTL: dispatch.MaxCheckpointTTL,
 		Logger:        config.Logger,
+		Observer:      config.Observer,
 	})
 	if err != nil {
 		return nil, err

@@ -7,7 +7,12 @@
 //
 // Usage:
 //
-//	go run ./examples/agentloop [-approve=yes|no] [-json] [-script file]
+//	go run ./examples/agentloop [-approve=yes|no] [-json] [-trace] [-script file]
+//
+// With -trace, the run is traced with OpenTelemetry (the module
+// adapters/otel, into an exporter in memory) and the span tree is printed
+// after the transcript: one execute_tool span per call, the suspended
+// call's span linked from its resumption's.
 //
 // The model is script.json, embedded in the program: a list of proposed
 // calls, each a tool name and argument text. There is no network and no
@@ -25,6 +30,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+
+	"github.com/agentcontract/tool/dispatch"
 )
 
 //go:embed script.json
@@ -57,6 +64,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	approve := flags.String("approve", "yes", "the approver's answer to a refund request: yes or no")
 	jsonMode := flags.Bool("json", false, "print the transcript as JSON lines")
 	scriptPath := flags.String("script", "", "play this script file instead of the embedded script.json")
+	traceMode := flags.Bool("trace", false, "trace the run with OpenTelemetry and print the span tree after the transcript")
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			flags.SetOutput(stdout)
@@ -67,6 +75,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if flags.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %q", flags.Args())
+	}
+	if *traceMode && *jsonMode {
+		return errors.New("-trace prints a text tree: use it without -json")
 	}
 	var approved bool
 	switch *approve {
@@ -98,14 +109,34 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	defer os.RemoveAll(dir)
 
 	out := &transcript{w: stdout, jsonMode: *jsonMode}
-	rt, err := newRuntime(out, dir, approved)
+	var tr *tracing
+	var observer *dispatch.Observer
+	if *traceMode {
+		if tr, err = newTracing(); err != nil {
+			return err
+		}
+		observer = tr.tel.Observer()
+	}
+	rt, err := newRuntime(out, dir, approved, observer)
 	if err != nil {
 		return err
 	}
-	if err := rt.play(ctx, script); err != nil {
+	if tr == nil {
+		if err := rt.play(ctx, script); err != nil {
+			return err
+		}
+		return out.err()
+	}
+	traced, root := tr.start(ctx)
+	err = rt.play(traced, script)
+	root.End()
+	if err != nil {
 		return err
 	}
-	return out.err()
+	if err := out.err(); err != nil {
+		return err
+	}
+	return tr.print(stdout)
 }
 
 // parseScript decodes the scripted model: a JSON array of turns, strictly.

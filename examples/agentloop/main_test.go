@@ -250,6 +250,7 @@ func TestRunArguments(t *testing.T) {
 		{"an unknown flag", []string{"-verbose"}, "flag provided but not defined: -verbose"},
 		{"a stray argument", []string{"extra"}, `unexpected arguments: ["extra"]`},
 		{"a missing script file", []string{"-script", filepath.Join(t.TempDir(), "absent.json")}, "no such file"},
+		{"a trace in JSON mode", []string{"-trace", "-json"}, "-trace prints a text tree: use it without -json"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -271,6 +272,33 @@ func TestRunArguments(t *testing.T) {
 		var stdout bytes.Buffer
 		require.ErrorIs(t, run(ctx, nil, &stdout), context.Canceled)
 	})
+}
+
+// -trace prints the span tree after the transcript: one execute_tool span
+// per call under the run's span, the suspended call's span numbered and
+// linked from its resumption and from the refused replay.
+func TestRunTrace(t *testing.T) {
+	out := runScript(t, "-trace")
+	requireSequence(t, out, "script complete: 9 turns", "", "trace: 12 spans")
+	_, tree, ok := strings.Cut(out, "trace: 12 spans\n")
+	require.True(t, ok)
+	require.Equal(t, `agentloop run
+├─ execute_tool get_weather [completed]
+├─ execute_tool search_orders [rejected, error.type=invalid_arguments]
+├─ execute_tool search_orders [rejected, error.type=invalid_arguments]
+├─ execute_tool search_orders [completed]
+├─ execute_tool cancel_subscription [unknown_tool, error.type=unknown_tool]
+├─ execute_tool refund_order [failed, error.type=denied]
+├─ execute_tool refund_order [suspended, checkpoint sealed] (#1)
+├─ execute_tool refund_order [completed] ↪ resumes #1
+├─ resume_refused [refusal=already_answered] ↪ resumes #1
+├─ execute_tool export_report [completed]
+└─ execute_tool flaky_lookup [failed, error.type=failed]
+`, tree)
+	require.NotContains(t, tree, "10.0.3.7", "no private error in the trace")
+
+	declined := runScript(t, "-trace", "-approve=no")
+	require.Contains(t, declined, "├─ execute_tool refund_order [suspended, checkpoint sealed] (#1)\n├─ execute_tool refund_order [failed, error.type=denied] ↪ resumes #1\n")
 }
 
 func TestRunScriptFile(t *testing.T) {

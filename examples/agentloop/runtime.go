@@ -39,9 +39,13 @@ type agentRuntime struct {
 	approved bool
 	// turn is the turn being played, for the policy's log lines.
 	turn int
+	// observer, when not nil, traces every call (-trace). Like the
+	// store, it outlives a restart: the links from a resumption to its
+	// suspension are kept there.
+	observer *dispatch.Observer
 }
 
-func newRuntime(out *transcript, dir string, approved bool) (*agentRuntime, error) {
+func newRuntime(out *transcript, dir string, approved bool, observer *dispatch.Observer) (*agentRuntime, error) {
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
@@ -50,7 +54,7 @@ func newRuntime(out *transcript, dir string, approved bool) (*agentRuntime, erro
 	if err != nil {
 		return nil, err
 	}
-	rt := &agentRuntime{out: out, ledger: newLedger(), dir: dir, approved: approved, sealKey: dispatch.SealKey{ID: "agentloop-1", Secret: secret}, store: store}
+	rt := &agentRuntime{out: out, ledger: newLedger(), dir: dir, approved: approved, sealKey: dispatch.SealKey{ID: "agentloop-1", Secret: secret}, store: store, observer: observer}
 	if err := rt.start(); err != nil {
 		return nil, err
 	}
@@ -65,7 +69,7 @@ func (rt *agentRuntime) start() error {
 		return err
 	}
 	rt.registry = registry
-	rt.dispatcher, err = dispatch.New(dispatch.Config{Registry: registry, Store: rt.store, SealKeys: []dispatch.SealKey{rt.sealKey}})
+	rt.dispatcher, err = dispatch.New(dispatch.Config{Registry: registry, Store: rt.store, SealKeys: []dispatch.SealKey{rt.sealKey}, Observer: rt.observer})
 	return err
 }
 

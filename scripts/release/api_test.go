@@ -57,6 +57,7 @@ func TestPackagesCovered(t *testing.T) {
 		rootModule + "/adapters/gemini",
 		rootModule + "/adapters/mcp",
 		rootModule + "/adapters/openai",
+		rootModule + "/adapters/otel",
 		rootModule + "/adapters/temporal",
 		rootModule + "/stores/sqlstore",
 	} {

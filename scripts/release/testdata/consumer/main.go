@@ -19,6 +19,7 @@ import (
 	toolgemini "github.com/agentcontract/tool/adapters/gemini"
 	toolmcp "github.com/agentcontract/tool/adapters/mcp"
 	toolopenai "github.com/agentcontract/tool/adapters/openai"
+	toolotel "github.com/agentcontract/tool/adapters/otel"
 	tooltemporal "github.com/agentcontract/tool/adapters/temporal"
 	"github.com/agentcontract/tool/dispatch"
 	"github.com/agentcontract/tool/stores/sqlstore"
@@ -80,8 +81,22 @@ func run() error {
 	}
 	fmt.Println("gemini:", len(projection.Tools[0].FunctionDeclarations), "function declaration(s)")
 
+	telemetry, err := toolotel.New(toolotel.Config{Registry: registry})
+	if err != nil {
+		return err
+	}
+	traced, err := dispatch.New(dispatch.Config{Registry: registry, Store: store, SealKeys: keys, Observer: telemetry.Observer()})
+	if err != nil {
+		return err
+	}
+	o = traced.Run(context.Background(), dispatch.Call{ID: "call_2", Request: tool.Request{Name: "add", Arguments: `{"a":1,"b":1}`}})
+	fmt.Println("otel: observed", o.Kind, "call, error.type", fmt.Sprintf("%q", toolotel.ErrorType(o)))
+
 	server := mcp.NewServer(&mcp.Implementation{Name: "consumer", Version: "v0.0.1"}, nil)
-	if err := toolmcp.AddTools(server, toolmcp.Config{Dispatch: dispatch.Config{Registry: registry, Store: store, SealKeys: keys}}); err != nil {
+	if err := toolmcp.AddTools(server, toolmcp.Config{
+		Dispatch:     dispatch.Config{Registry: registry, Store: store, SealKeys: keys, Observer: telemetry.Observer()},
+		TraceContext: toolmcp.TraceContext{Extract: telemetry.ExtractMeta},
+	}); err != nil {
 		return err
 	}
 	fmt.Println("mcp: tools added to a server")
