@@ -170,8 +170,20 @@ const maxLegacyRounds = 10
 // A client older than 2026-07-28 cannot retry with answers: the SDK asks it
 // with a server-initiated elicitation/create and runs the handler once more
 // with the answer; further questions of the same call are asked the same
-// way, at most ten. A client that declared no elicitation capability gets
-// an isError result saying the tool needs an answer it cannot give.
+// way, at most ten.
+//
+// A client of any version that declared no elicitation capability (or
+// URL elicitation only) is not sent the request: its capabilities are read
+// for each call, from the request's _meta for a 2026-07-28 client and
+// from initialize for an older one, and it gets an isError result saying
+// that the tool needs an answer from a person, which this client cannot
+// ask for. The call ends there: its checkpoint is not sealed, sent or
+// recorded, so there is nothing to answer later and nothing to claim; the
+// tool sees no more of the call, and the model learns from the result that
+// the call did not go through. (Leaving the checkpoint pending for a
+// person to answer on another channel would leave the model without the
+// outcome when the answer comes; a deployment that wants that routes such
+// tools to that channel, not to this client.)
 //
 // Errors wrap ErrInvalidConfig: a nil server, a Dispatch configuration
 // dispatch.New refuses (no registry, no store, no seal key), a Tools entry
@@ -359,6 +371,8 @@ func (b *bridge) suspend(ctx context.Context, req *mcp.CallToolRequest, o dispat
 		return b.notContinued(ctx, o, "could not be suspended", err), nil
 	}
 	return &mcp.CallToolResult{
+		// An empty content, not null: clients validate it as an array.
+		Content:       []mcp.Content{},
 		InputRequests: mcp.InputRequestMap{inputID: params},
 		RequestState:  b.box.seal(state),
 	}, nil
@@ -374,7 +388,7 @@ func (b *bridge) form(ctx context.Context, req *mcp.CallToolRequest, o dispatch.
 			return nil, b.notContinued(ctx, o, "asked for input in a form MCP cannot carry", err)
 		}
 	}
-	if legacy(req.Session) && !canElicit(req.Session) {
+	if !canElicit(req) {
 		return nil, b.notContinued(ctx, o, "needs an answer from a person, which this client cannot ask for", nil)
 	}
 	return &mcp.ElicitParams{Mode: "form", Message: promptText(ir.Prompt()), RequestedSchema: json.RawMessage(schema)}, nil
@@ -557,9 +571,17 @@ func legacy(ss *mcp.ServerSession) bool {
 	return p != nil && p.ProtocolVersion < multiRoundTripVersion
 }
 
-func canElicit(ss *mcp.ServerSession) bool {
-	p := ss.InitializeParams()
-	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+// canElicit reports whether the client that sent req can put a form to a
+// person: its capabilities, read per request for a 2026-07-28 client (from
+// the request's _meta) and per session for an older one, declare
+// elicitation with forms (an empty elicitation capability means forms).
+func canElicit(req *mcp.CallToolRequest) bool {
+	caps := req.ClientCapabilities()
+	if caps == nil || caps.Elicitation == nil {
+		return false
+	}
+	e := caps.Elicitation
+	return e.Form != nil || e.URL == nil
 }
 
 // listForVersion shows a client older than 2026-07-28, whose protocol
