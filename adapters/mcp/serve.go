@@ -72,6 +72,13 @@ type ToolOptions struct {
 	ResponseSchemas []tool.Schema
 }
 
+// OutcomeMetaKey is the key, in the _meta of an isError tools/call result,
+// under which AddTools writes the kind of the call's outcome ("failed",
+// "rejected" or "unknown": the dispatch.Kind), and from which Import reads
+// it back. MCP's isError alone cannot tell a definite failure from a call
+// that may have had its effect.
+const OutcomeMetaKey = "com.github.agentcontract.tool/outcome"
+
 // The versions of MCP that matter here: multi-round-trip requests and
 // output of any JSON type (SEP-2322, SEP-2106) arrived in this revision.
 const multiRoundTripVersion = "2026-07-28"
@@ -120,6 +127,10 @@ const maxLegacyRounds = 10
 //     public text only — a Failure's Output, an InputRejection's message,
 //     or the fixed sentence of an unknown outcome — never the private error;
 //   - unknown tool: a JSON-RPC error (invalid params);
+//   - the isError results of these three outcomes carry the outcome's
+//     kind, dispatch.KindFailed, KindRejected or KindUnknown, in their
+//     _meta under OutcomeMetaKey, so that an importing bridge (Import)
+//     keeps an unknown outcome unknown and a rejection model-correctable;
 //   - suspended: see below.
 //
 // Progress the tool reports is sent as notifications/progress with the
@@ -349,6 +360,9 @@ func (b *bridge) result(ctx context.Context, req *mcp.CallToolRequest, o dispatc
 		return b.suspend(ctx, req, o)
 	}
 	res := &mcp.CallToolResult{Content: contentOf(o.Output), IsError: o.IsError}
+	if o.IsError {
+		res.Meta = mcp.Meta{OutcomeMetaKey: string(o.Kind)}
+	}
 	if o.Kind == dispatch.KindCompleted && len(o.Output.Details) > 0 {
 		switch {
 		case !legacy(req.Session) || isObject(o.Output.Details):
