@@ -136,8 +136,9 @@ const maxLegacyRounds = 10
 // Progress the tool reports is sent as notifications/progress with the
 // client's progress token, when it gave one. A client's cancellation
 // (notifications/cancelled) cancels the ctx of the call; over streamable
-// HTTP wrapped with HTTPHandler, so does a dropped connection. A
-// Dispatch.CallTimeout bounds how long a call may take.
+// HTTP wrapped with HTTPHandler, so does a dropped connection, and on a
+// stateless handler the end of the HTTP request with the handler options
+// below. A Dispatch.CallTimeout bounds how long a call may take.
 //
 // # Suspension
 //
@@ -195,6 +196,29 @@ const maxLegacyRounds = 10
 // person to answer on another channel would leave the model without the
 // outcome when the answer comes; a deployment that wants that routes such
 // tools to that channel, not to this client.)
+//
+// # The HTTP handler these promises assume
+//
+// Over streamable HTTP, serve with mcp.NewStreamableHTTPHandler wrapped in
+// HTTPHandler (the exact bytes of an answer, and a dropped connection
+// cancelling the call), and choose its StreamableHTTPOptions by what the
+// clients need:
+//   - multi-round-trip requests (2026-07-28) and sealed request state:
+//     the SDK offers protocol 2026-07-28 only on a stateless handler
+//     (Stateless true); a stateful one negotiates an older version, and
+//     calls that suspend are continued by server-initiated elicitation
+//     instead;
+//   - cancellation: on a stateless handler, set
+//     PropagateRequestCancellation as well, so that the end of the HTTP
+//     request (the client gave up) ends the call's ctx; on a stateful one,
+//     notifications/cancelled and HTTPHandler do it;
+//   - server-initiated elicitation (clients before 2026-07-28) needs a
+//     stateful handler (Stateless false): a stateless one cannot send
+//     requests to the client, and such clients are then told the tool
+//     needs an answer they cannot give.
+//
+// The example command agentloop-mcp serves both ways (-http, and -http
+// with -stateless).
 //
 // Errors wrap ErrInvalidConfig: a nil server, a Dispatch configuration
 // dispatch.New refuses (no registry, no store, no seal key), a Tools entry
