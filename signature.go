@@ -55,7 +55,6 @@ type Signature[In, Out any] struct {
 	input  Schema
 	output Schema // zero unless Out is encoded into Details
 	codec  outputCodec
-	id     *signatureID // tells a Func which decoded inputs are its own
 }
 
 type outputCodec uint8
@@ -94,11 +93,11 @@ func newSignature[In, Out any]() (Signature[In, Out], error) {
 	}
 	doc, err := reflectSchema(in, false)
 	if err != nil {
-		return Signature[In, Out]{}, fmt.Errorf("input type %v: %w", in, err)
+		return Signature[In, Out]{}, errorPart("input type %v: %w", in, err)
 	}
-	s := Signature[In, Out]{id: new(signatureID)}
+	s := Signature[In, Out]{}
 	if s.input, err = ParseSchema(doc); err != nil {
-		return Signature[In, Out]{}, fmt.Errorf("input type %v: %w", in, err)
+		return Signature[In, Out]{}, errorPart("input type %v: %w", in, err)
 	}
 	if !s.input.s.object {
 		// A struct with its own JSON methods is described as any value.
@@ -113,10 +112,10 @@ func newSignature[In, Out any]() (Signature[In, Out], error) {
 		s.codec = codecJSON
 		doc, err := reflectSchema(out, true)
 		if err != nil {
-			return Signature[In, Out]{}, fmt.Errorf("output type %v: %w", out, err)
+			return Signature[In, Out]{}, errorPart("output type %v: %w", out, err)
 		}
 		if s.output, err = ParseSchema(doc); err != nil {
-			return Signature[In, Out]{}, fmt.Errorf("output type %v: %w", out, err)
+			return Signature[In, Out]{}, errorPart("output type %v: %w", out, err)
 		}
 	}
 	return s, nil
@@ -148,7 +147,7 @@ func (s Signature[In, Out]) OutputSchema() json.RawMessage { return s.output.JSO
 func (s Signature[In, Out]) Decode(invocation Invocation) (In, error) {
 	if invocation.core == nil {
 		var zero In
-		return zero, fmt.Errorf("%w: the zero Invocation has no arguments", ErrInvalidInvocation)
+		return zero, errorf("%w: the zero Invocation has no arguments", ErrInvalidInvocation)
 	}
 	return decodeInput[In](invocation.arguments)
 }
@@ -215,7 +214,8 @@ func decodeInto[In any](arguments []byte, in *In) (err error) {
 
 // decodeError sorts an error of the strict decode: a problem with the
 // input becomes an *InputRejection whose message speaks JSON only, a
-// custom decoder's rejection is returned as it is, and a custom decoder's
+// custom decoder's rejection is returned with the location of the member
+// it decoded, and a custom decoder's
 // other errors are defects (*InputValidationError).
 func decodeError(err error, arguments []byte) error {
 	var semantic *jsonv2.SemanticError
@@ -223,8 +223,12 @@ func decodeError(err error, arguments []byte) error {
 	switch {
 	case errors.As(err, &semantic):
 		if semantic.Err != nil {
-			if _, ok := ClassifyInputRejection(semantic.Err); ok {
-				return semantic.Err
+			if rejection, ok := ClassifyInputRejection(semantic.Err); ok {
+				if semantic.JSONPointer == "" {
+					return semantic.Err
+				}
+				// A member's own decoder rejected its value: say which member.
+				return &InputRejection{message: fmt.Sprintf("value at %s: %s", strictjson.Where(string(semantic.JSONPointer)), rejection.Message()), cause: semantic.Err}
 			}
 		}
 		switch decoderOf(semantic) {
@@ -495,9 +499,9 @@ func (s Signature[In, Out]) encode(out Out) (Output, error) {
 	case codecJSON:
 		details, err := jsonv2.Marshal(out, jsonv2.Deterministic(true))
 		if err != nil {
-			return Output{}, fmt.Errorf("%w: encoding the result as JSON: %v", ErrInvalidOutput, err)
+			return Output{}, errorf("%w: encoding the result as JSON: %v", ErrInvalidOutput, err)
 		}
 		return Output{Details: details}, nil
 	}
-	return Output{}, fmt.Errorf("%w: the zero Signature encodes nothing", ErrInvalidTool)
+	return Output{}, errorf("%w: the zero Signature encodes nothing", ErrInvalidTool)
 }

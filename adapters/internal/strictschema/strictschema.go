@@ -824,7 +824,13 @@ func (l *lowerer) closeObject(m original, out map[string]any, u *Undo, ptr strin
 		if lp[name] == nil {
 			continue
 		}
-		lp[name] = l.nullable(lp[name].(map[string]any))
+		member := lp[name].(map[string]any)
+		if !l.keep && admitsNull(member, l.defs, 0) {
+			// The null this lowering adds and the member's own null read
+			// the same on the wire; Undo takes both as "not given".
+			l.res.Relaxed = append(l.res.Relaxed, Finding{ptr + "/properties/" + escape(name), "an explicit null for this optional member cannot be sent: strict mode requires every member and sends null for one not given, so a null is taken as not given"})
+		}
+		lp[name] = l.nullable(member)
 	}
 }
 

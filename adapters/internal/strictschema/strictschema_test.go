@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool"
-	"github.com/agentcontract/tool/internal/strictschema"
+	"github.com/agentcontract/tool/adapters/internal/strictschema"
 )
 
 func TestLowerBlocks(t *testing.T) {
@@ -247,4 +247,29 @@ func TestLowerOneOfDisjoint(t *testing.T) {
 			require.NoError(t, err)
 		})
 	}
+}
+
+// TestLowerOwnNullOfOptionalMember: an optional member whose own schema
+// admits null reads the same as one not given once strict mode makes it
+// required and nullable. The lowering says so, for each such member and
+// for no other, and Undo takes the null as "not given": never a meaning
+// the canonical schema gives it that the model did not choose.
+func TestLowerOwnNullOfOptionalMember(t *testing.T) {
+	schema := []byte(`{"type":"object","properties":{
+		"manager":{"type":["string","null"]},
+		"note":{"anyOf":[{"type":"string"},{"type":"null"}]},
+		"team":{"type":"string"},
+		"id":{"type":["string","null"]}},"required":["id"]}`)
+	res := strictschema.Lower(schema, strictschema.OpenAI)
+	require.Empty(t, res.Blocked)
+	var nulls []string
+	for _, f := range res.Relaxed {
+		nulls = append(nulls, f.Pointer)
+		require.Contains(t, f.Rule, "explicit null")
+	}
+	require.Equal(t, []string{"/properties/manager", "/properties/note"}, nulls)
+	require.Equal(t, `{"id":null}`, res.Undo.Apply(`{"id":null,"manager":null,"note":null,"team":null}`))
+
+	anthropic := strictschema.Lower(schema, strictschema.Anthropic)
+	require.Empty(t, anthropic.Relaxed, "optional members stay optional: an explicit null keeps its meaning")
 }
