@@ -52,7 +52,6 @@ func plainServer() *mcp.Server {
 	return s
 }
 
-
 func TestHarden(t *testing.T) {
 	var logs bytes.Buffer
 	hardened := plainServer()
