@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/agentcontract/tool"
 )
@@ -76,7 +75,7 @@ type formTool struct {
 func newFormTool(f form) (formTool, error) {
 	schema, err := tool.ParseSchema([]byte(f.schema))
 	if err != nil {
-		return formTool{}, fmt.Errorf("tool %q: %w", f.name, err)
+		return formTool{}, err
 	}
 	return formTool{form: f, schema: schema, def: tool.Definition{
 		Name:        f.name,
