@@ -111,8 +111,52 @@ func TestExampleServerStdio(t *testing.T) {
 }
 
 func TestExampleServerHTTP(t *testing.T) {
+	endpoint := startExample(t, "-http", "127.0.0.1:0")
+	var asked atomic.Int32
+	client := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v0"}, approver(&asked))
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	exerciseExample(t, cs, &asked)
+}
+
+// With -stateless, a client speaks protocol 2026-07-28: the refund's
+// approval travels as sealed request state and comes back with the
+// answer (multi-round-trip requests), which the client's own retry carries.
+func TestExampleServerStateless(t *testing.T) {
+	endpoint := startExample(t, "-http", "127.0.0.1:0", "-stateless")
+	var asked atomic.Int32
+	client := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v0"}, approver(&asked))
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint}, &mcp.ClientSessionOptions{ProtocolVersion: modern})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	exerciseExample(t, cs, &asked)
+
+	// The same refund, retried by hand: the server answered with sealed
+	// request state, which only protocol 2026-07-28 carries.
+	manualClient := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v0"}, manual())
+	ms, err := manualClient.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint}, &mcp.ClientSessionOptions{ProtocolVersion: modern})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ms.Close() })
+	args := map[string]any{"order_id": "A-1001", "amount": 1}
+	res, err := ms.CallTool(t.Context(), &mcp.CallToolParams{Name: "refund_order", Arguments: args})
+	require.NoError(t, err)
+	require.True(t, res.NeedsInput())
+	require.NotEmpty(t, res.RequestState)
+	done, err := ms.CallTool(t.Context(), &mcp.CallToolParams{
+		Name: "refund_order", Arguments: args, RequestState: res.RequestState,
+		InputResponses: mcp.InputResponseMap{"input": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}},
+	})
+	require.NoError(t, err)
+	require.False(t, done.IsError)
+	require.Contains(t, done.Content[0].(*mcp.TextContent).Text, "Refunded 1.00 EUR on order A-1001")
+}
+
+// startExample starts the example server with args and returns its
+// endpoint.
+func startExample(t *testing.T, args ...string) string {
 	bin := exampleServer(t)
-	cmd := exec.Command(bin, "-http", "127.0.0.1:0")
+	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -128,11 +172,5 @@ func TestExampleServerHTTP(t *testing.T) {
 		for lines.Scan() {
 		}
 	}()
-
-	var asked atomic.Int32
-	client := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v0"}, approver(&asked))
-	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cs.Close() })
-	exerciseExample(t, cs, &asked)
+	return endpoint
 }

@@ -14,9 +14,10 @@ import (
 // contentOf turns the blocks of out ([tool.Block]) into MCP content
 // ([mcp.Content]), in order: a text block becomes text; inline image and
 // audio become image and audio content; other inline media become an embedded
-// resource named by the digest of its bytes (an RFC 6920 ni URI, since MCP
-// requires a URI and the block has none); media given by URI become a
-// resource link. When out has Details ([tool.Output].Details), their JSON
+// resource named by the digest of its bytes (an RFC 6920 ni URI: MCP
+// requires a URI, and a [tool.Block] holding data has none, since it holds
+// either data or a URI; the digest names the same bytes the same way on
+// every server); media given by URI become a resource link. When out has Details ([tool.Output].Details), their JSON
 // follows as one more text block, the copy MCP asks for beside
 // structuredContent. Nothing is shared with out.
 func contentOf(out tool.Output) []mcp.Content {

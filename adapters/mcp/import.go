@@ -124,6 +124,17 @@ type Refusal struct {
 // schemas over decoded, so their numbers have passed through float64 and
 // their members are in sorted order. The remote description is kept.
 //
+// # Tools that require tasks
+//
+// A remote tool whose execution.taskSupport is "required" accepts only
+// task-augmented calls, which neither this package nor the SDK makes; it
+// should be refused here. The SDK (v1.8.0) drops a tool's execution
+// member while decoding the listing, so Import cannot see it: such a tool
+// is imported, and each call of it ends as the server answers a plain
+// call — an isError result, so a failed outcome with the server's text
+// (server-everything's simulate-research-query does this), which nothing
+// retries. Once the SDK keeps the member, such tools belong in Refused.
+//
 // # Limits
 //
 // A remote server is not trusted to be small or to stop: Import asks for at
@@ -248,12 +259,23 @@ func localName(remote string) string {
 // Call sends the admitted arguments, byte for byte, as the arguments of a
 // tools/call and maps the result:
 //   - a result: its content becomes the Output's blocks (text; image and
-//     audio as inline media; an embedded resource as inline media, or as
-//     text when it is text; a resource link as media by URI), and its
+//     audio as inline media; an embedded resource as inline media, as
+//     text when it is text, or as media by URI when it holds neither; a
+//     resource link as media by URI), and its
 //     structuredContent the Output's Details; an empty text block, and a
 //     text block that only repeats the structured content, are dropped;
 //   - an isError result: a [*tool.Failure] of kind failed whose public
-//     Output is the result's content: what the server chose to show;
+//     Output is the result's content: what the server chose to show. When
+//     the result's _meta says, under [OutcomeMetaKey], that the outcome was
+//     "unknown" (as [AddTools] writes it), the call's error wraps
+//     [ErrRemoteCall] instead and its outcome stays unknown; when it says
+//     "rejected", the error is a [*tool.InputRejection] with the result's
+//     text, which the model can correct. The remote _meta is as untrusted
+//     as the annotations: it is read only to make an outcome less
+//     definite (unknown) or to keep a refusal model-correctable, never to
+//     turn an error into a success, and whether an unknown outcome may be
+//     retried is the tool's local [tool.Effect] (see [ImportConfig]), not
+//     the server's;
 //   - an input-required result with one elicitation form (MCP 2026-07-28; the
 //     client sees one only when its own multi-round-trip handling is off,
 //     [mcp.MultiRoundTripOptions] with Disabled set): a [tool.InputRequest]
@@ -268,6 +290,10 @@ func localName(remote string) string {
 //     — the [tool.Binding] checks that), a request for input of another kind,
 //     or the end of ctx: an error wrapping [ErrRemoteCall], which [dispatch]
 //     reports as an unknown outcome ([dispatch.KindUnknown]).
+//
+// A [tool.Block] holds either contents or a URI, never both, so the URI
+// of an embedded resource that has contents (text or a blob) is not kept:
+// the contents are what the model reads.
 //
 // Structured content and form schemas arrive decoded by the SDK: their
 // numbers have passed through float64. A form's schema over
@@ -366,19 +392,50 @@ func (t *RemoteTool) Call(ctx context.Context, inv tool.Invocation) (tool.Result
 		return tool.Result{}, errprefix.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
 	}
 	if res.IsError {
-		if len(out.Content) == 0 {
-			out = tool.NewTextOutput(fmt.Sprintf("The tool %s reported an error.", t.def.Name))
-		}
-		f, err := tool.NewFailure(tool.FailureConfig{Kind: tool.FailureKindFailed, Output: out, Cause: errRemoteIsError})
-		if err != nil {
-			return tool.Result{}, errprefix.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
-		}
-		return tool.Result{}, f
+		return tool.Result{}, t.remoteError(res, out)
 	}
 	return tool.Result{Output: out}, nil
 }
 
 var errRemoteIsError = errors.New("the remote server answered with an isError result")
+
+// remoteError is the error of an isError result whose content is out. The
+// kind the serving side wrote under OutcomeMetaKey is read only where it
+// keeps a call at least as safe as a failure: "unknown" (the call may have
+// had its effect) is an error wrapping ErrRemoteCall, and "rejected" (the
+// arguments were refused, nothing ran) a tool.InputRejection with the
+// result's text; anything else, or nothing, is a failure.
+func (t *RemoteTool) remoteError(res *mcp.CallToolResult, out tool.Output) error {
+	kind, _ := res.Meta[OutcomeMetaKey].(string)
+	switch kind {
+	case "unknown":
+		return errprefix.Errorf("%w: %s: the remote server reports that the call's outcome is unknown", ErrRemoteCall, t.remote)
+	case "rejected":
+		var texts []string
+		for _, b := range out.Content {
+			if b.Kind == tool.BlockText {
+				texts = append(texts, b.Text)
+			}
+		}
+		message := strings.Join(texts, "\n")
+		if message == "" {
+			message = fmt.Sprintf("The tool %s refused its arguments.", t.def.Name)
+		}
+		r, err := tool.NewInputRejection(tool.InputRejectionConfig{Message: message, Cause: errRemoteIsError})
+		if err != nil {
+			return errprefix.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
+		}
+		return r
+	}
+	if len(out.Content) == 0 {
+		out = tool.NewTextOutput(fmt.Sprintf("The tool %s reported an error.", t.def.Name))
+	}
+	f, err := tool.NewFailure(tool.FailureConfig{Kind: tool.FailureKindFailed, Output: out, Cause: errRemoteIsError})
+	if err != nil {
+		return errprefix.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
+	}
+	return f
+}
 
 // remoteState is the continuation state of a remote request for input:
 // what the retry must echo.
@@ -484,7 +541,11 @@ func contentBlock(c mcp.Content) (tool.Block, error) {
 		}
 		if c.Resource.Blob == nil {
 			if c.Resource.Text == "" {
-				return tool.Block{}, nil
+				if c.Resource.URI == "" {
+					return tool.Block{}, nil
+				}
+				// No contents to embed: the URI is all there is.
+				return tool.NewMediaURIBlock(orOctets(c.Resource.MIMEType), c.Resource.URI), nil
 			}
 			return tool.NewTextBlock(c.Resource.Text), nil
 		}

@@ -3,8 +3,12 @@ package toolmcp_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -285,4 +289,161 @@ func TestImportListingFails(t *testing.T) {
 	_, err := toolmcp.Import(t.Context(), cs, toolmcp.ImportConfig{})
 	require.ErrorIs(t, err, toolmcp.ErrRemoteCall)
 	require.ErrorContains(t, err, "tool: remote mcp call failed: listing tools: ")
+}
+
+// Bridge to bridge, the outcome kind survives: the serving side writes it
+// in the isError result's _meta, and Import reads it back where it keeps
+// the call at least as safe. A third-party server's _meta cannot make an
+// error a success.
+func TestImportOutcomeKinds(t *testing.T) {
+	reg := registry(t, nil, nil)
+	positive, err := tool.NewFunc(tool.FuncConfig{Name: "positive", Description: "accepts a positive n"},
+		func(_ context.Context, in positiveIn) (string, error) { return "ok", nil })
+	require.NoError(t, err)
+	b, err := tool.Bind(positive)
+	require.NoError(t, err)
+	require.NoError(t, reg.Register(b))
+	served := connect(t, newServer(t, reg), nil, modern)
+	res, err := toolmcp.Import(t.Context(), served, toolmcp.ImportConfig{})
+	require.NoError(t, err)
+
+	third := mcp.NewServer(&mcp.Implementation{Name: "third", Version: "v1"}, nil)
+	marked := func(name string, isError bool, kind any) {
+		third.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + " said so"}}, IsError: isError, Meta: mcp.Meta{toolmcp.OutcomeMetaKey: kind}}, nil
+		})
+	}
+	marked("claims_completed", true, "completed")
+	marked("claims_number", true, 7)
+	marked("success_claims_unknown", false, "unknown")
+	marked("claims_unknown", true, "unknown")
+	other, err := toolmcp.Import(t.Context(), connect(t, third, nil, modern), toolmcp.ImportConfig{})
+	require.NoError(t, err)
+
+	reg = &tool.Registry{}
+	for _, rt := range append(res.Tools, other.Tools...) {
+		b, err := tool.Bind(rt)
+		require.NoError(t, err)
+		require.NoError(t, reg.Register(b))
+	}
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: newStore(), SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name, args, why string
+		kind            dispatch.Kind
+		text            string
+	}{
+		{name: "fail", args: `{}`, kind: dispatch.KindFailed, text: "the order is closed", why: "a remote failure stays a failure"},
+		{name: "flaky", args: `{}`, kind: dispatch.KindUnknown, text: `The call to "flaky" did not complete and its outcome is unknown.`, why: "a remote unknown outcome stays unknown: the call may have had its effect"},
+		{name: "positive", args: `{"n":-1}`, kind: dispatch.KindRejected, text: "n must be positive", why: "a remote rejection (here by a rule the schema does not state) stays model-correctable"},
+		{name: "claims_completed", args: `{}`, kind: dispatch.KindFailed, text: "claims_completed said so", why: "an isError result is not made a success"},
+		{name: "claims_number", args: `{}`, kind: dispatch.KindFailed, text: "claims_number said so", why: "a kind that is not a string is ignored"},
+		{name: "success_claims_unknown", args: `{}`, kind: dispatch.KindCompleted, text: "success_claims_unknown said so", why: "only isError results are read"},
+		{name: "claims_unknown", args: `{}`, kind: dispatch.KindUnknown, why: "any server may make its outcome less definite"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := d.Run(t.Context(), dispatch.Call{Request: tool.Request{Name: tc.name, Arguments: tc.args}})
+			require.Equal(t, tc.kind, o.Kind, tc.why)
+			require.False(t, o.Retryable, "no imported tool promises replay by default")
+			if tc.text != "" {
+				require.Equal(t, tc.text, o.Text(), tc.why)
+			}
+			if tc.kind == dispatch.KindRejected {
+				_, ok := tool.ClassifyInputRejection(o.Err)
+				require.True(t, ok)
+			}
+		})
+	}
+}
+
+type positiveIn struct {
+	N int `json:"n"`
+}
+
+func (in positiveIn) Validate() error {
+	if in.N > 0 {
+		return nil
+	}
+	r, err := tool.NewInputRejection(tool.InputRejectionConfig{Message: "n must be positive"})
+	if err != nil {
+		return err
+	}
+	return r
+}
+
+// A remote tool that returns right after its last progress notification:
+// the SDK may hand the notification to the relay after the call's result,
+// and the relay still delivers it to the call, every time.
+func TestImportProgressLastStep(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "v1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "quick", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			for i := 1; i <= 3; i++ {
+				err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Total: 3})
+				if err != nil {
+					return nil, err
+				}
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+		})
+	for name, version := range map[string]string{"modern": modern, "legacy": legacy} {
+		t.Run(name, func(t *testing.T) {
+			// A machine loaded by parallel tests under the race detector
+			// needs a longer wait than DefaultProgressLinger.
+			relay := &toolmcp.ProgressRelay{Linger: 100 * time.Millisecond}
+			cs := connectHTTP(t, s, &mcp.ClientOptions{ProgressNotificationHandler: relay.Handle}, version)
+			imported, err := toolmcp.Import(t.Context(), cs, toolmcp.ImportConfig{Progress: relay})
+			require.NoError(t, err)
+			for run := range 10 {
+				var mu sync.Mutex
+				var got []float64
+				ctx := tool.WithProgressReporter(t.Context(), tool.ProgressReporterFunc(func(_ context.Context, p tool.Progress) error {
+					mu.Lock()
+					defer mu.Unlock()
+					got = append(got, p.Completed)
+					return nil
+				}))
+				_, err := imported.Tools[0].Call(ctx, tool.Invocation{})
+				require.NoError(t, err)
+				mu.Lock()
+				require.Equal(t, []float64{1, 2, 3}, got, "run %d", run)
+				mu.Unlock()
+			}
+		})
+	}
+}
+
+// connectHTTP connects a Go client to server over streamable HTTP.
+func connectHTTP(t testing.TB, server *mcp.Server, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	t.Helper()
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	t.Cleanup(srv.Close)
+	client := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v0"}, opts)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// An embedded resource keeps its URI where a block can carry it: one
+// without contents becomes media by URI instead of being dropped.
+func TestImportEmbeddedResourceURI(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "v1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "resources", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://report.csv", MIMEType: "text/csv"}},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://blank"}},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://note", MIMEType: "text/plain", Text: "a note"}},
+			}}, nil
+		})
+	imported, err := toolmcp.Import(t.Context(), connect(t, s, nil, modern), toolmcp.ImportConfig{})
+	require.NoError(t, err)
+	res, err := imported.Tools[0].Call(t.Context(), tool.Invocation{})
+	require.NoError(t, err)
+	require.Equal(t, []tool.Block{
+		tool.NewMediaURIBlock("text/csv", "test://report.csv"),
+		tool.NewMediaURIBlock("application/octet-stream", "test://blank"),
+		tool.NewTextBlock("a note"),
+	}, res.Output.Content)
 }

@@ -77,6 +77,13 @@ type ToolOptions struct {
 	ResponseSchemas []tool.Schema
 }
 
+// OutcomeMetaKey is the key, in the _meta of an isError tools/call result,
+// under which AddTools writes the kind of the call's outcome ("failed",
+// "rejected" or "unknown": the dispatch.Kind), and from which Import reads
+// it back. MCP's isError alone cannot tell a definite failure from a call
+// that may have had its effect.
+const OutcomeMetaKey = "com.github.agentcontract.tool/outcome"
+
 // The versions of MCP that matter here: multi-round-trip requests and
 // output of any JSON type (SEP-2322, SEP-2106) arrived in this revision.
 const multiRoundTripVersion = "2026-07-28"
@@ -125,13 +132,18 @@ const maxLegacyRounds = 10
 //     public text only — a Failure's Output, an InputRejection's message,
 //     or the fixed sentence of an unknown outcome — never the private error;
 //   - unknown tool: a JSON-RPC error (invalid params);
+//   - the isError results of these three outcomes carry the outcome's
+//     kind, dispatch.KindFailed, KindRejected or KindUnknown, in their
+//     _meta under OutcomeMetaKey, so that an importing bridge (Import)
+//     keeps an unknown outcome unknown and a rejection model-correctable;
 //   - suspended: see below.
 //
 // Progress the tool reports is sent as notifications/progress with the
 // client's progress token, when it gave one. A client's cancellation
 // (notifications/cancelled) cancels the ctx of the call; over streamable
-// HTTP wrapped with HTTPHandler, so does a dropped connection. A
-// Dispatch.CallTimeout bounds how long a call may take.
+// HTTP wrapped with HTTPHandler, so does a dropped connection, and on a
+// stateless handler the end of the HTTP request with the handler options
+// below. A Dispatch.CallTimeout bounds how long a call may take.
 //
 // # Suspension
 //
@@ -175,8 +187,43 @@ const maxLegacyRounds = 10
 // A client older than 2026-07-28 cannot retry with answers: the SDK asks it
 // with a server-initiated elicitation/create and runs the handler once more
 // with the answer; further questions of the same call are asked the same
-// way, at most ten. A client that declared no elicitation capability gets
-// an isError result saying the tool needs an answer it cannot give.
+// way, at most ten.
+//
+// A client of any version that declared no elicitation capability (or
+// URL elicitation only) is not sent the request: its capabilities are read
+// for each call, from the request's _meta for a 2026-07-28 client and
+// from initialize for an older one, and it gets an isError result saying
+// that the tool needs an answer from a person, which this client cannot
+// ask for. The call ends there: its checkpoint is not sealed, sent or
+// recorded, so there is nothing to answer later and nothing to claim; the
+// tool sees no more of the call, and the model learns from the result that
+// the call did not go through. (Leaving the checkpoint pending for a
+// person to answer on another channel would leave the model without the
+// outcome when the answer comes; a deployment that wants that routes such
+// tools to that channel, not to this client.)
+//
+// # The HTTP handler these promises assume
+//
+// Over streamable HTTP, serve with mcp.NewStreamableHTTPHandler wrapped in
+// HTTPHandler (the exact bytes of an answer, and a dropped connection
+// cancelling the call), and choose its StreamableHTTPOptions by what the
+// clients need:
+//   - multi-round-trip requests (2026-07-28) and sealed request state:
+//     the SDK offers protocol 2026-07-28 only on a stateless handler
+//     (Stateless true); a stateful one negotiates an older version, and
+//     calls that suspend are continued by server-initiated elicitation
+//     instead;
+//   - cancellation: on a stateless handler, set
+//     PropagateRequestCancellation as well, so that the end of the HTTP
+//     request (the client gave up) ends the call's ctx; on a stateful one,
+//     notifications/cancelled and HTTPHandler do it;
+//   - server-initiated elicitation (clients before 2026-07-28) needs a
+//     stateful handler (Stateless false): a stateless one cannot send
+//     requests to the client, and such clients are then told the tool
+//     needs an answer they cannot give.
+//
+// The example command agentloop-mcp serves both ways (-http, and -http
+// with -stateless).
 //
 // Errors wrap ErrInvalidConfig: a nil server, a Dispatch configuration
 // dispatch.New refuses (no registry, no store, no seal key), a Tools entry
@@ -344,6 +391,9 @@ func (b *bridge) result(ctx context.Context, req *mcp.CallToolRequest, o dispatc
 		return b.suspend(ctx, req, o)
 	}
 	res := &mcp.CallToolResult{Content: contentOf(o.Output), IsError: o.IsError}
+	if o.IsError {
+		res.Meta = mcp.Meta{OutcomeMetaKey: string(o.Kind)}
+	}
 	if o.Kind == dispatch.KindCompleted && len(o.Output.Details) > 0 {
 		switch {
 		case !legacy(req.Session) || isObject(o.Output.Details):
@@ -366,6 +416,8 @@ func (b *bridge) suspend(ctx context.Context, req *mcp.CallToolRequest, o dispat
 		return b.notContinued(ctx, o, "could not be suspended", err), nil
 	}
 	return &mcp.CallToolResult{
+		// An empty content, not null: clients validate it as an array.
+		Content:       []mcp.Content{},
 		InputRequests: mcp.InputRequestMap{inputID: params},
 		RequestState:  b.box.seal(state),
 	}, nil
@@ -381,7 +433,7 @@ func (b *bridge) form(ctx context.Context, req *mcp.CallToolRequest, o dispatch.
 			return nil, b.notContinued(ctx, o, "asked for input in a form MCP cannot carry", err)
 		}
 	}
-	if legacy(req.Session) && !canElicit(req.Session) {
+	if !canElicit(req) {
 		return nil, b.notContinued(ctx, o, "needs an answer from a person, which this client cannot ask for", nil)
 	}
 	return &mcp.ElicitParams{Mode: "form", Message: promptText(ir.Prompt()), RequestedSchema: json.RawMessage(schema)}, nil
@@ -564,9 +616,17 @@ func legacy(ss *mcp.ServerSession) bool {
 	return p != nil && p.ProtocolVersion < multiRoundTripVersion
 }
 
-func canElicit(ss *mcp.ServerSession) bool {
-	p := ss.InitializeParams()
-	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+// canElicit reports whether the client that sent req can put a form to a
+// person: its capabilities, read per request for a 2026-07-28 client (from
+// the request's _meta) and per session for an older one, declare
+// elicitation with forms (an empty elicitation capability means forms).
+func canElicit(req *mcp.CallToolRequest) bool {
+	caps := req.ClientCapabilities()
+	if caps == nil || caps.Elicitation == nil {
+		return false
+	}
+	e := caps.Elicitation
+	return e.Form != nil || e.URL == nil
 }
 
 // listForVersion shows a client older than 2026-07-28, whose protocol

@@ -88,8 +88,13 @@ func suspended(t *testing.T, cs *mcp.ClientSession) *mcp.CallToolResult {
 	return res
 }
 
+// manual is a client that retries calls itself and declares that it can
+// put forms to a person.
 func manual() *mcp.ClientOptions {
-	return &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}
+	return &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		Capabilities:   &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+	}
 }
 
 func retry(state string, answer mcp.InputResponse) *mcp.CallToolParams {
@@ -196,14 +201,27 @@ func TestSuspendRetryRefused(t *testing.T) {
 }
 
 func TestSuspendUnanswerable(t *testing.T) {
-	t.Run("legacy client without elicitation", func(t *testing.T) {
-		var calls atomic.Int32
-		cs := connect(t, newServer(t, registry(t, &calls, nil)), nil, legacy)
-		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "approve", Arguments: map[string]any{"order": "7"}})
-		require.NoError(t, err)
-		require.True(t, res.IsError)
-		require.JSONEq(t, `[{"type":"text","text":"The tool approve needs an answer from a person, which this client cannot ask for; the call was not continued."}]`, wire(t, res.Content))
-	})
+	// A client of either era that declared no elicitation capability, or
+	// URL elicitation only, is not sent a form it cannot put to anyone.
+	for _, version := range []string{legacy, modern} {
+		for name, opts := range map[string]*mcp.ClientOptions{
+			"without elicitation":        nil,
+			"manual without elicitation": {MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}},
+			"URL elicitation only":       {Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}},
+		} {
+			t.Run(version+"/"+name, func(t *testing.T) {
+				var calls atomic.Int32
+				cs := connect(t, newServer(t, registry(t, &calls, nil)), opts, version)
+				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "approve", Arguments: map[string]any{"order": "7"}})
+				require.NoError(t, err)
+				require.False(t, res.NeedsInput())
+				require.Empty(t, res.RequestState, "no checkpoint leaves the server")
+				require.True(t, res.IsError)
+				require.JSONEq(t, `[{"type":"text","text":"The tool approve needs an answer from a person, which this client cannot ask for; the call was not continued."}]`, wire(t, res.Content))
+				require.Equal(t, int32(1), calls.Load())
+			})
+		}
+	}
 	t.Run("form outside the subset", func(t *testing.T) {
 		nested := toolFunc{
 			def: tool.Definition{Name: "nested", InputSchema: []byte(`{"type":"object"}`)},
@@ -226,4 +244,23 @@ func TestSuspendUnanswerable(t *testing.T) {
 		require.True(t, res.IsError)
 		require.JSONEq(t, `[{"type":"text","text":"The tool nested asked for input in a form MCP cannot carry; the call was not continued."}]`, wire(t, res.Content))
 	})
+}
+
+// The input-required result carries "content":[] on the wire, not null: a
+// client that validates content as an array refuses null.
+func TestSuspendContentIsArray(t *testing.T) {
+	server := newServer(t, registry(t, nil, nil))
+	var sent []string
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "tools/call" && err == nil {
+				sent = append(sent, wire(t, res))
+			}
+			return res, err
+		}
+	})
+	suspended(t, connect(t, server, manual(), modern))
+	require.Len(t, sent, 1)
+	require.Contains(t, sent[0], `"content":[]`)
 }

@@ -14,6 +14,14 @@
 //
 //	go run ./adapters/mcp/cmd/agentloop-mcp -http 127.0.0.1:8080
 //
+// With -stateless as well, the HTTP server keeps no sessions: each request
+// stands alone, which is how the SDK offers protocol 2026-07-28 (and so the
+// multi-round-trip path, where a refund waiting for approval travels to the
+// client as sealed state and comes back with the answer), and a client's
+// cancellation, or a dropped request, cancels the call:
+//
+//	go run ./adapters/mcp/cmd/agentloop-mcp -http 127.0.0.1:8080 -stateless
+//
 // A refund waiting for approval travels to the client as sealed state. The
 // seal key comes from AGENTLOOP_MCP_SEAL_KEY (at least 64 hex digits), so
 // that several server processes can continue each other's calls; without
@@ -55,8 +63,12 @@ func run(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.Writ
 	flags := flag.NewFlagSet("agentloop-mcp", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	addr := flags.String("http", "", "serve streamable HTTP on this address (host:port) instead of stdio")
+	stateless := flags.Bool("stateless", false, "with -http: keep no sessions (protocol 2026-07-28, multi-round-trip requests)")
 	if err := flags.Parse(args); err != nil {
 		return err
+	}
+	if *stateless && *addr == "" {
+		return errors.New("-stateless needs -http")
 	}
 	secret, err := sealKey(os.Getenv("AGENTLOOP_MCP_SEAL_KEY"))
 	if err != nil {
@@ -88,7 +100,10 @@ func run(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.Writ
 	if err != nil {
 		return err
 	}
-	handler := toolmcp.HTTPHandler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	// Stateless: every request stands alone, and the end of the HTTP
+	// request (the client gave up) cancels the call it carries.
+	opts := &mcp.StreamableHTTPOptions{Stateless: *stateless, PropagateRequestCancellation: *stateless}
+	handler := toolmcp.HTTPHandler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, opts))
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", handler)
 	srv := &http.Server{Handler: mux}

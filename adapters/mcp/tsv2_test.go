@@ -1,0 +1,90 @@
+package toolmcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentcontract/tool"
+	toolmcp "github.com/agentcontract/tool/adapters/mcp"
+	"github.com/agentcontract/tool/adapters/mcp/internal/demo"
+	"github.com/agentcontract/tool/adapters/mcp/internal/interop"
+	"github.com/agentcontract/tool/dispatch"
+)
+
+// The TypeScript v2 client, speaking protocol 2026-07-28 to the example's
+// tools on a stateless handler with the options AddTools documents: the
+// refund's approval goes through multi-round-trip requests, a client
+// without the elicitation capability gets an isError result instead of a
+// form, and a call the client abandons is cancelled in the tool.
+func TestTypeScriptV2Client(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Node; -short leaves it out")
+	}
+	pkgs := interop.Require(t)
+	reg, options, err := demo.New()
+	require.NoError(t, err)
+	entered, cancelled := make(chan struct{}), make(chan error, 1)
+	wait, err := tool.NewFunc(tool.FuncConfig{Name: "wait", Description: "waits until cancelled", Effect: tool.EffectSafe},
+		func(ctx context.Context, _ struct{}) (string, error) {
+			close(entered)
+			select {
+			case <-ctx.Done():
+				cancelled <- context.Cause(ctx)
+				return "", ctx.Err()
+			case <-time.After(30 * time.Second):
+				cancelled <- nil
+				return "ran on", nil
+			}
+		})
+	require.NoError(t, err)
+	b, err := tool.Bind(wait)
+	require.NoError(t, err)
+	require.NoError(t, reg.Register(b))
+	server := mcp.NewServer(&mcp.Implementation{Name: "agentloop-mcp", Version: "v1"}, nil)
+	require.NoError(t, toolmcp.AddTools(server, toolmcp.Config{
+		Dispatch: dispatch.Config{Registry: reg, Store: newStore(), SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}},
+		Tools:    options,
+	}))
+	opts := &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}
+	srv := httptest.NewServer(toolmcp.HTTPHandler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, opts)))
+	t.Cleanup(srv.Close)
+
+	cmd := exec.CommandContext(t.Context(), pkgs.Node, "v2client.mjs", srv.URL)
+	cmd.Dir = pkgs.Dir
+	raw, err := cmd.Output()
+	require.NoError(t, err, "%s", stderrOf(err))
+	var out struct {
+		Version   string              `json:"version"`
+		Approved  *mcp.CallToolResult `json:"approved"`
+		Declined  *mcp.CallToolResult `json:"declined"`
+		CannotAsk *mcp.CallToolResult `json:"cannotAsk"`
+		Asked     []string            `json:"asked"`
+		Abandoned string              `json:"abandoned"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &out), "%s", raw)
+	require.Equal(t, "2026-07-28", out.Version)
+	require.False(t, out.Approved.IsError)
+	require.Contains(t, out.Approved.Content[0].(*mcp.TextContent).Text, "Refunded 12.50 EUR on order A-1001")
+	require.Contains(t, out.Approved.Content[0].(*mcp.TextContent).Text, "from TypeScript v2")
+	require.True(t, out.Declined.IsError)
+	require.Equal(t, `The person declined the call to "refund_order".`, out.Declined.Content[0].(*mcp.TextContent).Text)
+	require.Len(t, out.Asked, 2, "one form per refund")
+	require.True(t, out.CannotAsk.IsError, "a client without elicitation is not sent a form")
+	require.Equal(t, "The tool refund_order needs an answer from a person, which this client cannot ask for; the call was not continued.", out.CannotAsk.Content[0].(*mcp.TextContent).Text)
+	require.Equal(t, "aborted", out.Abandoned)
+	<-entered
+	select {
+	case cause := <-cancelled:
+		require.Error(t, cause, "the tool's ctx ended when the client gave up")
+	case <-time.After(20 * time.Second):
+		t.Fatal("the tool ran on after the client gave up")
+	}
+}
