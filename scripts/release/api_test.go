@@ -59,6 +59,7 @@ func TestPackagesCovered(t *testing.T) {
 		rootModule + "/adapters/openai",
 		rootModule + "/adapters/temporal",
 		rootModule + "/stores/sqlstore",
+		rootModule + "/desk",
 	} {
 		require.Contains(t, paths, want)
 	}
