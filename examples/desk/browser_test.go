@@ -73,7 +73,7 @@ func newTab(t *testing.T, browserCtx context.Context) *tab {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(browserCtx)
 	t.Cleanup(cancel)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 45*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
 	t.Cleanup(cancelTimeout)
 	tb := &tab{ctx: ctx}
 	require.NoError(t, chromedp.Do(ctx))
@@ -89,8 +89,16 @@ func newTab(t *testing.T, browserCtx context.Context) *tab {
 			if err != nil {
 				return
 			}
-			if m.Source == "network" {
-				continue // a status such as 409, or the icon the desk does not have
+			switch m.Source {
+			case "", "javascript", "security":
+				// A call of the console API or an exception (no source), a
+				// script's error, or a refusal by the page's
+				// Content-Security-Policy: each means the page tried to
+				// run something.
+			default:
+				// The browser's own notes, such as a status of 409 or the
+				// icon the desk does not have.
+				continue
 			}
 			record(fmt.Sprintf("console %s: %s", m.Type, m.Text))
 		}
@@ -270,7 +278,8 @@ func TestBrowser(t *testing.T) {
 		s.suspend(t, "t1", fmt.Sprintf(`{"order":%q,"cents":100}`, hostile))
 		tb := newTab(t, ctx)
 		tb.openFirst(t, s.url)
-		for _, url := range []string{s.url, ""} {
+		// The call's page, then the list: both show the text as text.
+		for _, url := range []string{"", s.url} {
 			if url != "" {
 				tb.run(t, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`li.call`)))
 			}
