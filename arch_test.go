@@ -2,7 +2,11 @@ package tool_test
 
 import (
 	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -143,4 +147,51 @@ func TestArchFuncMethodSet(t *testing.T) {
 	require.Equal(t, want, methodNames(reflect.TypeFor[*tool.Func[struct{}, string]]()), "no pointer-receiver extras")
 	require.Implements(t, (*tool.Tool)(nil), tool.Func[struct{}, string]{})
 	require.Implements(t, (*tool.InputValidatingTool)(nil), tool.Func[struct{}, string]{})
+}
+
+// TestArchOneErrorMechanism keeps every error message of the project's
+// packages on one mechanism (internal/errprefix): sentinels made with
+// errprefix.New, errors that wrap them made with errprefix.Errorf (errorf
+// in this package), pieces of messages with errprefix.Part. A sentinel
+// written as errors.New("tool: …"), or fmt.Errorf wrapping an error with
+// %w, would bring back messages that print "tool: " twice. The schema
+// engine under internal/ makes only pieces of messages, in plain Go.
+func TestArchOneErrorMechanism(t *testing.T) {
+	sentinel := regexp.MustCompile(`errors\.New\("tool: `)
+	wrapping := regexp.MustCompile("fmt\\.Errorf\\((\"[^\"\\n]*%w|`[^`\\n]*%w)")
+	var checked int
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case "testdata", "node_modules", "benchmarks", "scripts", "examples", ".git":
+				return filepath.SkipDir
+			}
+			if path == "internal" {
+				// The schema engine's errors carry no prefix: they are
+				// pieces of the core's messages.
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		checked++
+		for _, re := range []*regexp.Regexp{sentinel, wrapping} {
+			if loc := re.FindIndex(src); loc != nil {
+				line := 1 + strings.Count(string(src[:loc[0]]), "\n")
+				t.Errorf("%s:%d: %s: use errprefix.New, errprefix.Errorf or errprefix.Part", path, line, src[loc[0]:loc[1]])
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Greater(t, checked, 60, "the walk found too few files")
 }

@@ -3,7 +3,6 @@ package tool
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"reflect"
 )
 
@@ -49,7 +48,7 @@ type AskFunc[In, Answer, Out any] struct {
 // are errors wrapping [ErrInvalidTool].
 func NewAskFunc[In, Answer, Out any](config FuncConfig, ask func(context.Context, In) (Question, error), act func(context.Context, In, Answer) (Out, error)) (AskFunc[In, Answer, Out], error) {
 	if ask == nil || act == nil {
-		return AskFunc[In, Answer, Out]{}, fmt.Errorf("%w: tool %q has a nil ask or act function", ErrInvalidTool, config.Name)
+		return AskFunc[In, Answer, Out]{}, errorf("%w: tool %q has a nil ask or act function", ErrInvalidTool, config.Name)
 	}
 	f, err := NewFunc(config, func(context.Context, In) (Out, error) {
 		var zero Out
@@ -79,7 +78,7 @@ func NewAskFunc[In, Answer, Out any](config FuncConfig, ask func(context.Context
 // schema admitted it, but Answer's own rules did not).
 func (f AskFunc[In, Answer, Out]) Call(ctx context.Context, invocation Invocation) (Result, error) {
 	if f.ask == nil {
-		return Result{}, fmt.Errorf("%w: the zero AskFunc runs nothing", ErrInvalidTool)
+		return Result{}, errorf("%w: the zero AskFunc runs nothing", ErrInvalidTool)
 	}
 	in, ok := takeDecoded[In](invocation.decoded, f.fn.signature.id)
 	if !ok {
@@ -96,7 +95,7 @@ func (f AskFunc[In, Answer, Out]) Call(ctx context.Context, invocation Invocatio
 		}
 		prompt, err := json.Marshal(q.Prompt)
 		if err != nil || string(prompt) == "null" {
-			return Result{}, fmt.Errorf("%w: tool %q: the question's prompt is not a JSON document (%v)", ErrInvalidInputRequest, f.fn.definition.Name, err)
+			return Result{}, errorf("%w: tool %q: the question's prompt is not a JSON document (%v)", ErrInvalidInputRequest, f.fn.definition.Name, err)
 		}
 		request, err := NewInputRequest(InputRequestConfig{Prompt: prompt, ResponseSchema: f.answer})
 		if err != nil {

@@ -3,7 +3,6 @@ package tool
 import (
 	"context"
 	"crypto/sha256"
-	"fmt"
 	"sync"
 	"sync/atomic"
 )
@@ -40,11 +39,11 @@ type Binding struct {
 // The middlewares slice is copied.
 func Bind(executable Tool, middlewares ...CallMiddleware) (Binding, error) {
 	if executable == nil || isTypedNil(executable) {
-		return Binding{}, fmt.Errorf("%w: nil tool", ErrInvalidTool)
+		return Binding{}, errorf("%w: nil tool", ErrInvalidTool)
 	}
 	for i, m := range middlewares {
 		if m == nil {
-			return Binding{}, fmt.Errorf("%w: middleware %d is nil", ErrInvalidTool, i)
+			return Binding{}, errorf("%w: middleware %d is nil", ErrInvalidTool, i)
 		}
 	}
 	var known []Schema
@@ -139,13 +138,13 @@ func (b Binding) Contract() Contract { return b.contract }
 func (b Binding) Call(ctx context.Context, invocation Invocation) (Result, error) {
 	core := b.contract.core
 	if core == nil || b.tool == nil {
-		return Result{}, fmt.Errorf("%w: the zero Binding runs nothing", ErrInvalidInvocation)
+		return Result{}, errorf("%w: the zero Binding runs nothing", ErrInvalidInvocation)
 	}
 	if invocation.core == nil {
-		return Result{}, fmt.Errorf("%w: the zero Invocation was not admitted by any contract", ErrInvalidInvocation)
+		return Result{}, errorf("%w: the zero Invocation was not admitted by any contract", ErrInvalidInvocation)
 	}
 	if invocation.core != core {
-		return Result{}, fmt.Errorf("%w: the invocation was admitted by another contract than the one of tool %q", ErrInvalidInvocation, core.frozen.def.Name)
+		return Result{}, errorf("%w: the invocation was admitted by another contract than the one of tool %q", ErrInvalidInvocation, core.frozen.def.Name)
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
@@ -181,7 +180,7 @@ func (c *chain) from(i int, ctx context.Context, invocation Invocation) (Result,
 	next.chain, next.index = c, i+1
 	wrapped := c.binding.middlewares[i](next)
 	if wrapped == nil || isTypedNil(wrapped) {
-		return Result{}, fmt.Errorf("%w: middleware %d of tool %q returned a nil Caller", ErrInvalidTool, i, c.binding.contract.Name())
+		return Result{}, errorf("%w: middleware %d of tool %q returned a nil Caller", ErrInvalidTool, i, c.binding.contract.Name())
 	}
 	return wrapped.Call(ctx, invocation)
 }
@@ -220,14 +219,14 @@ func (f *forwardOnce) Call(ctx context.Context, invocation Invocation) (Result, 
 	c := f.chain
 	name := c.binding.contract.core.frozen.def.Name
 	if !invocation.same(c.invocation) {
-		return Result{}, fmt.Errorf("%w: a middleware of tool %q forwarded a different invocation than it received", ErrInvalidInvocation, name)
+		return Result{}, errorf("%w: a middleware of tool %q forwarded a different invocation than it received", ErrInvalidInvocation, name)
 	}
 	if !c.enter() {
-		return Result{}, fmt.Errorf("%w: a middleware of tool %q forwarded the invocation after the call returned", ErrInvalidInvocation, name)
+		return Result{}, errorf("%w: a middleware of tool %q forwarded the invocation after the call returned", ErrInvalidInvocation, name)
 	}
 	defer c.running.Done()
 	if f.used.Swap(true) {
-		return Result{}, fmt.Errorf("%w: a middleware of tool %q forwarded the invocation a second time", ErrInvalidInvocation, name)
+		return Result{}, errorf("%w: a middleware of tool %q forwarded the invocation a second time", ErrInvalidInvocation, name)
 	}
 	return c.from(f.index, ctx, invocation)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
-	"fmt"
 )
 
 // This file holds suspension and resumption: the [Admission] a runtime
@@ -54,14 +53,14 @@ func (c Continuation) Response() json.RawMessage { return bytes.Clone(c.response
 // in the error's text.
 func (r InputRequest) Continuation(response json.RawMessage) (Continuation, error) {
 	if !r.Valid() {
-		return Continuation{}, fmt.Errorf("%w: the zero InputRequest takes no answer", ErrInvalidInputRequest)
+		return Continuation{}, errorf("%w: the zero InputRequest takes no answer", ErrInvalidInputRequest)
 	}
 	if err := r.schema.Validate(response); err != nil {
 		msg := err.Error()
 		if rej, ok := err.(*InputRejection); ok {
 			msg = rej.Message()
 		}
-		return Continuation{}, fmt.Errorf("%w: the answer does not match the response schema: %s", ErrInvalidInputRequest, msg)
+		return Continuation{}, errorf("%w: the answer does not match the response schema: %s", ErrInvalidInputRequest, msg)
 	}
 	return Continuation{state: bytes.Clone(r.state), response: bytes.Clone(response), stamp: r.stamp}, nil
 }
@@ -98,15 +97,15 @@ func (c Contract) admitContinuation(admission Admission, args []byte) error {
 	name := c.core.frozen.def.Name
 	switch {
 	case !stamp.set:
-		return fmt.Errorf("%w: the continuation carries no call stamp (its input request was not returned through a Binding)", ErrInvalidInvocation)
+		return errorf("%w: the continuation carries no call stamp (its input request was not returned through a Binding)", ErrInvalidInvocation)
 	case stamp.tool != name:
-		return fmt.Errorf("%w: the continuation was issued by tool %q, not %q", ErrInvalidInvocation, stamp.tool, name)
+		return errorf("%w: the continuation was issued by tool %q, not %q", ErrInvalidInvocation, stamp.tool, name)
 	case stamp.contract != c.core.digest:
-		return fmt.Errorf("%w: the continuation was issued by another contract of a tool named %q", ErrInvalidInvocation, name)
+		return errorf("%w: the continuation was issued by another contract of a tool named %q", ErrInvalidInvocation, name)
 	case stamp.arguments != sha256.Sum256(args):
-		return fmt.Errorf("%w: the continuation was issued for other arguments of %q", ErrInvalidInvocation, name)
+		return errorf("%w: the continuation was issued for other arguments of %q", ErrInvalidInvocation, name)
 	case stamp.key != admission.IdempotencyKey:
-		return fmt.Errorf("%w: the continuation was issued for idempotency key %q, not %q", ErrInvalidInvocation, string(stamp.key), string(admission.IdempotencyKey))
+		return errorf("%w: the continuation was issued for idempotency key %q, not %q", ErrInvalidInvocation, string(stamp.key), string(admission.IdempotencyKey))
 	}
 	return nil
 }

@@ -82,14 +82,14 @@ func (c Contract) Effect() Effect {
 // string and so immutable, whose bytes it reads in place.
 func (c Contract) Prepare(call Request, admission Admission) (Invocation, error) {
 	if c.core == nil {
-		return Invocation{}, fmt.Errorf("%w: the zero Contract admits nothing", ErrInvalidInvocation)
+		return Invocation{}, errorf("%w: the zero Contract admits nothing", ErrInvalidInvocation)
 	}
 	name := c.core.frozen.def.Name
 	if call.Name == "" {
 		return Invocation{}, errorf("%w: %w: empty tool name", ErrInvalidInvocation, ErrInvalidRequest)
 	}
 	if call.Name != name {
-		return Invocation{}, fmt.Errorf("%w: request names tool %q, this contract is %q", ErrInvalidInvocation, call.Name, name)
+		return Invocation{}, errorf("%w: request names tool %q, this contract is %q", ErrInvalidInvocation, call.Name, name)
 	}
 	if err := checkIdempotencyKey(admission.IdempotencyKey); err != nil {
 		return Invocation{}, err
@@ -190,15 +190,15 @@ func startsObject(data []byte) bool {
 // [ErrInvalidResult].
 func (c Contract) ValidateResult(result Result) error {
 	if c.core == nil {
-		return fmt.Errorf("%w: the zero Contract accepts no result", ErrInvalidResult)
+		return errorf("%w: the zero Contract accepts no result", ErrInvalidResult)
 	}
 	name := c.core.frozen.def.Name
 	if result.InputRequest != nil {
 		if len(result.Output.Content) > 0 || len(result.Output.Details) > 0 {
-			return fmt.Errorf("%w: tool %q returned both an output and an input request", ErrInvalidResult, name)
+			return errorf("%w: tool %q returned both an output and an input request", ErrInvalidResult, name)
 		}
 		if !result.InputRequest.Valid() {
-			return fmt.Errorf("%w: tool %q returned an invalid input request", ErrInvalidResult, name)
+			return errorf("%w: tool %q returned an invalid input request", ErrInvalidResult, name)
 		}
 		return nil
 	}
@@ -211,14 +211,14 @@ func (c Contract) ValidateResult(result Result) error {
 	}
 	if out := c.core.frozen.output; out.Valid() {
 		if len(result.Output.Details) == 0 {
-			return fmt.Errorf("%w: tool %q declares an output schema but returned no details", ErrInvalidResult, name)
+			return errorf("%w: tool %q declares an output schema but returned no details", ErrInvalidResult, name)
 		}
 		if err := out.validateTree(details, values); err != nil {
 			msg := err.Error()
 			if rej, ok := err.(*InputRejection); ok {
 				msg = rej.Message()
 			}
-			return fmt.Errorf("%w: details of tool %q do not match its output schema: %s", ErrInvalidResult, name, msg)
+			return errorf("%w: details of tool %q do not match its output schema: %s", ErrInvalidResult, name, msg)
 		}
 	}
 	return nil

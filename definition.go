@@ -3,7 +3,6 @@ package tool
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -69,14 +68,14 @@ func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
 		return frozenDefinition{}, err
 	}
 	if len(d.InputSchema) == 0 {
-		return frozenDefinition{}, fmt.Errorf("%w: tool %q has no input schema", ErrInvalidDefinition, d.Name)
+		return frozenDefinition{}, errorf("%w: tool %q has no input schema", ErrInvalidDefinition, d.Name)
 	}
 	if len(d.InputSchema) > MaxInputBytes {
 		return frozenDefinition{}, errorf("%w: input schema of tool %q: %w: document is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, ErrInvalidSchema, len(d.InputSchema), MaxInputBytes)
 	}
 	input, ok := knownSchema(d.InputSchema, known)
 	if ok && !input.s.object {
-		return frozenDefinition{}, fmt.Errorf(`%w: input schema of tool %q must be a JSON object with "type":"object"`, ErrInvalidDefinition, d.Name)
+		return frozenDefinition{}, errorf(`%w: input schema of tool %q must be a JSON object with "type":"object"`, ErrInvalidDefinition, d.Name)
 	}
 	if !ok {
 		tree, err := strictjson.Parse(d.InputSchema)
@@ -84,7 +83,7 @@ func (d Definition) compile(known ...Schema) (frozenDefinition, error) {
 			return frozenDefinition{}, errorf("%w: input schema of tool %q: %w: not one I-JSON document: %v", ErrInvalidDefinition, d.Name, ErrInvalidSchema, err)
 		}
 		if !isObjectSchema(tree) {
-			return frozenDefinition{}, fmt.Errorf(`%w: input schema of tool %q must be a JSON object with "type":"object"`, ErrInvalidDefinition, d.Name)
+			return frozenDefinition{}, errorf(`%w: input schema of tool %q must be a JSON object with "type":"object"`, ErrInvalidDefinition, d.Name)
 		}
 		if input, err = compileKnown(tree, strictjson.Compact(nil, d.InputSchema), known); err != nil {
 			return frozenDefinition{}, errorf("%w: input schema of tool %q: %w", ErrInvalidDefinition, d.Name, err)
@@ -120,10 +119,10 @@ func (d Definition) validateHead() error {
 		return err
 	}
 	if len(d.Description) > MaxInputBytes {
-		return fmt.Errorf("%w: description of tool %q is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, len(d.Description), MaxInputBytes)
+		return errorf("%w: description of tool %q is %d bytes, more than the limit of %d", ErrInvalidDefinition, d.Name, len(d.Description), MaxInputBytes)
 	}
 	if !utf8.ValidString(d.Description) {
-		return fmt.Errorf("%w: description of tool %q is not valid UTF-8", ErrInvalidDefinition, d.Name)
+		return errorf("%w: description of tool %q is not valid UTF-8", ErrInvalidDefinition, d.Name)
 	}
 	return nil
 }
@@ -172,12 +171,12 @@ func (f frozenDefinition) definition() Definition { return f.def.Clone() }
 
 func validateName(name string) error {
 	if len(name) == 0 || len(name) > 64 {
-		return fmt.Errorf("%w: name %q must be 1 to 64 characters", ErrInvalidDefinition, name)
+		return errorf("%w: name %q must be 1 to 64 characters", ErrInvalidDefinition, name)
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return fmt.Errorf("%w: name %q may hold only A-Z, a-z, 0-9, '_' and '-'", ErrInvalidDefinition, name)
+			return errorf("%w: name %q may hold only A-Z, a-z, 0-9, '_' and '-'", ErrInvalidDefinition, name)
 		}
 	}
 	return nil

@@ -1,7 +1,5 @@
 package tool
 
-import "fmt"
-
 // Effect is a tool's promise about running the same call again. It is a
 // statement about replay, not about concurrency: a replayable tool may still
 // need its calls serialised. The zero value makes no promise.
@@ -32,5 +30,5 @@ func (e Effect) validate() error {
 	case "", EffectSafe, EffectIdempotent:
 		return nil
 	}
-	return fmt.Errorf("%w: unknown effect %q", ErrInvalidDefinition, string(e))
+	return errorf("%w: unknown effect %q", ErrInvalidDefinition, string(e))
 }

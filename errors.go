@@ -1,10 +1,9 @@
 package tool
 
 import (
-	"errors"
-	"fmt"
 	"reflect"
-	"strings"
+
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // [MaxInputBytes] is the largest JSON text this package accepts anywhere: the
@@ -25,82 +24,42 @@ const MaxInputBytes = 1 << 20
 var (
 	// ErrInvalidTool reports a tool that cannot be bound or built: a nil
 	// tool or middleware, an invalid definition, an unsupported Go type.
-	ErrInvalidTool = errors.New("tool: invalid tool")
+	ErrInvalidTool = errprefix.New("invalid tool")
 	// ErrInvalidInvocation reports a proposal or invocation that was not
 	// admitted. An *InputRejection matches it too.
-	ErrInvalidInvocation = errors.New("tool: invalid invocation")
+	ErrInvalidInvocation = errprefix.New("invalid invocation")
 	// ErrDuplicateTool reports a tool name registered twice.
-	ErrDuplicateTool = errors.New("tool: duplicate tool")
+	ErrDuplicateTool = errprefix.New("duplicate tool")
 	// ErrInvalidRegistry reports a method called on a nil *Registry.
-	ErrInvalidRegistry = errors.New("tool: invalid registry")
+	ErrInvalidRegistry = errprefix.New("invalid registry")
 	// ErrInvalidCallError reports a CallError built without a cause.
-	ErrInvalidCallError = errors.New("tool: invalid call error")
+	ErrInvalidCallError = errprefix.New("invalid call error")
 	// ErrInvalidDefinition reports a Definition that breaks its rules.
-	ErrInvalidDefinition = errors.New("tool: invalid definition")
+	ErrInvalidDefinition = errprefix.New("invalid definition")
 	// ErrInvalidFailure reports a Failure that breaks its rules.
-	ErrInvalidFailure = errors.New("tool: invalid failure")
+	ErrInvalidFailure = errprefix.New("invalid failure")
 	// ErrInvalidInputRejection reports an InputRejection without a usable
 	// public message.
-	ErrInvalidInputRejection = errors.New("tool: invalid input rejection")
+	ErrInvalidInputRejection = errprefix.New("invalid input rejection")
 	// ErrInvalidInputRequest reports an InputRequest, or an answer to one,
 	// that breaks its rules.
-	ErrInvalidInputRequest = errors.New("tool: invalid input request")
+	ErrInvalidInputRequest = errprefix.New("invalid input request")
 	// ErrInvalidOutput reports an Output or Block that breaks its rules.
-	ErrInvalidOutput = errors.New("tool: invalid output")
+	ErrInvalidOutput = errprefix.New("invalid output")
 	// ErrInvalidProgress reports a Progress that breaks its rules.
-	ErrInvalidProgress = errors.New("tool: invalid progress")
+	ErrInvalidProgress = errprefix.New("invalid progress")
 	// ErrInvalidRequest reports a Request that breaks its rules.
-	ErrInvalidRequest = errors.New("tool: invalid request")
+	ErrInvalidRequest = errprefix.New("invalid request")
 	// ErrInvalidResult reports a Result that breaks its contract.
-	ErrInvalidResult = errors.New("tool: invalid result")
+	ErrInvalidResult = errprefix.New("invalid result")
 	// ErrInvalidSchema reports a JSON Schema that cannot be used.
-	ErrInvalidSchema = errors.New("tool: invalid schema")
+	ErrInvalidSchema = errprefix.New("invalid schema")
 )
 
-// sentinels lists every sentinel, for errorf.
-var sentinels = []error{
-	ErrInvalidTool, ErrInvalidInvocation, ErrDuplicateTool, ErrInvalidRegistry,
-	ErrInvalidCallError, ErrInvalidDefinition, ErrInvalidFailure,
-	ErrInvalidInputRejection, ErrInvalidInputRequest, ErrInvalidOutput,
-	ErrInvalidProgress, ErrInvalidRequest, ErrInvalidResult, ErrInvalidSchema,
-}
-
-// prefix starts every message of this package, once.
-const prefix = "tool: "
-
-// errorf is fmt.Errorf for a message that wraps more than one error of this
-// package. The first operand, a sentinel, keeps its "tool: " prefix; in the
-// text of every later error operand the sentinels' texts lose theirs, so
-// that the message reads "tool: invalid tool: invalid definition: ..."
-// rather than repeating the prefix. errors.Is and errors.As still find
-// every operand and everything it wraps.
-func errorf(format string, args ...any) error {
-	shown := make([]any, len(args))
-	for i, a := range args {
-		if err, ok := a.(error); ok && i > 0 {
-			a = inner{err}
-		}
-		shown[i] = a
-	}
-	return fmt.Errorf(format, shown...)
-}
-
-// inner shows an error inside another message of this package: its text
-// without the prefix of any sentinel it quotes.
-type inner struct{ err error }
-
-func (e inner) Error() string {
-	msg := e.err.Error()
-	if !strings.Contains(msg, prefix) {
-		return msg
-	}
-	for _, s := range sentinels {
-		msg = strings.ReplaceAll(msg, s.Error(), strings.TrimPrefix(s.Error(), prefix))
-	}
-	return msg
-}
-
-func (e inner) Unwrap() error { return e.err }
+// errorf is fmt.Errorf for this package's errors: the format starts with
+// the sentinel the error wraps, every error operand is shown without its own
+// "tool: ", and the message starts with "tool: " once.
+var errorf = errprefix.Errorf
 
 // isTypedNil reports whether v is an interface holding a nil pointer, map,
 // slice, func or channel. A nil interface is not a typed nil.
@@ -115,3 +74,7 @@ func isTypedNil(v any) bool {
 	}
 	return false
 }
+
+// errorPart formats a piece of a message that an errorf error quotes, such
+// as the position of a problem; it carries no "tool: " of its own.
+var errorPart = errprefix.Part

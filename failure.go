@@ -104,19 +104,19 @@ const maxErrorText = 4096
 // [ErrInvalidFailure].
 func (f *Failure) Validate() error {
 	if f == nil {
-		return fmt.Errorf("%w: nil failure", ErrInvalidFailure)
+		return errorf("%w: nil failure", ErrInvalidFailure)
 	}
 	switch f.kind {
 	case FailureKindFailed:
 		if f.cause == nil {
-			return fmt.Errorf("%w: a failed outcome needs a cause", ErrInvalidFailure)
+			return errorf("%w: a failed outcome needs a cause", ErrInvalidFailure)
 		}
 	case FailureKindRejected:
 	default:
-		return fmt.Errorf("%w: unknown kind %q", ErrInvalidFailure, string(f.kind))
+		return errorf("%w: unknown kind %q", ErrInvalidFailure, string(f.kind))
 	}
 	if isTypedNil(f.cause) {
-		return fmt.Errorf("%w: cause is a typed nil", ErrInvalidFailure)
+		return errorf("%w: cause is a typed nil", ErrInvalidFailure)
 	}
 	if err := f.output.Validate(); err != nil {
 		return errorf("%w: %w", ErrInvalidFailure, err)
@@ -212,11 +212,11 @@ func (e *CallError) Error() string {
 func (e *CallError) Validate() error {
 	switch {
 	case e == nil:
-		return fmt.Errorf("%w: nil call error", ErrInvalidCallError)
+		return errorf("%w: nil call error", ErrInvalidCallError)
 	case e.cause == nil:
-		return fmt.Errorf("%w: a cause is required", ErrInvalidCallError)
+		return errorf("%w: a cause is required", ErrInvalidCallError)
 	case isTypedNil(e.cause):
-		return fmt.Errorf("%w: cause is a typed nil", ErrInvalidCallError)
+		return errorf("%w: cause is a typed nil", ErrInvalidCallError)
 	}
 	if err := e.evidence.Validate(); err != nil {
 		return errorf("%w: evidence: %w", ErrInvalidCallError, err)

@@ -2,7 +2,6 @@ package tool
 
 import (
 	"context"
-	"fmt"
 )
 
 // FuncConfig names and describes a [Func]; see [NewFunc]. The zero
@@ -36,7 +35,7 @@ type Func[In, Out any] struct {
 // (and [ErrInvalidDefinition] for the definition's fields).
 func NewFunc[In, Out any](config FuncConfig, fn func(context.Context, In) (Out, error)) (Func[In, Out], error) {
 	if fn == nil {
-		return Func[In, Out]{}, fmt.Errorf("%w: tool %q has a nil function", ErrInvalidTool, config.Name)
+		return Func[In, Out]{}, errorf("%w: tool %q has a nil function", ErrInvalidTool, config.Name)
 	}
 	sig, err := newSignature[In, Out]()
 	if err != nil {
@@ -69,7 +68,7 @@ func NewFunc[In, Out any](config FuncConfig, fn func(context.Context, In) (Out, 
 // every result against the contract (see [Contract.ValidateResult]).
 func (f Func[In, Out]) Call(ctx context.Context, invocation Invocation) (Result, error) {
 	if f.fn == nil {
-		return Result{}, fmt.Errorf("%w: the zero Func runs nothing", ErrInvalidTool)
+		return Result{}, errorf("%w: the zero Func runs nothing", ErrInvalidTool)
 	}
 	in, ok := takeDecoded[In](invocation.decoded, f.signature.id)
 	if !ok {

@@ -58,7 +58,7 @@ type Guard struct {
 // about by omission.
 func NewGuard(config GuardConfig) (Guard, error) {
 	if config.Authorizer == nil || isTypedNil(config.Authorizer) {
-		return Guard{}, fmt.Errorf("%w: a Guard needs an Authorizer", ErrInvalidTool)
+		return Guard{}, errorf("%w: a Guard needs an Authorizer", ErrInvalidTool)
 	}
 	return Guard{authorizer: config.Authorizer}, nil
 }
@@ -106,7 +106,7 @@ func (g Guard) Call(next Caller) Caller {
 }
 
 // errZeroGuard is the Cause of every [AuthorizationError] of the zero [Guard].
-var errZeroGuard = fmt.Errorf("%w: the zero Guard has no Authorizer", ErrInvalidTool)
+var errZeroGuard = errorf("%w: the zero Guard has no Authorizer", ErrInvalidTool)
 
 // detach copies the invocation's arguments, so that a policy holding its
 // [Authorization] shares no memory with the call.

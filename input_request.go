@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -62,14 +61,14 @@ func NewInputRequest(config InputRequestConfig) (InputRequest, error) {
 		return InputRequest{}, err
 	}
 	if !config.ResponseSchema.Valid() {
-		return InputRequest{}, fmt.Errorf("%w: the response schema is the zero Schema", ErrInvalidInputRequest)
+		return InputRequest{}, errorf("%w: the response schema is the zero Schema", ErrInvalidInputRequest)
 	}
 	schema, err := jsontext.AppendFormat(nil, config.ResponseSchema.s.canonical, wireOptions)
 	if err != nil {
-		return InputRequest{}, fmt.Errorf("%w: the response schema cannot be encoded: %v", ErrInvalidInputRequest, err)
+		return InputRequest{}, errorf("%w: the response schema cannot be encoded: %v", ErrInvalidInputRequest, err)
 	}
 	if len(schema) > MaxInputBytes {
-		return InputRequest{}, fmt.Errorf("%w: the response schema is %d bytes once encoded, more than the limit of %d", ErrInvalidInputRequest, len(schema), MaxInputBytes)
+		return InputRequest{}, errorf("%w: the response schema is %d bytes once encoded, more than the limit of %d", ErrInvalidInputRequest, len(schema), MaxInputBytes)
 	}
 	state, err := encodeDocument("state", config.ContinuationState, false)
 	if err != nil {
@@ -88,22 +87,22 @@ const maxEncodedInputRequest = 4*MaxInputBytes + 1<<10
 func encodeDocument(what string, doc []byte, required bool) ([]byte, error) {
 	if len(doc) == 0 {
 		if required {
-			return nil, fmt.Errorf("%w: the %s is required", ErrInvalidInputRequest, what)
+			return nil, errorf("%w: the %s is required", ErrInvalidInputRequest, what)
 		}
 		return nil, nil
 	}
 	if len(doc) > MaxInputBytes {
-		return nil, fmt.Errorf("%w: the %s is %d bytes, more than the limit of %d", ErrInvalidInputRequest, what, len(doc), MaxInputBytes)
+		return nil, errorf("%w: the %s is %d bytes, more than the limit of %d", ErrInvalidInputRequest, what, len(doc), MaxInputBytes)
 	}
 	if _, err := strictjson.Parse(doc); err != nil {
-		return nil, fmt.Errorf("%w: the %s is not one I-JSON document: %v", ErrInvalidInputRequest, what, err)
+		return nil, errorf("%w: the %s is not one I-JSON document: %v", ErrInvalidInputRequest, what, err)
 	}
 	encoded, err := jsontext.AppendFormat(nil, doc, wireOptions)
 	if err != nil {
-		return nil, fmt.Errorf("%w: the %s cannot be encoded: %v", ErrInvalidInputRequest, what, err)
+		return nil, errorf("%w: the %s cannot be encoded: %v", ErrInvalidInputRequest, what, err)
 	}
 	if len(encoded) > MaxInputBytes {
-		return nil, fmt.Errorf("%w: the %s is %d bytes once encoded, more than the limit of %d", ErrInvalidInputRequest, what, len(encoded), MaxInputBytes)
+		return nil, errorf("%w: the %s is %d bytes once encoded, more than the limit of %d", ErrInvalidInputRequest, what, len(encoded), MaxInputBytes)
 	}
 	return encoded, nil
 }
@@ -168,7 +167,7 @@ func (InputRequest) JSONSchemaModel() any { return inputRequestModel{} }
 // [InputRequest] is an error wrapping [ErrInvalidInputRequest].
 func (r InputRequest) MarshalJSON() ([]byte, error) {
 	if !r.Valid() {
-		return nil, fmt.Errorf("%w: the zero InputRequest has no wire form", ErrInvalidInputRequest)
+		return nil, errorf("%w: the zero InputRequest has no wire form", ErrInvalidInputRequest)
 	}
 	w := inputRequestWire{
 		Prompt:         r.prompt,
@@ -185,10 +184,10 @@ func (r InputRequest) MarshalJSON() ([]byte, error) {
 	}
 	out, err := jsonv2.Marshal(w, wireOptions)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidInputRequest, err)
+		return nil, errorf("%w: %v", ErrInvalidInputRequest, err)
 	}
 	if len(out) > maxEncodedInputRequest {
-		return nil, fmt.Errorf("%w: the encoded request is %d bytes, more than the limit of %d", ErrInvalidInputRequest, len(out), maxEncodedInputRequest)
+		return nil, errorf("%w: the encoded request is %d bytes, more than the limit of %d", ErrInvalidInputRequest, len(out), maxEncodedInputRequest)
 	}
 	return out, nil
 }
@@ -202,17 +201,17 @@ func (r InputRequest) MarshalJSON() ([]byte, error) {
 // NewInputRequest would. On error r is left unchanged.
 func (r *InputRequest) UnmarshalJSON(data []byte) error {
 	if len(data) > maxEncodedInputRequest {
-		return fmt.Errorf("%w: the encoded request is %d bytes, more than the limit of %d", ErrInvalidInputRequest, len(data), maxEncodedInputRequest)
+		return errorf("%w: the encoded request is %d bytes, more than the limit of %d", ErrInvalidInputRequest, len(data), maxEncodedInputRequest)
 	}
 	if _, err := strictjson.Parse(data); err != nil {
-		return fmt.Errorf("%w: not one I-JSON document: %v", ErrInvalidInputRequest, err)
+		return errorf("%w: not one I-JSON document: %v", ErrInvalidInputRequest, err)
 	}
 	var w inputRequestWire
 	if err := jsonv2.Unmarshal(data, &w, jsonv2.RejectUnknownMembers(true)); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidInputRequest, err)
+		return errorf("%w: %v", ErrInvalidInputRequest, err)
 	}
 	if len(w.ResponseSchema) == 0 {
-		return fmt.Errorf("%w: the response schema is required", ErrInvalidInputRequest)
+		return errorf("%w: the response schema is required", ErrInvalidInputRequest)
 	}
 	schema, err := ParseSchema(w.ResponseSchema)
 	if err != nil {
@@ -225,10 +224,10 @@ func (r *InputRequest) UnmarshalJSON(data []byte) error {
 	if w.Call != nil {
 		stamp := callStamp{set: true, tool: w.Call.Tool, key: IdempotencyKey(w.Call.IdempotencyKey)}
 		if validateName(stamp.tool) != nil {
-			return fmt.Errorf("%w: call stamp: %q is not a tool name", ErrInvalidInputRequest, stamp.tool)
+			return errorf("%w: call stamp: %q is not a tool name", ErrInvalidInputRequest, stamp.tool)
 		}
 		if !decodeDigest(w.Call.ContractSHA256, &stamp.contract) || !decodeDigest(w.Call.ArgumentsSHA256, &stamp.arguments) {
-			return fmt.Errorf("%w: call stamp digests must be 64 lowercase hexadecimal digits", ErrInvalidInputRequest)
+			return errorf("%w: call stamp digests must be 64 lowercase hexadecimal digits", ErrInvalidInputRequest)
 		}
 		decoded.stamp = stamp
 	}

@@ -3,7 +3,6 @@ package tool
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/url"
 	"slices"
 	"strings"
@@ -63,34 +62,34 @@ func (b Block) Validate() error {
 	case BlockText:
 		switch {
 		case b.Text == "":
-			return fmt.Errorf("%w: text block with empty text", ErrInvalidOutput)
+			return errorf("%w: text block with empty text", ErrInvalidOutput)
 		case !utf8.ValidString(b.Text):
-			return fmt.Errorf("%w: text block is not valid UTF-8", ErrInvalidOutput)
+			return errorf("%w: text block is not valid UTF-8", ErrInvalidOutput)
 		case b.MediaType != "" || b.Data != nil || b.URI != "":
-			return fmt.Errorf("%w: text block with media fields", ErrInvalidOutput)
+			return errorf("%w: text block with media fields", ErrInvalidOutput)
 		}
 		return nil
 	case BlockMedia:
 		if b.Text != "" {
-			return fmt.Errorf("%w: media block with text", ErrInvalidOutput)
+			return errorf("%w: media block with text", ErrInvalidOutput)
 		}
 		if !validMediaType(b.MediaType) {
-			return fmt.Errorf("%w: media block has invalid media type %q", ErrInvalidOutput, b.MediaType)
+			return errorf("%w: media block has invalid media type %q", ErrInvalidOutput, b.MediaType)
 		}
 		switch {
 		case len(b.Data) > 0 && b.URI != "":
-			return fmt.Errorf("%w: media block has both data and a URI", ErrInvalidOutput)
+			return errorf("%w: media block has both data and a URI", ErrInvalidOutput)
 		case len(b.Data) == 0 && b.URI == "":
-			return fmt.Errorf("%w: media block has neither data nor a URI", ErrInvalidOutput)
+			return errorf("%w: media block has neither data nor a URI", ErrInvalidOutput)
 		case b.URI != "":
 			u, err := url.Parse(b.URI)
 			if err != nil || !u.IsAbs() || strings.ContainsAny(b.URI, " \t\r\n") {
-				return fmt.Errorf("%w: media block URI %q is not an absolute URI", ErrInvalidOutput, b.URI)
+				return errorf("%w: media block URI %q is not an absolute URI", ErrInvalidOutput, b.URI)
 			}
 		}
 		return nil
 	}
-	return fmt.Errorf("%w: unknown block kind %q", ErrInvalidOutput, string(b.Kind))
+	return errorf("%w: unknown block kind %q", ErrInvalidOutput, string(b.Kind))
 }
 
 // validMediaType checks type "/" subtype, each an RFC 6838 restricted name.
@@ -155,11 +154,11 @@ func validDetails(value []byte) error {
 // parseDetails checks details and returns their value tree.
 func parseDetails(value []byte) (tree any, values int, err error) {
 	if len(value) > MaxInputBytes {
-		return nil, 0, fmt.Errorf("%w: details are %d bytes, more than the limit of %d", ErrInvalidOutput, len(value), MaxInputBytes)
+		return nil, 0, errorf("%w: details are %d bytes, more than the limit of %d", ErrInvalidOutput, len(value), MaxInputBytes)
 	}
 	tree, values, err = strictjson.ParseInterning(value, nil)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: details are not one I-JSON document: %v", ErrInvalidOutput, err)
+		return nil, 0, errorf("%w: details are not one I-JSON document: %v", ErrInvalidOutput, err)
 	}
 	return tree, values, nil
 }
@@ -238,11 +237,11 @@ func (o Output) validate() (details any, values int, err error) {
 // content blocks.
 func (o Output) validateContent() error {
 	if size := o.size(); size > MaxOutputBytes {
-		return fmt.Errorf("%w: the content and details hold more than the limit of %d bytes (MaxOutputBytes)", ErrInvalidOutput, MaxOutputBytes)
+		return errorf("%w: the content and details hold more than the limit of %d bytes (MaxOutputBytes)", ErrInvalidOutput, MaxOutputBytes)
 	}
 	for i, b := range o.Content {
 		if err := b.Validate(); err != nil {
-			return fmt.Errorf("content[%d]: %w", i, err)
+			return errorPart("content[%d]: %w", i, err)
 		}
 	}
 	return nil
@@ -289,10 +288,10 @@ func (o Output) MarshalJSON() ([]byte, error) {
 	}
 	data, err := jsonv2.Marshal(outputWire{Content: o.Content, Details: jsontext.Value(o.Details)}, jsontext.PreserveRawStrings(true))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidOutput, err)
+		return nil, errorf("%w: %v", ErrInvalidOutput, err)
 	}
 	if len(data) > maxEncodedOutput {
-		return nil, fmt.Errorf("%w: the output is %d bytes encoded, more than the limit of %d", ErrInvalidOutput, len(data), maxEncodedOutput)
+		return nil, errorf("%w: the output is %d bytes encoded, more than the limit of %d", ErrInvalidOutput, len(data), maxEncodedOutput)
 	}
 	return data, nil
 }
@@ -306,7 +305,7 @@ const maxEncodedOutput = 16 * MaxInputBytes
 func (o *Output) UnmarshalJSON(data []byte) error {
 	var w outputWire
 	if err := strictUnmarshal(data, maxEncodedOutput, &w); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidOutput, err)
+		return errorf("%w: %v", ErrInvalidOutput, err)
 	}
 	decoded := Output{Content: w.Content}
 	if len(w.Details) > 0 {
@@ -324,7 +323,7 @@ func (b *Block) UnmarshalJSON(data []byte) error {
 	type plain Block // no methods: avoids recursion
 	var w plain
 	if err := strictUnmarshal(data, maxEncodedOutput, &w); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidOutput, err)
+		return errorf("%w: %v", ErrInvalidOutput, err)
 	}
 	if err := Block(w).Validate(); err != nil {
 		return err

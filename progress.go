@@ -2,7 +2,6 @@ package tool
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"unicode/utf8"
 )
@@ -23,13 +22,13 @@ type Progress struct {
 func (p Progress) Validate() error {
 	switch {
 	case math.IsNaN(p.Completed) || math.IsInf(p.Completed, 0) || p.Completed < 0:
-		return fmt.Errorf("%w: completed %v must be finite and not negative", ErrInvalidProgress, p.Completed)
+		return errorf("%w: completed %v must be finite and not negative", ErrInvalidProgress, p.Completed)
 	case math.IsNaN(p.Total) || math.IsInf(p.Total, 0) || p.Total < 0:
-		return fmt.Errorf("%w: total %v must be finite and not negative", ErrInvalidProgress, p.Total)
+		return errorf("%w: total %v must be finite and not negative", ErrInvalidProgress, p.Total)
 	case p.Total > 0 && p.Completed > p.Total:
-		return fmt.Errorf("%w: completed %v exceeds total %v", ErrInvalidProgress, p.Completed, p.Total)
+		return errorf("%w: completed %v exceeds total %v", ErrInvalidProgress, p.Completed, p.Total)
 	case !utf8.ValidString(p.Message):
-		return fmt.Errorf("%w: message is not valid UTF-8", ErrInvalidProgress)
+		return errorf("%w: message is not valid UTF-8", ErrInvalidProgress)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package tool
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -38,16 +37,16 @@ func NewRegistry(initial ...Binding) (*Registry, error) {
 // nothing is added.
 func (r *Registry) Register(bindings ...Binding) error {
 	if r == nil {
-		return fmt.Errorf("%w: nil Registry", ErrInvalidRegistry)
+		return errorf("%w: nil Registry", ErrInvalidRegistry)
 	}
 	batch := make(map[string]struct{}, len(bindings))
 	for i, b := range bindings {
 		if b.contract.core == nil || b.tool == nil {
-			return fmt.Errorf("%w: binding %d is the zero Binding", ErrInvalidTool, i)
+			return errorf("%w: binding %d is the zero Binding", ErrInvalidTool, i)
 		}
 		name := b.contract.Name()
 		if _, dup := batch[name]; dup {
-			return fmt.Errorf("%w: %q appears twice in the batch", ErrDuplicateTool, name)
+			return errorf("%w: %q appears twice in the batch", ErrDuplicateTool, name)
 		}
 		batch[name] = struct{}{}
 	}
@@ -56,7 +55,7 @@ func (r *Registry) Register(bindings ...Binding) error {
 	current := r.snapshot()
 	for name := range batch {
 		if _, dup := current[name]; dup {
-			return fmt.Errorf("%w: %q is already registered", ErrDuplicateTool, name)
+			return errorf("%w: %q is already registered", ErrDuplicateTool, name)
 		}
 	}
 	next := make(map[string]Binding, len(current)+len(bindings))

@@ -111,13 +111,13 @@ func (r *InputRejection) Is(target error) bool {
 func (r *InputRejection) Validate() error {
 	switch {
 	case r == nil:
-		return fmt.Errorf("%w: nil rejection", ErrInvalidInputRejection)
+		return errorf("%w: nil rejection", ErrInvalidInputRejection)
 	case r.message == "":
-		return fmt.Errorf("%w: empty message", ErrInvalidInputRejection)
+		return errorf("%w: empty message", ErrInvalidInputRejection)
 	case !utf8.ValidString(r.message):
-		return fmt.Errorf("%w: message is not valid UTF-8", ErrInvalidInputRejection)
+		return errorf("%w: message is not valid UTF-8", ErrInvalidInputRejection)
 	case isTypedNil(r.cause):
-		return fmt.Errorf("%w: cause is a typed nil", ErrInvalidInputRejection)
+		return errorf("%w: cause is a typed nil", ErrInvalidInputRejection)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package tool
 
 import (
-	"fmt"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -25,10 +24,10 @@ type Request struct {
 // text itself.
 func (r Request) Validate() error {
 	if r.Name == "" {
-		return fmt.Errorf("%w: empty tool name", ErrInvalidRequest)
+		return errorf("%w: empty tool name", ErrInvalidRequest)
 	}
 	if len(r.Arguments) > MaxInputBytes {
-		return fmt.Errorf("%w: arguments are %d bytes, more than the limit of %d", ErrInvalidRequest, len(r.Arguments), MaxInputBytes)
+		return errorf("%w: arguments are %d bytes, more than the limit of %d", ErrInvalidRequest, len(r.Arguments), MaxInputBytes)
 	}
 	return nil
 }
@@ -53,11 +52,11 @@ func checkIdempotencyKey(key IdempotencyKey) error {
 		return nil
 	}
 	if !utf8.ValidString(string(key)) {
-		return fmt.Errorf("%w: the idempotency key is not valid UTF-8", ErrInvalidInvocation)
+		return errorf("%w: the idempotency key is not valid UTF-8", ErrInvalidInvocation)
 	}
 	for _, r := range string(key) {
 		if strictjson.IsNoncharacter(r) {
-			return fmt.Errorf("%w: the idempotency key holds the Unicode noncharacter U+%04X", ErrInvalidInvocation, r)
+			return errorf("%w: the idempotency key holds the Unicode noncharacter U+%04X", ErrInvalidInvocation, r)
 		}
 	}
 	if len(key) <= (MaxInputBytes-2)/6 {
@@ -68,13 +67,13 @@ func checkIdempotencyKey(key IdempotencyKey) error {
 		quoted, err = jsontext.AppendFormat(nil, quoted, wireOptions)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: the idempotency key cannot be written as JSON: %v", ErrInvalidInvocation, err)
+		return errorf("%w: the idempotency key cannot be written as JSON: %v", ErrInvalidInvocation, err)
 	}
 	if len(quoted) > MaxInputBytes {
-		return fmt.Errorf("%w: the idempotency key is %d bytes written as JSON, more than the limit of %d", ErrInvalidInvocation, len(quoted), MaxInputBytes)
+		return errorf("%w: the idempotency key is %d bytes written as JSON, more than the limit of %d", ErrInvalidInvocation, len(quoted), MaxInputBytes)
 	}
 	if _, err := strictjson.Parse(quoted); err != nil {
-		return fmt.Errorf("%w: the idempotency key is not I-JSON text: %v", ErrInvalidInvocation, err)
+		return errorf("%w: the idempotency key is not I-JSON text: %v", ErrInvalidInvocation, err)
 	}
 	return nil
 }

@@ -127,11 +127,11 @@ func ParseSchema(raw []byte) (Schema, error) {
 // compileSchemaWith on or off.
 func parseSchema(raw []byte, shortcut bool) (Schema, error) {
 	if len(raw) > MaxInputBytes {
-		return Schema{}, fmt.Errorf("%w: document is %d bytes, more than the limit of %d", ErrInvalidSchema, len(raw), MaxInputBytes)
+		return Schema{}, errorf("%w: document is %d bytes, more than the limit of %d", ErrInvalidSchema, len(raw), MaxInputBytes)
 	}
 	tree, err := strictjson.Parse(raw)
 	if err != nil {
-		return Schema{}, fmt.Errorf("%w: not one I-JSON document: %v", ErrInvalidSchema, err)
+		return Schema{}, errorf("%w: not one I-JSON document: %v", ErrInvalidSchema, err)
 	}
 	return compileSchemaWith(tree, strictjson.Compact(make([]byte, 0, len(raw)), raw), refuseLoader{}, shortcut)
 }
@@ -168,12 +168,12 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader, 
 	switch tree.(type) {
 	case map[string]any, bool:
 	default:
-		return Schema{}, fmt.Errorf("%w: a schema must be a JSON object or boolean", ErrInvalidSchema)
+		return Schema{}, errorf("%w: a schema must be a JSON object or boolean", ErrInvalidSchema)
 	}
 	if depth, objects := schemaShape(tree, 1); depth > maxSchemaDepth {
-		return Schema{}, fmt.Errorf("%w: the document is nested %d levels deep, more than the limit of %d", ErrInvalidSchema, depth, maxSchemaDepth)
+		return Schema{}, errorf("%w: the document is nested %d levels deep, more than the limit of %d", ErrInvalidSchema, depth, maxSchemaDepth)
 	} else if objects > maxSchemaObjects {
-		return Schema{}, fmt.Errorf("%w: the document holds %d objects and booleans, more than the limit of %d", ErrInvalidSchema, objects, maxSchemaObjects)
+		return Schema{}, errorf("%w: the document holds %d objects and booleans, more than the limit of %d", ErrInvalidSchema, objects, maxSchemaObjects)
 	}
 	if err := checkPatternText(tree); err != nil {
 		return Schema{}, err
@@ -231,7 +231,7 @@ func documentEngine() (engine jsonschema.RegexpEngine, validRegex func(string) b
 func compileValidator(tree any, loader jsonschema.URLLoader, base string, engine jsonschema.RegexpEngine) (*jsonschema.Compiler, *jsonschema.Schema, error) {
 	c := newValidatorCompiler(loader, engine)
 	if err := c.AddResource(base, tree); err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+		return nil, nil, errorf("%w: %v", ErrInvalidSchema, err)
 	}
 	compiled, err := c.Compile(base)
 	if err == nil {
@@ -239,19 +239,19 @@ func compileValidator(tree any, loader jsonschema.URLLoader, base string, engine
 	}
 	var load *jsonschema.LoadURLError
 	if errors.As(err, &load) {
-		return nil, nil, fmt.Errorf("%w: reference to %q outside the document is not allowed", ErrInvalidSchema, load.URL)
+		return nil, nil, errorf("%w: reference to %q outside the document is not allowed", ErrInvalidSchema, load.URL)
 	}
 	var meta *jsonschema.SchemaValidationError
 	var verr *jsonschema.ValidationError
 	if errors.As(err, &meta) && errors.As(meta.Err, &verr) {
 		violations := leafViolations(verr)
-		return nil, nil, fmt.Errorf("%w: %s", ErrInvalidSchema, oneLine(violationMessage(violations, len(violations))))
+		return nil, nil, errorf("%w: %s", ErrInvalidSchema, oneLine(violationMessage(violations, len(violations))))
 	}
 	var invalid *jsonschema.InvalidRegexError
 	if errors.As(err, &invalid) {
-		return nil, nil, fmt.Errorf("%w: at %s: %s %q: %v", ErrInvalidSchema, schemaLocation(invalid.URL), "pattern", clipRunes(invalid.Regex, maxQuoted), invalid.Err)
+		return nil, nil, errorf("%w: at %s: %s %q: %v", ErrInvalidSchema, schemaLocation(invalid.URL), "pattern", clipRunes(invalid.Regex, maxQuoted), invalid.Err)
 	}
-	return nil, nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+	return nil, nil, errorf("%w: %v", ErrInvalidSchema, err)
 }
 
 // newValidatorCompiler returns the validator's compiler as every schema
@@ -310,11 +310,11 @@ func finishSchema(tree any, canonical []byte, c *jsonschema.Compiler, compiled *
 	cost := schemacost.Analyze(compiled, MaxSchemaVisits, strictjson.MaxDepth)
 	switch {
 	case cost.Visits > MaxSchemaVisits:
-		return Schema{}, fmt.Errorf("%w: validating one value could apply %d subschemas, more than the limit of %d (nested anyOf/oneOf/allOf through $ref multiply)", ErrInvalidSchema, cost.Visits, MaxSchemaVisits)
+		return Schema{}, errorf("%w: validating one value could apply %d subschemas, more than the limit of %d (nested anyOf/oneOf/allOf through $ref multiply)", ErrInvalidSchema, cost.Visits, MaxSchemaVisits)
 	case !cost.Bounded:
-		return Schema{}, fmt.Errorf("%w: counting the subschemas validating one value could apply would take more than %d steps", ErrInvalidSchema, schemacost.MaxWork)
+		return Schema{}, errorf("%w: counting the subschemas validating one value could apply would take more than %d steps", ErrInvalidSchema, schemacost.MaxWork)
 	case cost.Located > MaxSchemaVisits:
-		return Schema{}, fmt.Errorf("%w: validating one value could apply %d subschemas to one of its members or items, more than the limit of %d (subschemas reached through several keywords multiply at every level)", ErrInvalidSchema, cost.Located, MaxSchemaVisits)
+		return Schema{}, errorf("%w: validating one value could apply %d subschemas to one of its members or items, more than the limit of %d (subschemas reached through several keywords multiply at every level)", ErrInvalidSchema, cost.Located, MaxSchemaVisits)
 	}
 	// A document compiled under shortcutBase has no reference outside
 	// itself (metacheck), so its definitions need no such check.
@@ -392,7 +392,7 @@ func (s Schema) JSON() json.RawMessage {
 // cannot be marshalled.
 func (s Schema) MarshalJSON() ([]byte, error) {
 	if s.s == nil {
-		return nil, fmt.Errorf("%w: the zero Schema has no document", ErrInvalidSchema)
+		return nil, errorf("%w: the zero Schema has no document", ErrInvalidSchema)
 	}
 	return s.JSON(), nil
 }
@@ -418,7 +418,7 @@ func (s *Schema) UnmarshalJSON(data []byte) error {
 // value. The zero Schema gets an error wrapping ErrInvalidSchema.
 func (s Schema) Validate(value []byte) error {
 	if s.s == nil {
-		return fmt.Errorf("%w: the zero Schema validates nothing", ErrInvalidSchema)
+		return errorf("%w: the zero Schema validates nothing", ErrInvalidSchema)
 	}
 	if len(value) > MaxInputBytes {
 		return rejectf("value is %d bytes, more than the limit of %d", len(value), MaxInputBytes)
@@ -546,14 +546,14 @@ func compilePatterns(all []*jsonschema.Schema) error {
 		for _, re := range patternsOf(s) {
 			total += re.Size()
 			if total > MaxSchemaPrograms {
-				return fmt.Errorf("%w: at %s: the patterns of the schema expand to more than %d instructions of program together (MaxSchemaPrograms)", ErrInvalidSchema, schemaLocation(s.Location), MaxSchemaPrograms)
+				return errorf("%w: at %s: the patterns of the schema expand to more than %d instructions of program together (MaxSchemaPrograms)", ErrInvalidSchema, schemaLocation(s.Location), MaxSchemaPrograms)
 			}
 		}
 	}
 	for _, s := range all {
 		for _, re := range patternsOf(s) {
 			if err := re.Compile(); err != nil {
-				return fmt.Errorf("%w: at %s: pattern %q does not compile: %v", ErrInvalidSchema, schemaLocation(s.Location), clipRunes(re.String(), maxQuoted), err)
+				return errorf("%w: at %s: pattern %q does not compile: %v", ErrInvalidSchema, schemaLocation(s.Location), clipRunes(re.String(), maxQuoted), err)
 			}
 		}
 	}
@@ -602,7 +602,7 @@ func checkPatternText(tree any) error {
 	}
 	walk(tree, nil)
 	if where != nil {
-		return fmt.Errorf("%w: at %s: the patterns of the schema would take %d steps to parse, more than the limit of %d (a Unicode class escape such as \\pL costs %d)", ErrInvalidSchema, pointer(where), work, maxPatternParse, regex.UnicodeClassCost)
+		return errorf("%w: at %s: the patterns of the schema would take %d steps to parse, more than the limit of %d (a Unicode class escape such as \\pL costs %d)", ErrInvalidSchema, pointer(where), work, maxPatternParse, regex.UnicodeClassCost)
 	}
 	return nil
 }
@@ -664,7 +664,7 @@ func compileDefinitions(c *jsonschema.Compiler, base string, tree any) error {
 						_, err := c.Compile(base + "#" + entry)
 						var load *jsonschema.LoadURLError
 						if errors.As(err, &load) {
-							return fmt.Errorf("%w: at %s: reference to %q outside the document is not allowed", ErrInvalidSchema, schemaLocation("#"+entry), load.URL)
+							return errorf("%w: at %s: reference to %q outside the document is not allowed", ErrInvalidSchema, schemaLocation("#"+entry), load.URL)
 						}
 					}
 				}

@@ -2,7 +2,6 @@ package tool
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -154,5 +153,5 @@ func (c *compiledSchema) rehearseBacktracking(tree any) error {
 // had no verdict, so neither has the value. The pattern's static bound
 // admitted the match, so the bound, not the value, is at fault.
 func matchStopped(err error) error {
-	return fmt.Errorf("%w: %v; its static bound admitted the match, so the value was neither admitted nor refused", ErrInvalidSchema, err)
+	return errorf("%w: %v; its static bound admitted the match, so the value was neither admitted nor refused", ErrInvalidSchema, err)
 }

@@ -3,7 +3,6 @@ package tool
 import (
 	"encoding"
 	"encoding/json"
-	"fmt"
 	"math"
 	"math/big"
 	"reflect"
@@ -171,11 +170,11 @@ func SchemaFor[T any]() (Schema, error) {
 // as null).
 func reflectSchema(t reflect.Type, nullableRoot bool) (doc []byte, err error) {
 	if t == nil {
-		return nil, fmt.Errorf("%w: cannot derive a schema for a nil interface type", ErrInvalidSchema)
+		return nil, errorf("%w: cannot derive a schema for a nil interface type", ErrInvalidSchema)
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			doc, err = nil, fmt.Errorf("%w: deriving the schema of %s panicked: %v", ErrInvalidSchema, t, p)
+			doc, err = nil, errorf("%w: deriving the schema of %s panicked: %v", ErrInvalidSchema, t, p)
 		}
 	}()
 	if err := checkSupported(t, t.String(), map[reflect.Type]bool{}); err != nil {
@@ -210,7 +209,7 @@ func reflectSchema(t reflect.Type, nullableRoot bool) (doc []byte, err error) {
 	root.Definitions = nil
 	body, err := json.Marshal(root)
 	if err != nil {
-		return nil, fmt.Errorf("%w: encoding the schema of %s: %v", ErrInvalidSchema, t, err)
+		return nil, errorf("%w: encoding the schema of %s: %v", ErrInvalidSchema, t, err)
 	}
 	// Keep only the definitions the document refers to, transitively.
 	used := x.usedDefinitions(body)
@@ -234,7 +233,7 @@ func checkSupported(t reflect.Type, path string, seen map[reflect.Type]bool) err
 	}
 	seen[t] = true
 	if t == durationType {
-		return fmt.Errorf("%w: %s is a time.Duration, which the JSON codec encodes only with a format option; use an integer or a string", ErrInvalidSchema, path)
+		return errorf("%w: %s is a time.Duration, which the JSON codec encodes only with a format option; use an integer or a string", ErrInvalidSchema, path)
 	}
 	form := wireFormOf(t)
 	if t.Kind() == reflect.Pointer {
@@ -246,11 +245,11 @@ func checkSupported(t reflect.Type, path string, seen map[reflect.Type]bool) err
 	case wireModel, wireNative, wireText:
 		return nil // its own methods encode it
 	case wireJSON:
-		return fmt.Errorf("%w: %s has type %s, which reads and writes its own JSON, so its form cannot be derived and would be advertised as any value; %s", ErrInvalidSchema, path, t, customTypeRemedy)
+		return errorf("%w: %s has type %s, which reads and writes its own JSON, so its form cannot be derived and would be advertised as any value; %s", ErrInvalidSchema, path, t, customTypeRemedy)
 	}
 	switch t.Kind() {
 	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer, reflect.Uintptr:
-		return fmt.Errorf("%w: %s has unsupported type %s", ErrInvalidSchema, path, t)
+		return errorf("%w: %s has unsupported type %s", ErrInvalidSchema, path, t)
 	case reflect.Pointer, reflect.Slice, reflect.Array:
 		return checkSupported(t.Elem(), path+"[]", seen)
 	case reflect.Map:
@@ -316,7 +315,7 @@ func checkMapKey(k reflect.Type, path string) error {
 		reflect.Float32, reflect.Float64:
 		return nil
 	}
-	return fmt.Errorf("%w: %s has map key type %s, which cannot be a JSON member name", ErrInvalidSchema, path, k)
+	return errorf("%w: %s has map key type %s, which cannot be a JSON member name", ErrInvalidSchema, path, k)
 }
 
 // checkStruct refuses a struct whose fields the codec refuses (malformed
@@ -328,7 +327,7 @@ func checkStruct(t reflect.Type, path string) error {
 	// with its own decoder is not probed: that would run its code.
 	if !implementsAny(t, jsonMethodTypes) && !implementsAny(t, textMethodTypes) {
 		if err := jsonv2.Unmarshal([]byte("{}"), reflect.New(t).Interface()); err != nil {
-			return fmt.Errorf("%w: %s cannot be decoded by the JSON codec: %v", ErrInvalidSchema, path, err)
+			return errorf("%w: %s cannot be decoded by the JSON codec: %v", ErrInvalidSchema, path, err)
 		}
 	}
 	names := map[string]string{}
@@ -341,7 +340,7 @@ func checkStruct(t reflect.Type, path string) error {
 func collectMemberNames(t reflect.Type, path string, names map[string]string, visiting map[reflect.Type]bool) error {
 	if visiting[t] {
 		// The reflector would follow the cycle without end.
-		return fmt.Errorf("%w: %s embeds %s within itself", ErrInvalidSchema, path, t)
+		return errorf("%w: %s embeds %s within itself", ErrInvalidSchema, path, t)
 	}
 	visiting[t] = true
 	defer delete(visiting, t)
@@ -355,19 +354,19 @@ func collectMemberNames(t reflect.Type, path string, names map[string]string, vi
 		fieldPath := path + "." + f.Name
 		switch {
 		case strings.HasPrefix(name, "'"):
-			return fmt.Errorf("%w: %s has a quoted JSON name, which schema derivation does not read", ErrInvalidSchema, fieldPath)
+			return errorf("%w: %s has a quoted JSON name, which schema derivation does not read", ErrInvalidSchema, fieldPath)
 		case hasTag && name == "-":
-			return fmt.Errorf(`%w: %s is named "-", which schema derivation reads as an ignored field`, ErrInvalidSchema, fieldPath)
+			return errorf(`%w: %s is named "-", which schema derivation reads as an ignored field`, ErrInvalidSchema, fieldPath)
 		}
 		for _, opt := range strings.Split(options, ",") {
 			if strings.HasPrefix(opt, "format:") {
 				// Refused whatever the codec's global setting: the schema
 				// would describe the default form, not the formatted one.
-				return fmt.Errorf("%w: %s has a format option, which schema derivation does not follow", ErrInvalidSchema, fieldPath)
+				return errorf("%w: %s has a format option, which schema derivation does not follow", ErrInvalidSchema, fieldPath)
 			}
 			switch opt {
 			case "inline", "embed":
-				return fmt.Errorf("%w: %s has the %q option, which the JSON codec and schema derivation read differently", ErrInvalidSchema, fieldPath, opt)
+				return errorf("%w: %s has the %q option, which the JSON codec and schema derivation read differently", ErrInvalidSchema, fieldPath, opt)
 			case "string":
 				ft := f.Type
 				for ft.Kind() == reflect.Pointer {
@@ -378,7 +377,7 @@ func collectMemberNames(t reflect.Type, path string, names map[string]string, vi
 					reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 					reflect.Float32, reflect.Float64:
 				default:
-					return fmt.Errorf("%w: %s has the \"string\" option, which the JSON codec allows only on numbers", ErrInvalidSchema, fieldPath)
+					return errorf("%w: %s has the \"string\" option, which the JSON codec allows only on numbers", ErrInvalidSchema, fieldPath)
 				}
 			}
 		}
@@ -389,7 +388,7 @@ func collectMemberNames(t reflect.Type, path string, names map[string]string, vi
 			}
 			if et.Kind() == reflect.Struct {
 				if f.Type.Kind() == reflect.Pointer && !f.IsExported() {
-					return fmt.Errorf("%w: %s embeds a pointer to an unexported struct, which the JSON codec cannot allocate when decoding", ErrInvalidSchema, fieldPath)
+					return errorf("%w: %s embeds a pointer to an unexported struct, which the JSON codec cannot allocate when decoding", ErrInvalidSchema, fieldPath)
 				}
 				if err := collectMemberNames(et, fieldPath, names, visiting); err != nil {
 					return err
@@ -407,7 +406,7 @@ func collectMemberNames(t reflect.Type, path string, names map[string]string, vi
 			name = f.Name
 		}
 		if other, dup := names[name]; dup {
-			return fmt.Errorf("%w: %s and %s share the JSON name %q; give one of them another name", ErrInvalidSchema, other, fieldPath, name)
+			return errorf("%w: %s and %s share the JSON name %q; give one of them another name", ErrInvalidSchema, other, fieldPath, name)
 		}
 		names[name] = fieldPath
 	}
@@ -497,10 +496,10 @@ func (x *reflector) resolveModels(defs jsonschema.Definitions) error {
 		model := reflect.Zero(t).Interface().(schemaModeler).JSONSchemaModel()
 		mt := reflect.TypeOf(model)
 		if mt == nil {
-			return fmt.Errorf("%w: %s.JSONSchemaModel returned nil", ErrInvalidSchema, t)
+			return errorf("%w: %s.JSONSchemaModel returned nil", ErrInvalidSchema, t)
 		}
 		if mt == t {
-			return fmt.Errorf("%w: %s.JSONSchemaModel returned a value of its own type", ErrInvalidSchema, t)
+			return errorf("%w: %s.JSONSchemaModel returned a value of its own type", ErrInvalidSchema, t)
 		}
 		if err := checkSupported(mt, mt.String(), map[reflect.Type]bool{}); err != nil {
 			return err
@@ -763,7 +762,7 @@ func checkSchemaTags(owner reflect.Type, f reflect.StructField) error {
 	field := owner.String() + "." + f.Name
 	for _, key := range []string{"jsonschema", "jsonschema_extras"} {
 		if _, ok := f.Tag.Lookup(key); !ok && strings.Contains(string(f.Tag), key+":") {
-			return fmt.Errorf("%w: field %s: its struct tag is malformed, so the schema tags are ignored; %s", ErrInvalidSchema, field, escapeHint)
+			return errorf("%w: field %s: its struct tag is malformed, so the schema tags are ignored; %s", ErrInvalidSchema, field, escapeHint)
 		}
 	}
 	tag := f.Tag.Get("jsonschema")
@@ -779,11 +778,11 @@ func checkSchemaTags(owner reflect.Type, f reflect.StructField) error {
 		case piece == "" || !isPair && slices.Contains(schemaTagFlags, piece):
 			continue
 		case !isPair || !known:
-			return fmt.Errorf("%w: field %s: jsonschema tag piece %q is neither a known key=value nor a flag (%s); %s", ErrInvalidSchema, field, piece, strings.Join(schemaTagFlags, ", "), escapeHint)
+			return errorf("%w: field %s: jsonschema tag piece %q is neither a known key=value nor a flag (%s); %s", ErrInvalidSchema, field, piece, strings.Join(schemaTagFlags, ", "), escapeHint)
 		case kind == tagCount && !isCount(value):
-			return fmt.Errorf("%w: field %s: jsonschema tag %s=%q needs a non-negative integer", ErrInvalidSchema, field, key, value)
+			return errorf("%w: field %s: jsonschema tag %s=%q needs a non-negative integer", ErrInvalidSchema, field, key, value)
 		case kind == tagNumber && !isNumber(value):
-			return fmt.Errorf("%w: field %s: jsonschema tag %s=%q needs a JSON number", ErrInvalidSchema, field, key, value)
+			return errorf("%w: field %s: jsonschema tag %s=%q needs a JSON number", ErrInvalidSchema, field, key, value)
 		}
 	}
 	// A type described by its own schema gets only the generic keys: the
@@ -791,19 +790,19 @@ func checkSchemaTags(owner reflect.Type, f reflect.StructField) error {
 	if form := wireFormOf(derefType(f.Type)); (form == wireModel || form == wireHook) && !tagStatesType(tag) {
 		for _, piece := range pieces {
 			if key, _, ok := strings.Cut(piece, "="); ok && !slices.Contains(genericTagKeys, key) {
-				return fmt.Errorf("%w: field %s: jsonschema tag key %q would be dropped, because type %s describes itself; put the keyword in its schema, or state the type in the tag (type=...)", ErrInvalidSchema, field, key, f.Type)
+				return errorf("%w: field %s: jsonschema tag key %q would be dropped, because type %s describes itself; put the keyword in its schema, or state the type in the tag (type=...)", ErrInvalidSchema, field, key, f.Type)
 			}
 		}
 	}
 	// The reflector reads the flags from the tag cut at every comma.
 	for _, flag := range schemaTagFlags {
 		if slices.Contains(plain, flag) && !slices.Contains(pieces, flag) {
-			return fmt.Errorf("%w: field %s: jsonschema tag has %q after an escaped comma, which is read as the flag all the same", ErrInvalidSchema, field, flag)
+			return errorf("%w: field %s: jsonschema tag has %q after an escaped comma, which is read as the flag all the same", ErrInvalidSchema, field, flag)
 		}
 	}
 	for _, piece := range splitSchemaTag(f.Tag.Get("jsonschema_extras")) {
 		if piece != "" && !strings.Contains(piece, "=") {
-			return fmt.Errorf("%w: field %s: jsonschema_extras tag piece %q is not key=value; %s", ErrInvalidSchema, field, piece, escapeHint)
+			return errorf("%w: field %s: jsonschema_extras tag piece %q is not key=value; %s", ErrInvalidSchema, field, piece, escapeHint)
 		}
 	}
 	return nil

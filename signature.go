@@ -94,11 +94,11 @@ func newSignature[In, Out any]() (Signature[In, Out], error) {
 	}
 	doc, err := reflectSchema(in, false)
 	if err != nil {
-		return Signature[In, Out]{}, fmt.Errorf("input type %v: %w", in, err)
+		return Signature[In, Out]{}, errorPart("input type %v: %w", in, err)
 	}
 	s := Signature[In, Out]{id: new(signatureID)}
 	if s.input, err = ParseSchema(doc); err != nil {
-		return Signature[In, Out]{}, fmt.Errorf("input type %v: %w", in, err)
+		return Signature[In, Out]{}, errorPart("input type %v: %w", in, err)
 	}
 	if !s.input.s.object {
 		// A struct with its own JSON methods is described as any value.
@@ -113,10 +113,10 @@ func newSignature[In, Out any]() (Signature[In, Out], error) {
 		s.codec = codecJSON
 		doc, err := reflectSchema(out, true)
 		if err != nil {
-			return Signature[In, Out]{}, fmt.Errorf("output type %v: %w", out, err)
+			return Signature[In, Out]{}, errorPart("output type %v: %w", out, err)
 		}
 		if s.output, err = ParseSchema(doc); err != nil {
-			return Signature[In, Out]{}, fmt.Errorf("output type %v: %w", out, err)
+			return Signature[In, Out]{}, errorPart("output type %v: %w", out, err)
 		}
 	}
 	return s, nil
@@ -148,7 +148,7 @@ func (s Signature[In, Out]) OutputSchema() json.RawMessage { return s.output.JSO
 func (s Signature[In, Out]) Decode(invocation Invocation) (In, error) {
 	if invocation.core == nil {
 		var zero In
-		return zero, fmt.Errorf("%w: the zero Invocation has no arguments", ErrInvalidInvocation)
+		return zero, errorf("%w: the zero Invocation has no arguments", ErrInvalidInvocation)
 	}
 	return decodeInput[In](invocation.arguments)
 }
@@ -495,9 +495,9 @@ func (s Signature[In, Out]) encode(out Out) (Output, error) {
 	case codecJSON:
 		details, err := jsonv2.Marshal(out, jsonv2.Deterministic(true))
 		if err != nil {
-			return Output{}, fmt.Errorf("%w: encoding the result as JSON: %v", ErrInvalidOutput, err)
+			return Output{}, errorf("%w: encoding the result as JSON: %v", ErrInvalidOutput, err)
 		}
 		return Output{Details: details}, nil
 	}
-	return Output{}, fmt.Errorf("%w: the zero Signature encodes nothing", ErrInvalidTool)
+	return Output{}, errorf("%w: the zero Signature encodes nothing", ErrInvalidTool)
 }

@@ -224,7 +224,7 @@ func rejectViolations(violations []fastcheck.Violation, total int) *InputRejecti
 		}
 		all.WriteString(describeLocated(v))
 	}
-	return &InputRejection{message: message, cause: fmt.Errorf("%w: %d violations: %s", ErrInvalidInvocation, total, all.String())}
+	return &InputRejection{message: message, cause: errorf("%w: %d violations: %s", ErrInvalidInvocation, total, all.String())}
 }
 
 var englishPrinter = message.NewPrinter(language.English)

@@ -6,17 +6,18 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // ErrInvalidConfig is wrapped by the errors of New.
-var ErrInvalidConfig = errors.New("tool: invalid desk config")
+var ErrInvalidConfig = errprefix.New("invalid desk config")
 
 // DefaultPageSize is the number of pending calls a page lists when
 // Config.PageSize is zero.
@@ -115,15 +116,15 @@ type Desk struct {
 func New(config Config) (*Desk, error) {
 	switch {
 	case config.Dispatcher == nil || config.Store == nil:
-		return nil, fmt.Errorf("%w: Dispatcher and Store are required", ErrInvalidConfig)
+		return nil, errprefix.Errorf("%w: Dispatcher and Store are required", ErrInvalidConfig)
 	case config.Person == nil:
-		return nil, fmt.Errorf("%w: Person is required: the desk must know who answers", ErrInvalidConfig)
+		return nil, errprefix.Errorf("%w: Person is required: the desk must know who answers", ErrInvalidConfig)
 	case config.Authorize == nil:
-		return nil, fmt.Errorf("%w: Authorize is required: a desk that lets anyone answer must not come about by omission", ErrInvalidConfig)
+		return nil, errprefix.Errorf("%w: Authorize is required: a desk that lets anyone answer must not come about by omission", ErrInvalidConfig)
 	case config.CSRFKey != nil && len(config.CSRFKey) < 32:
-		return nil, fmt.Errorf("%w: CSRFKey is %d bytes, want at least 32", ErrInvalidConfig, len(config.CSRFKey))
+		return nil, errprefix.Errorf("%w: CSRFKey is %d bytes, want at least 32", ErrInvalidConfig, len(config.CSRFKey))
 	case config.PageSize < 0 || config.PageSize > maxPageSize:
-		return nil, fmt.Errorf("%w: PageSize is %d, want 0 to %d", ErrInvalidConfig, config.PageSize, maxPageSize)
+		return nil, errprefix.Errorf("%w: PageSize is %d, want 0 to %d", ErrInvalidConfig, config.PageSize, maxPageSize)
 	}
 	key := bytes.Clone(config.CSRFKey)
 	if key == nil {
@@ -335,7 +336,7 @@ func (d *Desk) post(w http.ResponseWriter, r *http.Request) {
 	case errors.As(err, &answered):
 		d.render(w, http.StatusConflict, page{Title: d.title, Person: person, Answered: answeredOf(answered.Claim)})
 		return
-	case errors.Is(err, errFormInput) || errors.Is(err, dispatch.ErrInvalidAnswer):
+	case errors.As(err, new(*formError)) || errors.Is(err, dispatch.ErrInvalidAnswer):
 		v.Error = reason(err)
 		d.render(w, http.StatusUnprocessableEntity, page{Title: d.title, Person: person, Call: &v})
 		return
@@ -382,13 +383,11 @@ func (d *Desk) resave(ctx context.Context, id string) error {
 
 // reason is the text of an error the person can correct.
 func reason(err error) string {
-	msg := err.Error()
-	for _, prefix := range []string{errFormInput.Error() + ": ", dispatch.ErrInvalidAnswer.Error() + ": "} {
-		if len(msg) > len(prefix) && msg[:len(prefix)] == prefix {
-			msg = msg[len(prefix):]
-		}
+	var fe *formError
+	if errors.As(err, &fe) {
+		return fe.msg
 	}
-	return msg
+	return strings.TrimPrefix(errprefix.Body(err), errprefix.Body(dispatch.ErrInvalidAnswer)+": ")
 }
 
 // storeFailed answers 503 for a failure of the store, and logs it.

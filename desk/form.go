@@ -3,7 +3,6 @@ package desk
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -280,9 +279,11 @@ func tighter(a, b string, dir int) string {
 	return b
 }
 
-// errFormInput is a value the person typed that is not of its field's
+// formError is a value the person typed that is not of its field's
 // kind; its text says which and why.
-var errFormInput = errors.New("form input")
+type formError struct{ msg string }
+
+func (e *formError) Error() string { return e.msg }
 
 // answer builds the answer document from the values the person posted,
 // and keeps them in the form's fields so that a refused answer shows
@@ -294,7 +295,7 @@ func (f *form) answer(get func(string) string) ([]byte, error) {
 	case f.JSON:
 		f.JSONText = get("json")
 		if strings.TrimSpace(f.JSONText) == "" {
-			return nil, fmt.Errorf("%w: the answer is empty: type a JSON value", errFormInput)
+			return nil, &formError{"the answer is empty: type a JSON value"}
 		}
 		return []byte(f.JSONText), nil
 	}
@@ -332,7 +333,7 @@ func (f *form) answer(get func(string) string) ([]byte, error) {
 		n++
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("%w: %s", errFormInput, strings.Join(problems, "; "))
+		return nil, &formError{strings.Join(problems, "; ")}
 	}
 	if !f.Root {
 		b.WriteByte('}')

@@ -149,7 +149,7 @@ func (c Checkpoint) CheckAnswer(answer json.RawMessage) error {
 func (c Checkpoint) continuation(answer json.RawMessage) (tool.Continuation, error) {
 	continuation, err := c.inputRequest.Continuation(answer)
 	if err != nil {
-		return tool.Continuation{}, fmt.Errorf("%w: %s", ErrInvalidAnswer, answerProblem(err))
+		return tool.Continuation{}, errprefix.Errorf("%w: %s", ErrInvalidAnswer, answerProblem(err))
 	}
 	return continuation, nil
 }
@@ -160,11 +160,7 @@ func answerProblem(err error) string {
 	if rejection, ok := tool.ClassifyInputRejection(err); ok {
 		return rejection.Message()
 	}
-	msg := err.Error()
-	for _, prefix := range []string{tool.ErrInvalidInputRequest.Error() + ": ", "tool: "} {
-		msg = strings.TrimPrefix(msg, prefix)
-	}
-	return msg
+	return strings.TrimPrefix(errprefix.Body(err), errprefix.Body(tool.ErrInvalidInputRequest)+": ")
 }
 
 // checkpointWire is the JSON form of a Checkpoint.
@@ -190,11 +186,11 @@ type sealWire struct {
 // is an error wrapping ErrInvalidCheckpoint.
 func (c Checkpoint) MarshalJSON() ([]byte, error) {
 	if c.keyID == "" {
-		return nil, fmt.Errorf("%w: the zero Checkpoint has no wire form", ErrInvalidCheckpoint)
+		return nil, errprefix.Errorf("%w: the zero Checkpoint has no wire form", ErrInvalidCheckpoint)
 	}
 	ir, err := c.inputRequest.MarshalJSON()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
+		return nil, errprefix.Errorf("%w: %w", ErrInvalidCheckpoint, err)
 	}
 	return jsonv2.Marshal(checkpointWire{
 		Version:        checkpointVersion,
@@ -223,42 +219,42 @@ func (c Checkpoint) MarshalJSON() ([]byte, error) {
 // which suspends it anew with a version 2 checkpoint.
 func (c *Checkpoint) UnmarshalJSON(data []byte) error {
 	if len(data) > maxCheckpointBytes {
-		return fmt.Errorf("%w: %d bytes, more than the limit of %d", ErrInvalidCheckpoint, len(data), maxCheckpointBytes)
+		return errprefix.Errorf("%w: %d bytes, more than the limit of %d", ErrInvalidCheckpoint, len(data), maxCheckpointBytes)
 	}
 	var head struct {
 		Version int `json:"version"`
 	}
 	if err := jsonv2.Unmarshal(data, &head); err == nil && head.Version == 1 {
-		return fmt.Errorf("%w: version 1 predates single-use checkpoints (it has no ID and no expiry) and cannot be resumed: run the suspended call again to suspend it with a new checkpoint", ErrInvalidCheckpoint)
+		return errprefix.Errorf("%w: version 1 predates single-use checkpoints (it has no ID and no expiry) and cannot be resumed: run the suspended call again to suspend it with a new checkpoint", ErrInvalidCheckpoint)
 	}
 	var w checkpointWire
 	if err := jsonv2.Unmarshal(data, &w, jsonv2.RejectUnknownMembers(true)); err != nil {
-		return fmt.Errorf("%w: does not decode: %v", ErrInvalidCheckpoint, err)
+		return errprefix.Errorf("%w: does not decode: %v", ErrInvalidCheckpoint, err)
 	}
 	if w.Version != checkpointVersion {
-		return fmt.Errorf("%w: version %d, want %d", ErrInvalidCheckpoint, w.Version, checkpointVersion)
+		return errprefix.Errorf("%w: version %d, want %d", ErrInvalidCheckpoint, w.Version, checkpointVersion)
 	}
 	if !validID(w.ID) {
-		return fmt.Errorf("%w: ID %q is not 32 lowercase hex digits", ErrInvalidCheckpoint, truncate(w.ID, 80))
+		return errprefix.Errorf("%w: ID %q is not 32 lowercase hex digits", ErrInvalidCheckpoint, truncate(w.ID, 80))
 	}
 	if err := checkTimes(w.IssuedAt, w.ExpiresAt); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidCheckpoint, err)
+		return errprefix.Errorf("%w: %v", ErrInvalidCheckpoint, err)
 	}
 	if err := checkPrincipal(w.Principal); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidCheckpoint, err)
+		return errprefix.Errorf("%w: %v", ErrInvalidCheckpoint, err)
 	}
 	if err := checkKeyID(w.Seal.KeyID); err != nil {
-		return fmt.Errorf("%w: seal: %v", ErrInvalidCheckpoint, err)
+		return errprefix.Errorf("%w: seal: %v", ErrInvalidCheckpoint, err)
 	}
 	if len(w.Seal.HMACSHA256) != sha256.Size {
-		return fmt.Errorf("%w: seal: the MAC is %d bytes, want %d", ErrInvalidCheckpoint, len(w.Seal.HMACSHA256), sha256.Size)
+		return errprefix.Errorf("%w: seal: the MAC is %d bytes, want %d", ErrInvalidCheckpoint, len(w.Seal.HMACSHA256), sha256.Size)
 	}
 	if err := w.Request.Validate(); err != nil {
-		return fmt.Errorf("%w: request: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
+		return errprefix.Errorf("%w: request: %w", ErrInvalidCheckpoint, err)
 	}
 	var ir tool.InputRequest
 	if err := ir.UnmarshalJSON(w.InputRequest); err != nil {
-		return fmt.Errorf("%w: input request: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
+		return errprefix.Errorf("%w: input request: %w", ErrInvalidCheckpoint, err)
 	}
 	*c = Checkpoint{
 		id:           w.ID,

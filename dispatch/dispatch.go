@@ -138,35 +138,35 @@ type Dispatcher struct {
 // negative MaxConcurrency and a negative CallTimeout.
 func New(config Config) (*Dispatcher, error) {
 	if config.Registry == nil {
-		return nil, fmt.Errorf("%w: the registry is nil", ErrInvalidConfig)
+		return nil, errprefix.Errorf("%w: the registry is nil", ErrInvalidConfig)
 	}
 	if config.Store == nil || isTypedNil(config.Store) {
-		return nil, fmt.Errorf("%w: no Store: a checkpoint must be claimed in a store every replica shares (NewMemoryStore for one process)", ErrInvalidConfig)
+		return nil, errprefix.Errorf("%w: no Store: a checkpoint must be claimed in a store every replica shares (NewMemoryStore for one process)", ErrInvalidConfig)
 	}
 	if len(config.SealKeys) == 0 {
-		return nil, fmt.Errorf("%w: no seal key: checkpoints of suspended calls must be sealed", ErrInvalidConfig)
+		return nil, errprefix.Errorf("%w: no seal key: checkpoints of suspended calls must be sealed", ErrInvalidConfig)
 	}
 	keys := make([]SealKey, len(config.SealKeys))
 	for i, k := range config.SealKeys {
 		if err := checkKeyID(k.ID); err != nil {
-			return nil, fmt.Errorf("%w: seal key %d: %v", ErrInvalidConfig, i, err)
+			return nil, errprefix.Errorf("%w: seal key %d: %v", ErrInvalidConfig, i, err)
 		}
 		if len(k.Secret) < minSecret {
-			return nil, fmt.Errorf("%w: seal key %q: the secret is %d bytes, want at least %d", ErrInvalidConfig, k.ID, len(k.Secret), minSecret)
+			return nil, errprefix.Errorf("%w: seal key %q: the secret is %d bytes, want at least %d", ErrInvalidConfig, k.ID, len(k.Secret), minSecret)
 		}
 		if slices.ContainsFunc(keys[:i], func(o SealKey) bool { return o.ID == k.ID }) {
-			return nil, fmt.Errorf("%w: seal key ID %q appears twice", ErrInvalidConfig, k.ID)
+			return nil, errprefix.Errorf("%w: seal key ID %q appears twice", ErrInvalidConfig, k.ID)
 		}
 		keys[i] = SealKey{ID: k.ID, Secret: slices.Clone(k.Secret)}
 	}
 	if config.MaxConcurrency < 0 {
-		return nil, fmt.Errorf("%w: MaxConcurrency is %d, want 0 or more", ErrInvalidConfig, config.MaxConcurrency)
+		return nil, errprefix.Errorf("%w: MaxConcurrency is %d, want 0 or more", ErrInvalidConfig, config.MaxConcurrency)
 	}
 	if config.CallTimeout < 0 {
-		return nil, fmt.Errorf("%w: CallTimeout is %s, want 0 (no deadline beyond ctx) or more", ErrInvalidConfig, config.CallTimeout)
+		return nil, errprefix.Errorf("%w: CallTimeout is %s, want 0 (no deadline beyond ctx) or more", ErrInvalidConfig, config.CallTimeout)
 	}
 	if config.CheckpointTTL < 0 || config.CheckpointTTL > MaxCheckpointTTL {
-		return nil, fmt.Errorf("%w: CheckpointTTL is %s, want 0 (the default) to MaxCheckpointTTL (%s)", ErrInvalidConfig, config.CheckpointTTL, MaxCheckpointTTL)
+		return nil, errprefix.Errorf("%w: CheckpointTTL is %s, want 0 (the default) to MaxCheckpointTTL (%s)", ErrInvalidConfig, config.CheckpointTTL, MaxCheckpointTTL)
 	}
 	newKey := config.NewKey
 	if newKey == nil {
@@ -274,10 +274,10 @@ func (d *Dispatcher) runLogged(ctx context.Context, call Call) (Outcome, <-chan 
 func (d *Dispatcher) run(ctx context.Context, call Call) (Outcome, <-chan struct{}) {
 	o := Outcome{CallID: call.ID, Tool: call.Request.Name}
 	if d == nil || d.registry == nil {
-		return unknown(o, fmt.Errorf("%w: the zero Dispatcher runs nothing", ErrInvalidConfig)), nil
+		return unknown(o, errprefix.Errorf("%w: the zero Dispatcher runs nothing", ErrInvalidConfig)), nil
 	}
 	if err := checkPrincipal(call.Principal); err != nil {
-		return unknown(o, fmt.Errorf("%w: Call.%v", ErrInvalidConfig, err)), nil
+		return unknown(o, errprefix.Errorf("%w: Call.%v", ErrInvalidConfig, err)), nil
 	}
 	binding, ok := d.registry.Resolve(call.Request.Name)
 	if !ok {
@@ -289,7 +289,7 @@ func (d *Dispatcher) run(ctx context.Context, call Call) (Outcome, <-chan struct
 	if key == "" {
 		var err error
 		if key, err = d.newKey(); err != nil {
-			return unknown(o, fmt.Errorf("choosing an idempotency key: %w", err)), nil
+			return unknown(o, errprefix.Part("choosing an idempotency key: %w", err)), nil
 		}
 	}
 	invocation, err := contract.Prepare(call.Request, tool.Admission{IdempotencyKey: key})
@@ -311,7 +311,7 @@ func (d *Dispatcher) callTool(ctx context.Context, binding tool.Binding, invocat
 		return result, nil, err
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, d.callTimeout,
-		fmt.Errorf("the tool did not return within the call timeout of %s: %w", d.callTimeout, context.DeadlineExceeded))
+		errprefix.Part("the tool did not return within the call timeout of %s: %w", d.callTimeout, context.DeadlineExceeded))
 	var late *lateReporter
 	if progress != nil {
 		late = &lateReporter{next: progress}
@@ -343,7 +343,7 @@ func (d *Dispatcher) callTool(ctx context.Context, binding tool.Binding, invocat
 	if late != nil {
 		late.closed.Store(true)
 	}
-	return tool.Result{}, running, fmt.Errorf("the outcome is unknown: %w", context.Cause(ctx))
+	return tool.Result{}, running, errprefix.Part("the outcome is unknown: %w", context.Cause(ctx))
 }
 
 // lateReporter passes progress on until the call it belongs to has ended
@@ -392,7 +392,7 @@ func callSafely(ctx context.Context, binding tool.Binding, invocation tool.Invoc
 func (d *Dispatcher) Settle(call Call, key tool.IdempotencyKey, effect tool.Effect, result tool.Result, err error) Outcome {
 	o := Outcome{CallID: call.ID, Tool: call.Request.Name, Effect: effect, IdempotencyKey: key}
 	if d == nil || d.registry == nil {
-		return unknown(o, fmt.Errorf("%w: the zero Dispatcher settles nothing", ErrInvalidConfig))
+		return unknown(o, errprefix.Errorf("%w: the zero Dispatcher settles nothing", ErrInvalidConfig))
 	}
 	o = d.settle(o, call, result, err)
 	d.callDone(context.Background(), CallInfo{Op: OpSettle, CallID: call.ID, Tool: call.Request.Name, IdempotencyKey: key, Principal: call.Principal}, o)
@@ -409,7 +409,7 @@ func (d *Dispatcher) settle(o Outcome, call Call, result tool.Result, err error)
 		call.IdempotencyKey = o.IdempotencyKey
 		id, err := d.newID(call)
 		if err != nil {
-			return unknown(o, fmt.Errorf("%w: choosing a checkpoint ID: %w", ErrInvalidCheckpoint, err))
+			return unknown(o, errprefix.Errorf("%w: choosing a checkpoint ID: %w", ErrInvalidCheckpoint, err))
 		}
 		cp, err := d.seal(call, o.IdempotencyKey, *result.InputRequest, id, d.clock())
 		if err != nil {
@@ -481,10 +481,10 @@ func quoteName(name string) string {
 func (d *Dispatcher) seal(call Call, key tool.IdempotencyKey, ir tool.InputRequest, id string, issued time.Time) (Checkpoint, error) {
 	encoded, err := ir.MarshalJSON()
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
+		return Checkpoint{}, errprefix.Errorf("%w: %w", ErrInvalidCheckpoint, err)
 	}
 	if err := checkPrincipal(call.Principal); err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: Call.%v", ErrInvalidConfig, err)
+		return Checkpoint{}, errprefix.Errorf("%w: Call.%v", ErrInvalidConfig, err)
 	}
 	if err := checkStamp(encoded, call.Request.Name, key); err != nil {
 		return Checkpoint{}, err
@@ -503,10 +503,10 @@ func (d *Dispatcher) seal(call Call, key tool.IdempotencyKey, ir tool.InputReque
 		inputRequest: ir,
 	}
 	if !validID(id) {
-		return Checkpoint{}, fmt.Errorf("%w: ID %q is not 32 lowercase hex digits", ErrInvalidCheckpoint, truncate(id, 80))
+		return Checkpoint{}, errprefix.Errorf("%w: ID %q is not 32 lowercase hex digits", ErrInvalidCheckpoint, truncate(id, 80))
 	}
 	if err := checkTimes(cp.issuedAt, cp.expiresAt); err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: %v", ErrInvalidCheckpoint, err)
+		return Checkpoint{}, errprefix.Errorf("%w: %v", ErrInvalidCheckpoint, err)
 	}
 	k := d.keys[0]
 	cp.keyID = k.ID
@@ -530,15 +530,15 @@ func checkStamp(encoded []byte, name string, key tool.IdempotencyKey) error {
 		} `json:"call"`
 	}
 	if err := jsonv2.Unmarshal(encoded, &w); err != nil {
-		return fmt.Errorf("%w: the input request does not decode: %v", ErrInvalidCheckpoint, err)
+		return errprefix.Errorf("%w: the input request does not decode: %v", ErrInvalidCheckpoint, err)
 	}
 	switch {
 	case w.Call == nil:
 		return nil
 	case w.Call.Tool != name:
-		return fmt.Errorf("%w: the input request was stamped for tool %s, not %s", ErrInvalidCheckpoint, quoteName(w.Call.Tool), quoteName(name))
+		return errprefix.Errorf("%w: the input request was stamped for tool %s, not %s", ErrInvalidCheckpoint, quoteName(w.Call.Tool), quoteName(name))
 	case w.Call.IdempotencyKey != string(key):
-		return fmt.Errorf("%w: the input request was stamped for idempotency key %q, not the call's %q: its answer could never resume the call",
+		return errprefix.Errorf("%w: the input request was stamped for idempotency key %q, not the call's %q: its answer could never resume the call",
 			ErrInvalidCheckpoint, truncate(w.Call.IdempotencyKey, 128), truncate(string(key), 128))
 	}
 	return nil
@@ -549,22 +549,22 @@ func checkStamp(encoded []byte, name string, key tool.IdempotencyKey) error {
 // checkpoint's prompt to a person. Errors wrap ErrInvalidCheckpoint.
 func (d *Dispatcher) Open(cp Checkpoint) error {
 	if d == nil || d.registry == nil {
-		return fmt.Errorf("%w: the zero Dispatcher opens nothing", ErrInvalidConfig)
+		return errprefix.Errorf("%w: the zero Dispatcher opens nothing", ErrInvalidConfig)
 	}
 	if cp.keyID == "" {
-		return fmt.Errorf("%w: the zero Checkpoint", ErrInvalidCheckpoint)
+		return errprefix.Errorf("%w: the zero Checkpoint", ErrInvalidCheckpoint)
 	}
 	i := slices.IndexFunc(d.keys, func(k SealKey) bool { return k.ID == cp.keyID })
 	if i < 0 {
-		return fmt.Errorf("%w: sealed with key %q, which this dispatcher does not hold", ErrInvalidCheckpoint, cp.keyID)
+		return errprefix.Errorf("%w: sealed with key %q, which this dispatcher does not hold", ErrInvalidCheckpoint, cp.keyID)
 	}
 	encoded, err := cp.inputRequest.MarshalJSON()
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
+		return errprefix.Errorf("%w: %w", ErrInvalidCheckpoint, err)
 	}
 	want := mac(d.keys[i].Secret, cp.keyID, &cp, encoded)
 	if !hmac.Equal(want, cp.mac) {
-		return fmt.Errorf("%w: the seal does not match its content: the checkpoint was altered or not issued with key %q", ErrInvalidCheckpoint, cp.keyID)
+		return errprefix.Errorf("%w: the seal does not match its content: the checkpoint was altered or not issued with key %q", ErrInvalidCheckpoint, cp.keyID)
 	}
 	return nil
 }
@@ -573,11 +573,11 @@ func (d *Dispatcher) Open(cp Checkpoint) error {
 // clock, or that was issued more than MaxClockSkew after now.
 func (d *Dispatcher) checkTime(cp Checkpoint, now time.Time) error {
 	if !now.Before(cp.expiresAt) {
-		return fmt.Errorf("%w: checkpoint %s expired at %s (now %s)", ErrExpired, cp.id,
+		return errprefix.Errorf("%w: checkpoint %s expired at %s (now %s)", ErrExpired, cp.id,
 			cp.expiresAt.Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 	}
 	if cp.issuedAt.After(now.Add(MaxClockSkew)) {
-		return fmt.Errorf("%w: checkpoint %s was issued at %s, more than %s after this process's clock (%s)", ErrInvalidCheckpoint, cp.id,
+		return errprefix.Errorf("%w: checkpoint %s was issued at %s, more than %s after this process's clock (%s)", ErrInvalidCheckpoint, cp.id,
 			cp.issuedAt.Format(time.RFC3339), MaxClockSkew, now.UTC().Format(time.RFC3339))
 	}
 	return nil

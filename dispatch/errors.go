@@ -1,8 +1,9 @@
 package dispatch
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // Errors returned by this package. Every error wraps exactly one of them,
@@ -11,31 +12,31 @@ import (
 // too.)
 var (
 	// ErrInvalidConfig: New was given a configuration it cannot use.
-	ErrInvalidConfig = errors.New("tool: invalid dispatch config")
+	ErrInvalidConfig = errprefix.New("invalid dispatch config")
 	// ErrInvalidCheckpoint: a checkpoint that does not decode, whose seal
 	// does not verify, or that no longer matches a tool of the registry.
-	ErrInvalidCheckpoint = errors.New("tool: invalid checkpoint")
+	ErrInvalidCheckpoint = errprefix.New("invalid checkpoint")
 	// ErrInvalidAnswer: an answer to a suspended call that breaks the
 	// response schema of its input request.
-	ErrInvalidAnswer = errors.New("tool: invalid answer")
+	ErrInvalidAnswer = errprefix.New("invalid answer")
 	// ErrExpired: a checkpoint resumed or declined at or after its
 	// expiry, judged on the clock of the process that claims it.
-	ErrExpired = errors.New("tool: checkpoint expired")
+	ErrExpired = errprefix.New("checkpoint expired")
 	// ErrWrongPrincipal: an answer from someone other than the principal
 	// the checkpoint names.
-	ErrWrongPrincipal = errors.New("tool: wrong principal")
+	ErrWrongPrincipal = errprefix.New("wrong principal")
 	// ErrAlreadyAnswered: the checkpoint was claimed already, by another
 	// answer or a decline. The error is an *AnsweredError, which carries
 	// the claim and its recorded outcome.
-	ErrAlreadyAnswered = errors.New("tool: checkpoint already answered")
+	ErrAlreadyAnswered = errprefix.New("checkpoint already answered")
 	// ErrStore: the Store failed, could not be reached, or is full. A
 	// resume that meets it runs nothing (fail closed).
-	ErrStore = errors.New("tool: claim store failed")
+	ErrStore = errprefix.New("claim store failed")
 	// ErrNotFound: a Store has no record of that ID.
-	ErrNotFound = errors.New("tool: record not found")
+	ErrNotFound = errprefix.New("record not found")
 	// ErrInvalidRecord: a Claim, Turn or SavedOutcome that a Store cannot
 	// keep or that does not decode.
-	ErrInvalidRecord = errors.New("tool: invalid record")
+	ErrInvalidRecord = errprefix.New("invalid record")
 )
 
 // AnsweredError is the error of a resume or decline of a checkpoint that

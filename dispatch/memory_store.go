@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/agentcontract/tool/internal/errprefix"
 	jsonv2 "github.com/go-json-experiment/json"
 )
 
@@ -64,7 +64,7 @@ type memRecord struct {
 // ErrInvalidConfig: a negative MaxBytes.
 func NewMemoryStore(config MemoryStoreConfig) (*MemoryStore, error) {
 	if config.MaxBytes < 0 {
-		return nil, fmt.Errorf("%w: MemoryStoreConfig.MaxBytes is %d, want 0 (the default) or more", ErrInvalidConfig, config.MaxBytes)
+		return nil, errprefix.Errorf("%w: MemoryStoreConfig.MaxBytes is %d, want 0 (the default) or more", ErrInvalidConfig, config.MaxBytes)
 	}
 	clock := config.Clock
 	if clock == nil {
@@ -82,10 +82,10 @@ func NewMemoryStore(config MemoryStoreConfig) (*MemoryStore, error) {
 // begin checks ctx and the store, and locks it.
 func (s *MemoryStore) begin(ctx context.Context) error {
 	if s == nil || s.claims == nil {
-		return fmt.Errorf("%w: the zero MemoryStore keeps nothing; use NewMemoryStore", ErrStore)
+		return errprefix.Errorf("%w: the zero MemoryStore keeps nothing; use NewMemoryStore", ErrStore)
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%w: %w", ErrStore, err)
+		return errprefix.Errorf("%w: %w", ErrStore, err)
 	}
 	s.mu.Lock()
 	return nil
@@ -97,7 +97,7 @@ func (s *MemoryStore) Claim(ctx context.Context, c Claim) (*Claim, error) {
 		return nil, err
 	}
 	if c.Outcome != nil {
-		return nil, fmt.Errorf("%w: claim %s: a new claim has no outcome yet", ErrInvalidRecord, c.CheckpointID)
+		return nil, errprefix.Errorf("%w: claim %s: a new claim has no outcome yet", ErrInvalidRecord, c.CheckpointID)
 	}
 	if err := s.begin(ctx); err != nil {
 		return nil, err
@@ -115,7 +115,7 @@ func (s *MemoryStore) Claim(ctx context.Context, c Claim) (*Claim, error) {
 	}
 	data, err := jsonv2.Marshal(c)
 	if err != nil {
-		return nil, fmt.Errorf("%w: claim %s: %v", ErrInvalidRecord, c.CheckpointID, err)
+		return nil, errprefix.Errorf("%w: claim %s: %v", ErrInvalidRecord, c.CheckpointID, err)
 	}
 	if err := s.makeRoom(len(data)); err != nil {
 		return nil, err
@@ -137,7 +137,7 @@ func (s *MemoryStore) Finish(ctx context.Context, id string, outcome SavedOutcom
 	defer s.mu.Unlock()
 	r, ok := s.claims[id]
 	if !ok {
-		return fmt.Errorf("%w: no claim of checkpoint %q", ErrNotFound, truncate(id, 80))
+		return errprefix.Errorf("%w: no claim of checkpoint %q", ErrNotFound, truncate(id, 80))
 	}
 	c, err := decodeClaim(r.data)
 	if err != nil {
@@ -149,12 +149,12 @@ func (s *MemoryStore) Finish(ctx context.Context, id string, outcome SavedOutcom
 		if err1 == nil && err2 == nil && bytes.Equal(old, now) {
 			return nil
 		}
-		return fmt.Errorf("%w: claim %s already has outcome %s", ErrInvalidRecord, id, c.Outcome.Kind)
+		return errprefix.Errorf("%w: claim %s already has outcome %s", ErrInvalidRecord, id, c.Outcome.Kind)
 	}
 	c.Outcome = &outcome
 	data, err := jsonv2.Marshal(c)
 	if err != nil {
-		return fmt.Errorf("%w: claim %s: %v", ErrInvalidRecord, id, err)
+		return errprefix.Errorf("%w: claim %s: %v", ErrInvalidRecord, id, err)
 	}
 	if err := s.makeRoom(len(data) - len(r.data)); err != nil {
 		return err
@@ -172,7 +172,7 @@ func (s *MemoryStore) Claimed(ctx context.Context, id string) (Claim, error) {
 	defer s.mu.Unlock()
 	r, ok := s.claims[id]
 	if !ok {
-		return Claim{}, fmt.Errorf("%w: no claim of checkpoint %q", ErrNotFound, truncate(id, 80))
+		return Claim{}, errprefix.Errorf("%w: no claim of checkpoint %q", ErrNotFound, truncate(id, 80))
 	}
 	return decodeClaim(r.data)
 }
@@ -205,7 +205,7 @@ func (s *MemoryStore) SaveTurn(ctx context.Context, t Turn) error {
 	}
 	data, err := jsonv2.Marshal(t)
 	if err != nil {
-		return fmt.Errorf("%w: turn %q: %v", ErrInvalidRecord, truncate(t.ID, 80), err)
+		return errprefix.Errorf("%w: turn %q: %v", ErrInvalidRecord, truncate(t.ID, 80), err)
 	}
 	if err := s.begin(ctx); err != nil {
 		return err
@@ -238,7 +238,7 @@ func (s *MemoryStore) Turn(ctx context.Context, id string) (Turn, error) {
 	defer s.mu.Unlock()
 	r, ok := s.turns[id]
 	if !ok {
-		return Turn{}, fmt.Errorf("%w: no turn %q", ErrNotFound, truncate(id, 80))
+		return Turn{}, errprefix.Errorf("%w: no turn %q", ErrNotFound, truncate(id, 80))
 	}
 	return decodeTurn(r.data)
 }
@@ -335,13 +335,13 @@ func (s *MemoryStore) makeRoom(grow int) error {
 	if s.used+grow <= s.maxBytes {
 		return nil
 	}
-	return fmt.Errorf("%w: the memory store is full: %d of %d bytes hold records that have not expired", ErrStore, s.used, s.maxBytes)
+	return errprefix.Errorf("%w: the memory store is full: %d of %d bytes hold records that have not expired", ErrStore, s.used, s.maxBytes)
 }
 
 func decodeClaim(data []byte) (Claim, error) {
 	var c Claim
 	if err := jsonv2.Unmarshal(data, &c, jsonv2.RejectUnknownMembers(true)); err != nil {
-		return Claim{}, fmt.Errorf("%w: a stored claim does not decode: %v", ErrInvalidRecord, err)
+		return Claim{}, errprefix.Errorf("%w: a stored claim does not decode: %v", ErrInvalidRecord, err)
 	}
 	return c, nil
 }
@@ -349,7 +349,7 @@ func decodeClaim(data []byte) (Claim, error) {
 func decodeTurn(data []byte) (Turn, error) {
 	var t Turn
 	if err := jsonv2.Unmarshal(data, &t, jsonv2.RejectUnknownMembers(true)); err != nil {
-		return Turn{}, fmt.Errorf("%w: a stored turn does not decode: %v", ErrInvalidRecord, err)
+		return Turn{}, errprefix.Errorf("%w: a stored turn does not decode: %v", ErrInvalidRecord, err)
 	}
 	return t, nil
 }

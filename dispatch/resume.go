@@ -79,7 +79,7 @@ const DeclinedText = "The person declined the call to %s."
 func (d *Dispatcher) Resume(ctx context.Context, cp Checkpoint, a Answer) (Outcome, error) {
 	start := time.Now()
 	if d == nil || d.registry == nil || d.store == nil {
-		return Outcome{}, fmt.Errorf("%w: the zero Dispatcher resumes nothing", ErrInvalidConfig)
+		return Outcome{}, errprefix.Errorf("%w: the zero Dispatcher resumes nothing", ErrInvalidConfig)
 	}
 	info := resumeInfo(OpResume, cp, a)
 	binding, invocation, now, digest, err := d.admitAnswer(cp, a)
@@ -119,7 +119,7 @@ func (d *Dispatcher) admitAnswer(cp Checkpoint, a Answer) (tool.Binding, tool.In
 	}
 	invocation, err := binding.Contract().Prepare(cp.request, tool.Admission{IdempotencyKey: cp.key, Continuation: &continuation})
 	if err != nil {
-		return tool.Binding{}, tool.Invocation{}, time.Time{}, "", fmt.Errorf("%w: the call is no longer admitted: %w", ErrInvalidCheckpoint, errprefix.Quote(err))
+		return tool.Binding{}, tool.Invocation{}, time.Time{}, "", errprefix.Errorf("%w: the call is no longer admitted: %w", ErrInvalidCheckpoint, err)
 	}
 	digest, err := AnswerSHA256(a.Response)
 	if err != nil {
@@ -160,7 +160,7 @@ func (d *Dispatcher) claimed(ctx context.Context, info CallInfo, o Outcome, err 
 // checkpoint stays answerable until it expires.
 func (d *Dispatcher) Decline(ctx context.Context, cp Checkpoint, a Answer) (Outcome, error) {
 	if d == nil || d.registry == nil || d.store == nil {
-		return Outcome{}, fmt.Errorf("%w: the zero Dispatcher declines nothing", ErrInvalidConfig)
+		return Outcome{}, errprefix.Errorf("%w: the zero Dispatcher declines nothing", ErrInvalidConfig)
 	}
 	info := resumeInfo(OpDecline, cp, a)
 	_, _, now, err := d.admitResume(cp, nil, false)
@@ -215,7 +215,7 @@ func (d *Dispatcher) admitResume(cp Checkpoint, answer json.RawMessage, checkAns
 	}
 	binding, ok := d.registry.Resolve(cp.request.Name)
 	if !ok {
-		return tool.Binding{}, tool.Continuation{}, time.Time{}, fmt.Errorf("%w: no tool named %s in the registry", ErrInvalidCheckpoint, quoteName(cp.request.Name))
+		return tool.Binding{}, tool.Continuation{}, time.Time{}, errprefix.Errorf("%w: no tool named %s in the registry", ErrInvalidCheckpoint, quoteName(cp.request.Name))
 	}
 	return binding, continuation, now, nil
 }
@@ -224,10 +224,10 @@ func (d *Dispatcher) admitResume(cp Checkpoint, answer json.RawMessage, checkAns
 // the checkpoint names.
 func checkAnswerer(cp Checkpoint, principal string) error {
 	if err := checkPrincipal(principal); err != nil {
-		return fmt.Errorf("%w: %v", ErrWrongPrincipal, err)
+		return errprefix.Errorf("%w: %v", ErrWrongPrincipal, err)
 	}
 	if cp.principal != "" && principal != cp.principal {
-		return fmt.Errorf("%w: checkpoint %s may be answered by %q only, not by %q", ErrWrongPrincipal, cp.id,
+		return errprefix.Errorf("%w: checkpoint %s may be answered by %q only, not by %q", ErrWrongPrincipal, cp.id,
 			truncate(cp.principal, 128), truncate(principal, 128))
 	}
 	return nil
@@ -253,7 +253,7 @@ func (d *Dispatcher) newClaim(cp Checkpoint, principal, digest string, now time.
 // was claimed before.
 func (d *Dispatcher) claim(ctx context.Context, cp Checkpoint, c Claim) (o Outcome, done bool, err error) {
 	if err := ctx.Err(); err != nil {
-		return Outcome{}, true, fmt.Errorf("%w: checkpoint %s not claimed: %w", ErrStore, cp.id, err)
+		return Outcome{}, true, errprefix.Errorf("%w: checkpoint %s not claimed: %w", ErrStore, cp.id, err)
 	}
 	prior, err := d.store.Claim(ctx, c)
 	var answered *AnsweredError
@@ -293,9 +293,9 @@ func (d *Dispatcher) finish(ctx context.Context, cp Checkpoint, o Outcome) error
 // already.
 func storeError(what string, err error) error {
 	if errors.Is(err, ErrStore) {
-		return fmt.Errorf("%s: %w", what, err)
+		return errprefix.Part("%s: %w", what, err)
 	}
-	return fmt.Errorf("%w: %s: %w", ErrStore, what, errprefix.Quote(err))
+	return errprefix.Errorf("%w: %s: %w", ErrStore, what, err)
 }
 
 // AnswerSHA256 returns the digest a claim records for answer: the SHA-256,
@@ -305,7 +305,7 @@ func storeError(what string, err error) error {
 func AnswerSHA256(answer json.RawMessage) (string, error) {
 	v := jsontext.Value(slices.Clone(answer))
 	if err := v.Canonicalize(jsontext.CanonicalizeRawInts(false), jsontext.CanonicalizeRawFloats(false)); err != nil {
-		return "", fmt.Errorf("%w: the answer is not one JSON document: %v", ErrInvalidAnswer, err)
+		return "", errprefix.Errorf("%w: the answer is not one JSON document: %v", ErrInvalidAnswer, err)
 	}
 	sum := sha256.Sum256(v)
 	return hex.EncodeToString(sum[:]), nil
@@ -319,7 +319,7 @@ func AnswerSHA256(answer json.RawMessage) (string, error) {
 // Errors wrap ErrInvalidRecord or ErrStore.
 func (d *Dispatcher) SaveTurn(ctx context.Context, id string, outcomes []Outcome) error {
 	if d == nil || d.store == nil {
-		return fmt.Errorf("%w: the zero Dispatcher saves nothing", ErrInvalidConfig)
+		return errprefix.Errorf("%w: the zero Dispatcher saves nothing", ErrInvalidConfig)
 	}
 	now := d.clock().UTC()
 	t := Turn{ID: id, SavedAt: now, ExpiresAt: now.Add(d.ttl), Outcomes: make([]SavedOutcome, len(outcomes))}
@@ -354,7 +354,7 @@ const maxResumes = 64
 // or ErrStore.
 func (d *Dispatcher) Turn(ctx context.Context, id string) ([]Outcome, error) {
 	if d == nil || d.store == nil {
-		return nil, fmt.Errorf("%w: the zero Dispatcher reads nothing", ErrInvalidConfig)
+		return nil, errprefix.Errorf("%w: the zero Dispatcher reads nothing", ErrInvalidConfig)
 	}
 	t, err := d.store.Turn(ctx, id)
 	if err != nil {

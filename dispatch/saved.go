@@ -168,14 +168,14 @@ func (s SavedOutcome) Outcome() (Outcome, error) {
 		}
 		f, err := tool.NewFailure(tool.FailureConfig{Kind: kind, Output: s.Output, Cause: why})
 		if err != nil {
-			return Outcome{}, fmt.Errorf("%w: outcome of call %q: %w", ErrInvalidRecord, s.CallID, errprefix.Quote(err))
+			return Outcome{}, errprefix.Errorf("%w: outcome of call %q: %w", ErrInvalidRecord, s.CallID, err)
 		}
 		o.Err = f
 	case KindRejected:
 		text, _ := s.Output.Text()
 		r, err := tool.NewInputRejection(tool.InputRejectionConfig{Message: text, Cause: cause})
 		if err != nil {
-			return Outcome{}, fmt.Errorf("%w: outcome of call %q: %w", ErrInvalidRecord, s.CallID, errprefix.Quote(err))
+			return Outcome{}, errprefix.Errorf("%w: outcome of call %q: %w", ErrInvalidRecord, s.CallID, err)
 		}
 		o.Err = r
 	case KindUnknown, KindUnknownTool:
@@ -189,7 +189,7 @@ func (s SavedOutcome) Outcome() (Outcome, error) {
 // exactly when the kind is an error. Errors wrap ErrInvalidRecord.
 func (s SavedOutcome) Validate() error {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: outcome of call %q: %s", ErrInvalidRecord, truncate(s.CallID, 80), fmt.Sprintf(format, args...))
+		return errprefix.Errorf("%w: outcome of call %q: %s", ErrInvalidRecord, truncate(s.CallID, 80), fmt.Sprintf(format, args...))
 	}
 	switch s.Kind {
 	case KindCompleted, KindSuspended, KindFailed, KindRejected, KindUnknownTool, KindUnknown:
@@ -197,7 +197,7 @@ func (s SavedOutcome) Validate() error {
 		return bad("kind %q is not an outcome", string(s.Kind))
 	}
 	if err := s.Output.Validate(); err != nil {
-		return bad("its output is not valid: %v", errprefix.Quote(err))
+		return bad("its output is not valid: %v", err)
 	}
 	if (s.Checkpoint != nil) != (s.Kind == KindSuspended) || (s.Checkpoint != nil && s.Checkpoint.keyID == "") {
 		return bad("a checkpoint goes with a suspended outcome, and only with one")
@@ -260,7 +260,7 @@ func (s *SavedOutcome) UnmarshalJSON(data []byte) error {
 		if errors.Is(err, ErrInvalidCheckpoint) {
 			return err
 		}
-		return fmt.Errorf("%w: outcome does not decode: %v", ErrInvalidRecord, err)
+		return errprefix.Errorf("%w: outcome does not decode: %v", ErrInvalidRecord, err)
 	}
 	saved := SavedOutcome{
 		CallID: w.CallID, Tool: w.Tool, Kind: w.Kind, IsError: w.IsError, Retryable: w.Retryable,

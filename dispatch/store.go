@@ -3,11 +3,11 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"time"
 	"unicode/utf8"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // Store keeps what must outlive one process while a person decides: the
@@ -179,45 +179,45 @@ const maxRecordText = 1024
 func (c Claim) Validate() error {
 	switch {
 	case !validID(c.CheckpointID):
-		return fmt.Errorf("%w: claim: checkpoint ID %q is not 32 lowercase hex digits", ErrInvalidRecord, truncate(c.CheckpointID, 80))
+		return errprefix.Errorf("%w: claim: checkpoint ID %q is not 32 lowercase hex digits", ErrInvalidRecord, truncate(c.CheckpointID, 80))
 	case !validHex(c.AnswerSHA256, 64):
-		return fmt.Errorf("%w: claim %s: answer digest %q is not 64 lowercase hex digits", ErrInvalidRecord, c.CheckpointID, truncate(c.AnswerSHA256, 80))
+		return errprefix.Errorf("%w: claim %s: answer digest %q is not 64 lowercase hex digits", ErrInvalidRecord, c.CheckpointID, truncate(c.AnswerSHA256, 80))
 	case c.Declined != (c.AnswerSHA256 == DeclineSHA256):
-		return fmt.Errorf("%w: claim %s: a decline has DeclineSHA256 as its digest, and only a decline has it", ErrInvalidRecord, c.CheckpointID)
+		return errprefix.Errorf("%w: claim %s: a decline has DeclineSHA256 as its digest, and only a decline has it", ErrInvalidRecord, c.CheckpointID)
 	case c.ClaimedAt.IsZero() || c.ExpiresAt.IsZero():
-		return fmt.Errorf("%w: claim %s: ClaimedAt and ExpiresAt are required", ErrInvalidRecord, c.CheckpointID)
+		return errprefix.Errorf("%w: claim %s: ClaimedAt and ExpiresAt are required", ErrInvalidRecord, c.CheckpointID)
 	case c.Tool == "":
-		return fmt.Errorf("%w: claim %s: no tool name", ErrInvalidRecord, c.CheckpointID)
+		return errprefix.Errorf("%w: claim %s: no tool name", ErrInvalidRecord, c.CheckpointID)
 	}
 	for name, v := range map[string]string{"call ID": c.CallID, "tool": c.Tool, "idempotency key": string(c.IdempotencyKey), "principal": c.Principal} {
 		if len(v) > maxRecordText || !utf8.ValidString(v) {
-			return fmt.Errorf("%w: claim %s: the %s is not at most %d bytes of UTF-8", ErrInvalidRecord, c.CheckpointID, name, maxRecordText)
+			return errprefix.Errorf("%w: claim %s: the %s is not at most %d bytes of UTF-8", ErrInvalidRecord, c.CheckpointID, name, maxRecordText)
 		}
 	}
 	if len(c.Response) > 0 {
 		digest, err := AnswerSHA256(c.Response)
 		switch {
 		case len(c.Response) > tool.MaxInputBytes:
-			return fmt.Errorf("%w: claim %s: the recorded response is %d bytes, more than %d", ErrInvalidRecord, c.CheckpointID, len(c.Response), tool.MaxInputBytes)
+			return errprefix.Errorf("%w: claim %s: the recorded response is %d bytes, more than %d", ErrInvalidRecord, c.CheckpointID, len(c.Response), tool.MaxInputBytes)
 		case err != nil || digest != c.AnswerSHA256:
-			return fmt.Errorf("%w: claim %s: the recorded response is not the answer of its digest", ErrInvalidRecord, c.CheckpointID)
+			return errprefix.Errorf("%w: claim %s: the recorded response is not the answer of its digest", ErrInvalidRecord, c.CheckpointID)
 		}
 	}
 	if c.Edit != nil {
 		e := c.Edit
 		switch {
 		case c.Declined || len(c.Response) > 0:
-			return fmt.Errorf("%w: claim %s: a superseding claim is no decline and records no response", ErrInvalidRecord, c.CheckpointID)
+			return errprefix.Errorf("%w: claim %s: a superseding claim is no decline and records no response", ErrInvalidRecord, c.CheckpointID)
 		case e.IdempotencyKey == "" || e.IdempotencyKey == c.IdempotencyKey:
-			return fmt.Errorf("%w: claim %s: an edit runs under a new idempotency key", ErrInvalidRecord, c.CheckpointID)
+			return errprefix.Errorf("%w: claim %s: an edit runs under a new idempotency key", ErrInvalidRecord, c.CheckpointID)
 		}
 		for name, v := range map[string]string{"proposed": e.Proposed, "approved": e.Approved, "executed": e.Executed} {
 			if len(v) > tool.MaxInputBytes || !utf8.ValidString(v) {
-				return fmt.Errorf("%w: claim %s: the %s arguments are not at most %d bytes of UTF-8", ErrInvalidRecord, c.CheckpointID, name, tool.MaxInputBytes)
+				return errprefix.Errorf("%w: claim %s: the %s arguments are not at most %d bytes of UTF-8", ErrInvalidRecord, c.CheckpointID, name, tool.MaxInputBytes)
 			}
 		}
 		if len(e.IdempotencyKey) > maxRecordText || !utf8.ValidString(string(e.IdempotencyKey)) {
-			return fmt.Errorf("%w: claim %s: the edit's idempotency key is not at most %d bytes of UTF-8", ErrInvalidRecord, c.CheckpointID, maxRecordText)
+			return errprefix.Errorf("%w: claim %s: the edit's idempotency key is not at most %d bytes of UTF-8", ErrInvalidRecord, c.CheckpointID, maxRecordText)
 		}
 	}
 	if c.Outcome != nil {
@@ -300,14 +300,14 @@ type Turn struct {
 // ErrInvalidRecord.
 func (t Turn) Validate() error {
 	if t.ID == "" || len(t.ID) > maxRecordText || !utf8.ValidString(t.ID) {
-		return fmt.Errorf("%w: turn ID %q is not 1 to %d bytes of UTF-8", ErrInvalidRecord, truncate(t.ID, 80), maxRecordText)
+		return errprefix.Errorf("%w: turn ID %q is not 1 to %d bytes of UTF-8", ErrInvalidRecord, truncate(t.ID, 80), maxRecordText)
 	}
 	if t.SavedAt.IsZero() || t.ExpiresAt.IsZero() {
-		return fmt.Errorf("%w: turn %q: SavedAt and ExpiresAt are required", ErrInvalidRecord, truncate(t.ID, 80))
+		return errprefix.Errorf("%w: turn %q: SavedAt and ExpiresAt are required", ErrInvalidRecord, truncate(t.ID, 80))
 	}
 	for i, o := range t.Outcomes {
 		if err := o.Validate(); err != nil {
-			return fmt.Errorf("%w (outcome %d of turn %q)", err, i, truncate(t.ID, 80))
+			return errprefix.Errorf("%w (outcome %d of turn %q)", err, i, truncate(t.ID, 80))
 		}
 	}
 	return nil

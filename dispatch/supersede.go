@@ -4,12 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // Edit is a person's correction of a suspended call's arguments: see
@@ -57,7 +57,7 @@ type Edit struct {
 func (d *Dispatcher) Supersede(ctx context.Context, cp Checkpoint, e Edit) (Outcome, error) {
 	start := time.Now()
 	if d == nil || d.registry == nil || d.store == nil {
-		return Outcome{}, fmt.Errorf("%w: the zero Dispatcher supersedes nothing", ErrInvalidConfig)
+		return Outcome{}, errprefix.Errorf("%w: the zero Dispatcher supersedes nothing", ErrInvalidConfig)
 	}
 	info := resumeInfo(OpSupersede, cp, Answer{Principal: e.Principal})
 	_, _, now, err := d.admitResume(cp, nil, false)
@@ -70,25 +70,25 @@ func (d *Dispatcher) Supersede(ctx context.Context, cp Checkpoint, e Edit) (Outc
 	}
 	binding, ok := d.registry.Resolve(cp.request.Name)
 	if !ok {
-		err := fmt.Errorf("%w: no tool named %s in the registry", ErrInvalidCheckpoint, quoteName(cp.request.Name))
+		err := errprefix.Errorf("%w: no tool named %s in the registry", ErrInvalidCheckpoint, quoteName(cp.request.Name))
 		d.resumeRefused(ctx, info, err)
 		return Outcome{}, err
 	}
 	key, err := d.newKey()
 	if err != nil {
-		err = fmt.Errorf("%w: choosing an idempotency key for the edited call: %w", ErrInvalidConfig, err)
+		err = errprefix.Errorf("%w: choosing an idempotency key for the edited call: %w", ErrInvalidConfig, err)
 		d.resumeRefused(ctx, info, err)
 		return Outcome{}, err
 	}
 	if key == cp.key {
-		err := fmt.Errorf("%w: Config.NewKey chose the superseded call's key %q again", ErrInvalidConfig, string(key))
+		err := errprefix.Errorf("%w: Config.NewKey chose the superseded call's key %q again", ErrInvalidConfig, string(key))
 		d.resumeRefused(ctx, info, err)
 		return Outcome{}, err
 	}
 	request := tool.Request{Name: cp.request.Name, Arguments: e.Arguments}
 	invocation, err := binding.Contract().Prepare(request, tool.Admission{IdempotencyKey: key})
 	if err != nil {
-		err = fmt.Errorf("%w: the edited arguments are not admitted: %s", ErrInvalidAnswer, answerProblem(err))
+		err = errprefix.Errorf("%w: the edited arguments are not admitted: %s", ErrInvalidAnswer, answerProblem(err))
 		d.resumeRefused(ctx, info, err)
 		return Outcome{}, err
 	}
@@ -124,7 +124,7 @@ const editDomain = "edit\x00"
 func editSHA256(arguments string) (string, error) {
 	v := jsontext.Value(arguments)
 	if err := v.Canonicalize(jsontext.CanonicalizeRawInts(false), jsontext.CanonicalizeRawFloats(false)); err != nil {
-		return "", fmt.Errorf("%w: the edited arguments are not one JSON document: %v", ErrInvalidAnswer, err)
+		return "", errprefix.Errorf("%w: the edited arguments are not one JSON document: %v", ErrInvalidAnswer, err)
 	}
 	sum := sha256.Sum256(append([]byte(editDomain), v...))
 	return hex.EncodeToString(sum[:]), nil

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	"github.com/agentcontract/tool/dispatch"
-	"github.com/agentcontract/tool/internal/adaptertest"
 
 	toolanthropic "github.com/agentcontract/tool/adapters/anthropic"
 )

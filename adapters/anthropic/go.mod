@@ -2,10 +2,14 @@ module github.com/agentcontract/tool/adapters/anthropic
 
 go 1.26.0
 
-replace github.com/agentcontract/tool => ../..
+replace (
+	github.com/agentcontract/tool => ../..
+	github.com/agentcontract/tool/adapters/internal => ../internal
+)
 
 require (
 	github.com/agentcontract/tool v0.1.0
+	github.com/agentcontract/tool/adapters/internal v0.1.0
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
 	github.com/stretchr/testify v1.12.1
 )

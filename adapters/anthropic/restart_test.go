@@ -7,7 +7,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentcontract/tool/internal/adaptertest"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 
 	toolanthropic "github.com/agentcontract/tool/adapters/anthropic"
 )

@@ -2,13 +2,13 @@ package toolanthropic
 
 import (
 	"encoding/base64"
-	"fmt"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adapterkit"
 	"github.com/agentcontract/tool/dispatch"
-	"github.com/agentcontract/tool/internal/adapterkit"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // Results returns the user message ([anthropic.MessageParam]) that answers
@@ -25,7 +25,7 @@ import (
 // without a call ID. The zero MessageParam is returned then.
 func Results(outcomes []dispatch.Outcome) (anthropic.MessageParam, error) {
 	if problem := adapterkit.OutcomeProblem(outcomes); problem != "" {
-		return anthropic.MessageParam{}, fmt.Errorf("%w: %s", ErrInvalidOutcome, problem)
+		return anthropic.MessageParam{}, errprefix.Errorf("%w: %s", ErrInvalidOutcome, problem)
 	}
 	msg, blocks, boxes := newResults(len(outcomes))
 	for i := range outcomes {

@@ -1,7 +1,6 @@
 package toolanthropic
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -10,17 +9,18 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adapterkit"
+	"github.com/agentcontract/tool/adapters/internal/strictschema"
 	"github.com/agentcontract/tool/dispatch"
-	"github.com/agentcontract/tool/internal/adapterkit"
-	"github.com/agentcontract/tool/internal/strictschema"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // ErrInvalidTools: [New] was given definitions Anthropic would refuse.
-var ErrInvalidTools = errors.New("tool: invalid tools for Anthropic")
+var ErrInvalidTools = errprefix.New("invalid tools for Anthropic")
 
 // ErrInvalidOutcome: an outcome that has no result to send yet (a
 // suspended call, or the zero [dispatch.Outcome]).
-var ErrInvalidOutcome = errors.New("tool: invalid outcome for Anthropic")
+var ErrInvalidOutcome = errprefix.New("invalid outcome for Anthropic")
 
 // Budgets of one request in strict mode, summed over every strict tool:
 // [New] spends them in the order of the definitions, and a tool that would
@@ -107,7 +107,7 @@ type Tools struct {
 func New(config Config) (*Tools, error) {
 	defs, problems := adapterkit.Definitions(config.Registry, config.Definitions, namePattern, "1 to 64 of a-z, A-Z, 0-9, _ and -")
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("%w: %s", ErrInvalidTools, strings.Join(problems, "; "))
+		return nil, errprefix.Errorf("%w: %s", ErrInvalidTools, strings.Join(problems, "; "))
 	}
 	t := &Tools{}
 	strictTools, optional, unions := 0, 0, 0

@@ -8,8 +8,8 @@ import (
 
 	"github.com/agentcontract/tool"
 	toolgemini "github.com/agentcontract/tool/adapters/gemini"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	"github.com/agentcontract/tool/dispatch"
-	"github.com/agentcontract/tool/internal/adaptertest"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 )

@@ -1,6 +1,6 @@
 package toolgemini
 
-import "errors"
+import "github.com/agentcontract/tool/internal/errprefix"
 
 // Errors returned by this package. Every error wraps exactly one of them, so
 // that [errors.Is] tells them apart.
@@ -10,10 +10,10 @@ var (
 	// needs something Gemini has no way to express (recursion through
 	// required members, a parameter name the OpenAPI path refuses, …).
 	// The message names every such tool and JSON pointer.
-	ErrProjection = errors.New("tool: cannot project for gemini")
+	ErrProjection = errprefix.New("cannot project for gemini")
 	// ErrResponse: a model response that holds no candidate content.
-	ErrResponse = errors.New("tool: unusable gemini response")
+	ErrResponse = errprefix.New("unusable gemini response")
 	// ErrReply: outcomes that cannot answer the calls of a turn: one is
 	// missing, does not match a call, or is suspended and has no result yet.
-	ErrReply = errors.New("tool: cannot reply to gemini")
+	ErrReply = errprefix.New("cannot reply to gemini")
 )

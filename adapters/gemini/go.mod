@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/agentcontract/tool v0.1.0
+	github.com/agentcontract/tool/adapters/internal v0.1.0
 	github.com/stretchr/testify v1.12.1
 	google.golang.org/genai v1.77.0
 )
@@ -36,4 +37,7 @@ require (
 	google.golang.org/protobuf v1.34.2 // indirect
 )
 
-replace github.com/agentcontract/tool => ../..
+replace (
+	github.com/agentcontract/tool => ../..
+	github.com/agentcontract/tool/adapters/internal => ../internal
+)

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/agentcontract/tool"
-	"github.com/agentcontract/tool/internal/adaptertest"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 )

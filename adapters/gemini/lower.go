@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentcontract/tool/internal/strictschema"
+	"github.com/agentcontract/tool/adapters/internal/strictschema"
 )
 
 // The JSON path (the zero [Config]): the canonical schema lowered to the

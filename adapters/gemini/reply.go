@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
 	"google.golang.org/genai"
 )
 
@@ -50,9 +51,9 @@ func Part(o dispatch.Outcome) (*genai.Part, error) {
 func check(o *dispatch.Outcome) error {
 	switch o.Kind {
 	case dispatch.KindSuspended:
-		return fmt.Errorf("%w: call %q of %s is suspended; resume it first", ErrReply, o.CallID, o.Tool)
+		return errprefix.Errorf("%w: call %q of %s is suspended; resume it first", ErrReply, o.CallID, o.Tool)
 	case "":
-		return fmt.Errorf("%w: outcome of call %q has no kind", ErrReply, o.CallID)
+		return errprefix.Errorf("%w: outcome of call %q has no kind", ErrReply, o.CallID)
 	}
 	return nil
 }
@@ -137,7 +138,7 @@ func (t Turn) Reply(outcomes []dispatch.Outcome) (*genai.Content, error) {
 	for i, fc := range t.calls() {
 		j := match(outcomes, used, fc)
 		if j < 0 {
-			return nil, fmt.Errorf("%w: no outcome for call %d (%s, id %q)", ErrReply, i, fc.Name, fc.ID)
+			return nil, errprefix.Errorf("%w: no outcome for call %d (%s, id %q)", ErrReply, i, fc.Name, fc.ID)
 		}
 		used[j] = true
 		o := &outcomes[j]
@@ -152,7 +153,7 @@ func (t Turn) Reply(outcomes []dispatch.Outcome) (*genai.Content, error) {
 		parts[i] = &pr.part
 	}
 	if k := slices.Index(used, false); k >= 0 {
-		return nil, fmt.Errorf("%w: outcome of %s (id %q) answers no call of the turn", ErrReply, outcomes[k].Tool, outcomes[k].CallID)
+		return nil, errprefix.Errorf("%w: outcome of %s (id %q) answers no call of the turn", ErrReply, outcomes[k].Tool, outcomes[k].CallID)
 	}
 	content.Role, content.Parts = genai.RoleUser, parts
 	return content, nil

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentcontract/tool/internal/adaptertest"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 )
 
 // A turn with a call that waits for a person is saved in the claim store;

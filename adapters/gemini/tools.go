@@ -2,12 +2,12 @@ package toolgemini
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/agentcontract/tool"
-	"github.com/agentcontract/tool/internal/adapterkit"
+	"github.com/agentcontract/tool/adapters/internal/adapterkit"
+	"github.com/agentcontract/tool/internal/errprefix"
 	"google.golang.org/genai"
 )
 
@@ -44,7 +44,7 @@ type Projection struct {
 // name order; see [Project]. A nil reg is an error wrapping [ErrProjection].
 func Tools(reg *tool.Registry, config Config) (Projection, error) {
 	if reg == nil {
-		return Projection{}, fmt.Errorf("%w: nil registry", ErrProjection)
+		return Projection{}, errprefix.Errorf("%w: nil registry", ErrProjection)
 	}
 	return Project(reg.Definitions(), config)
 }

@@ -1,11 +1,11 @@
 package toolgemini
 
 import (
-	"fmt"
 	"iter"
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
 	"google.golang.org/genai"
 )
 
@@ -32,7 +32,7 @@ type Turn struct {
 // content (a blocked prompt, say: resp.PromptFeedback says why).
 func NewTurn(resp *genai.GenerateContentResponse) (Turn, error) {
 	if resp == nil || len(resp.Candidates) == 0 || resp.Candidates[0] == nil || resp.Candidates[0].Content == nil {
-		return Turn{}, fmt.Errorf("%w: no candidate content", ErrResponse)
+		return Turn{}, errprefix.Errorf("%w: no candidate content", ErrResponse)
 	}
 	t := Turn{content: resp.Candidates[0].Content}
 	for range t.calls() {
@@ -86,14 +86,14 @@ func NewStreamTurn(chunks []*genai.GenerateContentResponse) (Turn, error) {
 		content.Parts = append(content.Parts, c.Candidates[0].Content.Parts...)
 	}
 	if !found {
-		return Turn{}, fmt.Errorf("%w: no candidate content in %d chunks", ErrResponse, len(chunks))
+		return Turn{}, errprefix.Errorf("%w: no candidate content in %d chunks", ErrResponse, len(chunks))
 	}
 	for _, p := range content.Parts {
 		if p == nil {
 			continue
 		}
 		if fc := p.FunctionCall; fc != nil && (len(fc.PartialArgs) > 0 || (fc.WillContinue != nil && *fc.WillContinue)) {
-			return Turn{}, fmt.Errorf("%w: function call %q has streamed arguments, which this package does not assemble", ErrResponse, fc.Name)
+			return Turn{}, errprefix.Errorf("%w: function call %q has streamed arguments, which this package does not assemble", ErrResponse, fc.Name)
 		}
 	}
 	return NewTurn(&genai.GenerateContentResponse{Candidates: []*genai.Candidate{{Content: content}}})

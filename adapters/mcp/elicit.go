@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // MCP carries a request for input as an elicitation form, whose schema is a
@@ -51,7 +53,7 @@ func checkElicitation(schema json.RawMessage) error {
 			return fmt.Errorf("property %q must be a schema object", name)
 		}
 		if err := checkElicitationProperty(prop); err != nil {
-			return fmt.Errorf("property %q: %w", name, err)
+			return errprefix.Part("property %q: %w", name, err)
 		}
 	}
 	return nil

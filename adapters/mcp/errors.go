@@ -1,9 +1,6 @@
 package toolmcp
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/agentcontract/tool/internal/errprefix"
 )
 
@@ -12,20 +9,20 @@ import (
 var (
 	// ErrInvalidConfig: AddTools or Import was given a configuration it
 	// cannot use, or a tool it cannot serve as configured.
-	ErrInvalidConfig = errors.New("tool: invalid mcp config")
+	ErrInvalidConfig = errprefix.New("invalid mcp config")
 	// ErrRemoteCall: an imported tool's call did not reach a definite
 	// outcome — the transport failed, the server answered with a protocol
 	// error, or its result breaks the tool's advertised contract. The
 	// outcome is unknown: the remote call may or may not have had effects.
-	ErrRemoteCall = errors.New("tool: remote mcp call failed")
+	ErrRemoteCall = errprefix.New("remote mcp call failed")
 	// ErrRemoteTool: a remote tool that Import cannot admit as a tool.Tool
 	// (reported per tool in ImportResult.Refused).
-	ErrRemoteTool = errors.New("tool: remote mcp tool refused")
+	ErrRemoteTool = errprefix.New("remote mcp tool refused")
 )
 
 // wrap returns sentinel caused by cause, an error of another package of
 // this module: its message carries one "tool: " prefix, and [errors.Is] finds
 // both.
 func wrap(sentinel, cause error) error {
-	return fmt.Errorf("%w: %w", sentinel, errprefix.Quote(cause))
+	return errprefix.Errorf("%w: %w", sentinel, cause)
 }

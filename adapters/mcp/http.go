@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // HTTPHandler wraps the SDK's streamable HTTP handler (what
@@ -183,18 +184,18 @@ func member(obj []byte, name string) (value []byte, found bool, err error) {
 	for dec.PeekKind() != '}' {
 		tok, err := dec.ReadToken()
 		if err != nil {
-			return nil, false, fmt.Errorf("%w: the request body is not valid JSON: %v", dispatch.ErrInvalidAnswer, err)
+			return nil, false, errprefix.Errorf("%w: the request body is not valid JSON: %v", dispatch.ErrInvalidAnswer, err)
 		}
 		key := tok.String()
 		v, err := dec.ReadValue()
 		if err != nil {
-			return nil, false, fmt.Errorf("%w: the request body is not valid JSON: %v", dispatch.ErrInvalidAnswer, err)
+			return nil, false, errprefix.Errorf("%w: the request body is not valid JSON: %v", dispatch.ErrInvalidAnswer, err)
 		}
 		if key != name {
 			continue
 		}
 		if found {
-			return nil, false, fmt.Errorf("%w: the request has a duplicate member %q on the way to the answer", dispatch.ErrInvalidAnswer, name)
+			return nil, false, errprefix.Errorf("%w: the request has a duplicate member %q on the way to the answer", dispatch.ErrInvalidAnswer, name)
 		}
 		value, found = bytes.Clone(v), true
 	}
@@ -213,7 +214,7 @@ func checkDecoded(v any, at string) error {
 	case map[string]any:
 		for k, e := range v {
 			if strings.ContainsRune(k, utf8.RuneError) {
-				return fmt.Errorf("%w: member name %q at %s holds U+FFFD, which may stand for invalid UTF-8 the client sent; over this transport the answer cannot be checked", dispatch.ErrInvalidAnswer, k, at)
+				return errprefix.Errorf("%w: member name %q at %s holds U+FFFD, which may stand for invalid UTF-8 the client sent; over this transport the answer cannot be checked", dispatch.ErrInvalidAnswer, k, at)
 			}
 			if err := checkDecoded(e, at+"/"+k); err != nil {
 				return err
@@ -227,11 +228,11 @@ func checkDecoded(v any, at string) error {
 		}
 	case string:
 		if strings.ContainsRune(v, utf8.RuneError) {
-			return fmt.Errorf("%w: the string at %s holds U+FFFD, which may stand for invalid UTF-8 the client sent; over this transport the answer cannot be checked", dispatch.ErrInvalidAnswer, at)
+			return errprefix.Errorf("%w: the string at %s holds U+FFFD, which may stand for invalid UTF-8 the client sent; over this transport the answer cannot be checked", dispatch.ErrInvalidAnswer, at)
 		}
 	case float64:
 		if math.Abs(v) >= maxExact && v == math.Trunc(v) {
-			return fmt.Errorf("%w: the number at %s has a magnitude of 2^53 or more and may have been rounded; over this transport the answer cannot be checked exactly", dispatch.ErrInvalidAnswer, at)
+			return errprefix.Errorf("%w: the number at %s has a magnitude of 2^53 or more and may have been rounded; over this transport the answer cannot be checked exactly", dispatch.ErrInvalidAnswer, at)
 		}
 	}
 	return nil

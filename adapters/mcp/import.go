@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/internal/errprefix"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -134,17 +135,17 @@ type Refusal struct {
 // within the limits.
 func Import(ctx context.Context, session *mcp.ClientSession, config ImportConfig) (ImportResult, error) {
 	if session == nil {
-		return ImportResult{}, fmt.Errorf("%w: the session is nil", ErrInvalidConfig)
+		return ImportResult{}, errprefix.Errorf("%w: the session is nil", ErrInvalidConfig)
 	}
 	limits, err := config.resolve()
 	if err != nil {
 		return ImportResult{}, err
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, limits.timeout, fmt.Errorf("took longer than %v (ImportConfig.Timeout): %w", limits.timeout, context.DeadlineExceeded))
+	ctx, cancel := context.WithTimeoutCause(ctx, limits.timeout, errprefix.Part("took longer than %v (ImportConfig.Timeout): %w", limits.timeout, context.DeadlineExceeded))
 	defer cancel()
 	remote, err := listTools(ctx, session, limits)
 	if err != nil {
-		return ImportResult{}, fmt.Errorf("%w: listing tools: %w", ErrRemoteCall, err)
+		return ImportResult{}, errprefix.Errorf("%w: listing tools: %w", ErrRemoteCall, err)
 	}
 	var result ImportResult
 	byName := map[string][]*RemoteTool{}
@@ -176,7 +177,7 @@ func listTools(ctx context.Context, session *mcp.ClientSession, limits limits) (
 		page, err := session.ListTools(ctx, params)
 		if err != nil {
 			if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
-				err = fmt.Errorf("after %d pages and %d tools: %w", pages-1, len(remote), cause)
+				err = errprefix.Part("after %d pages and %d tools: %w", pages-1, len(remote), cause)
 			}
 			return nil, err
 		}
@@ -210,7 +211,7 @@ func keptNameWins(name string, tools []*RemoteTool, result *ImportResult) []*Rem
 		if len(kept) == 1 && kept[0] == t {
 			continue
 		}
-		result.Refused = append(result.Refused, Refusal{Name: t.remote, Err: fmt.Errorf("%w: the remote tools %s all map to the local name %q", ErrRemoteTool, strings.Join(remoteNames, ", "), name)})
+		result.Refused = append(result.Refused, Refusal{Name: t.remote, Err: errprefix.Errorf("%w: the remote tools %s all map to the local name %q", ErrRemoteTool, strings.Join(remoteNames, ", "), name)})
 	}
 	return kept
 }
@@ -283,12 +284,12 @@ type RemoteTool struct {
 func newRemoteTool(session *mcp.ClientSession, t *mcp.Tool, config ImportConfig, limits limits) (*RemoteTool, error) {
 	input, err := marshalBounded(t.InputSchema, limits.schemaBytes, "the input schema")
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w (ImportConfig.MaxSchemaBytes)", ErrRemoteTool, err)
+		return nil, errprefix.Errorf("%w: %w (ImportConfig.MaxSchemaBytes)", ErrRemoteTool, err)
 	}
 	def := tool.Definition{Name: localName(t.Name), Description: t.Description, InputSchema: input}
 	if t.OutputSchema != nil {
 		if def.OutputSchema, err = marshalBounded(t.OutputSchema, limits.schemaBytes, "the output schema"); err != nil {
-			return nil, fmt.Errorf("%w: %w (ImportConfig.MaxSchemaBytes)", ErrRemoteTool, err)
+			return nil, errprefix.Errorf("%w: %w (ImportConfig.MaxSchemaBytes)", ErrRemoteTool, err)
 		}
 	}
 	if config.TrustAnnotations && t.Annotations != nil {
@@ -321,7 +322,7 @@ func (t *RemoteTool) Call(ctx context.Context, inv tool.Invocation) (tool.Result
 	params := &mcp.CallToolParams{Name: t.remote, Arguments: json.RawMessage(inv.Arguments())}
 	if c, resumed := inv.Continuation(); resumed {
 		if err := answerRemote(params, c); err != nil {
-			return tool.Result{}, fmt.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
+			return tool.Result{}, errprefix.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
 		}
 	}
 	if t.progress != nil {
@@ -333,21 +334,21 @@ func (t *RemoteTool) Call(ctx context.Context, inv tool.Invocation) (tool.Result
 	defer end()
 	res, err := t.session.CallTool(ctx, params)
 	if budget.over.Load() {
-		return tool.Result{}, fmt.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, budget.err())
+		return tool.Result{}, errprefix.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, budget.err())
 	}
 	if err != nil {
-		return tool.Result{}, fmt.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
+		return tool.Result{}, errprefix.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
 	}
 	if res.NeedsInput() {
 		ir, err := remoteInputRequest(res, t.limits.schemaBytes)
 		if err != nil {
-			return tool.Result{}, fmt.Errorf("%w: %s asked for input: %w", ErrRemoteCall, t.remote, err)
+			return tool.Result{}, errprefix.Errorf("%w: %s asked for input: %w", ErrRemoteCall, t.remote, err)
 		}
 		return tool.Result{InputRequest: &ir}, nil
 	}
 	out, err := outputOf(res)
 	if err != nil {
-		return tool.Result{}, fmt.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
+		return tool.Result{}, errprefix.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
 	}
 	if res.IsError {
 		if len(out.Content) == 0 {
@@ -355,7 +356,7 @@ func (t *RemoteTool) Call(ctx context.Context, inv tool.Invocation) (tool.Result
 		}
 		f, err := tool.NewFailure(tool.FailureConfig{Kind: tool.FailureKindFailed, Output: out, Cause: errRemoteIsError})
 		if err != nil {
-			return tool.Result{}, fmt.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
+			return tool.Result{}, errprefix.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
 		}
 		return tool.Result{}, f
 	}
@@ -389,7 +390,7 @@ func remoteInputRequest(res *mcp.CallToolResult, maxSchemaBytes int) (tool.Input
 	}
 	raw, err := marshalBounded(form.RequestedSchema, maxSchemaBytes, "the form's schema")
 	if err != nil {
-		return tool.InputRequest{}, fmt.Errorf("%w (ImportConfig.MaxSchemaBytes)", err)
+		return tool.InputRequest{}, errprefix.Errorf("%w (ImportConfig.MaxSchemaBytes)", err)
 	}
 	schema, err := tool.ParseSchema(raw)
 	if err != nil {
@@ -411,11 +412,11 @@ func remoteInputRequest(res *mcp.CallToolResult, maxSchemaBytes int) (tool.Input
 func answerRemote(params *mcp.CallToolParams, c tool.Continuation) error {
 	var state remoteState
 	if err := json.Unmarshal(c.State(), &state); err != nil {
-		return fmt.Errorf("continuation state: %w", err)
+		return errprefix.Part("continuation state: %w", err)
 	}
 	var content map[string]any
 	if err := json.Unmarshal(c.Response(), &content); err != nil {
-		return fmt.Errorf("the answer is not a JSON object: %w", err)
+		return errprefix.Part("the answer is not a JSON object: %w", err)
 	}
 	params.InputResponses = mcp.InputResponseMap{state.InputID: &mcp.ElicitResult{Action: "accept", Content: content}}
 	params.RequestState = state.RequestState
@@ -429,7 +430,7 @@ func outputOf(res *mcp.CallToolResult) (tool.Output, error) {
 	if res.StructuredContent != nil {
 		details, err := marshalBounded(res.StructuredContent, tool.MaxOutputBytes, "the structured content")
 		if err != nil {
-			return tool.Output{}, fmt.Errorf("%w (tool.MaxOutputBytes)", err)
+			return tool.Output{}, errprefix.Errorf("%w (tool.MaxOutputBytes)", err)
 		}
 		out.Details = details
 	}

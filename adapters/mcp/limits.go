@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/internal/errprefix"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -71,7 +72,7 @@ func (config ImportConfig) resolve() (limits, error) {
 	}
 	switch {
 	case config.Timeout < 0:
-		return limits{}, fmt.Errorf("%w: ImportConfig.Timeout is %v, want 0 (the default, %v) or more", ErrInvalidConfig, config.Timeout, DefaultImportTimeout)
+		return limits{}, errprefix.Errorf("%w: ImportConfig.Timeout is %v, want 0 (the default, %v) or more", ErrInvalidConfig, config.Timeout, DefaultImportTimeout)
 	case config.Timeout == 0:
 		l.timeout = DefaultImportTimeout
 	default:
@@ -83,7 +84,7 @@ func (config ImportConfig) resolve() (limits, error) {
 func orDefault(name string, value, fallback int) (int, error) {
 	switch {
 	case value < 0:
-		return 0, fmt.Errorf("%w: %s is %d, want 0 (the default, %d) or more", ErrInvalidConfig, name, value, fallback)
+		return 0, errprefix.Errorf("%w: %s is %d, want 0 (the default, %d) or more", ErrInvalidConfig, name, value, fallback)
 	case value == 0:
 		return fallback, nil
 	}
@@ -102,7 +103,7 @@ func marshalBounded(v any, limit int, what string) ([]byte, error) {
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, errprefix.Part("%s: %w", what, err)
 	}
 	if len(raw) > limit {
 		return nil, fmt.Errorf("%s is %d bytes, more than %d", what, len(raw), limit)
@@ -241,10 +242,10 @@ func LimitTransport(transport mcp.Transport, maxMessageBytes int) (mcp.Transport
 		return &c, nil
 	default:
 		if transport != nil {
-			return nil, fmt.Errorf("%w: LimitTransport cannot bound the messages of a %T; use a streamable HTTP, SSE, IO or stdio transport", ErrInvalidConfig, transport)
+			return nil, errprefix.Errorf("%w: LimitTransport cannot bound the messages of a %T; use a streamable HTTP, SSE, IO or stdio transport", ErrInvalidConfig, transport)
 		}
 	}
-	return nil, fmt.Errorf("%w: the transport is nil", ErrInvalidConfig)
+	return nil, errprefix.Errorf("%w: the transport is nil", ErrInvalidConfig)
 }
 
 // limitClient returns a copy of client (or of [http.DefaultClient]) whose
@@ -290,7 +291,7 @@ func (rt limitRoundTripper) RoundTrip(req *http.Request) (*http.Response, error)
 // tooLarge is the error of a response body past the bound. The SDK reports
 // a failed read in its own words, keeping only this text.
 func tooLarge(limit int64) error {
-	return fmt.Errorf("%w: the server's response is longer than the transport's limit of %d bytes (LimitTransport)", ErrRemoteCall, limit)
+	return errprefix.Errorf("%w: the server's response is longer than the transport's limit of %d bytes (LimitTransport)", ErrRemoteCall, limit)
 }
 
 // limitedBody reads at most left bytes of body, and fails on the next

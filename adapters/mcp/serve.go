@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -179,7 +180,7 @@ const maxLegacyRounds = 10
 // elicitation form (every problem listed).
 func AddTools(server *mcp.Server, config Config) error {
 	if server == nil {
-		return fmt.Errorf("%w: the server is nil", ErrInvalidConfig)
+		return errprefix.Errorf("%w: the server is nil", ErrInvalidConfig)
 	}
 	d, err := dispatch.New(config.Dispatch)
 	if err != nil {
@@ -217,7 +218,7 @@ func AddTools(server *mcp.Server, config Config) error {
 		}
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%w: %s", ErrInvalidConfig, strings.Join(problems, "; "))
+		return errprefix.Errorf("%w: %s", ErrInvalidConfig, strings.Join(problems, "; "))
 	}
 	for _, def := range defs {
 		server.AddTool(mcpTool(def, config.Tools[def.Name]), b.handle)
@@ -403,12 +404,12 @@ func (b *bridge) resume(ctx context.Context, req *mcp.CallToolRequest, principal
 		return nil, invalidParams(err)
 	}
 	if cp.Request().Name != req.Params.Name {
-		return nil, invalidParams(fmt.Errorf("%w: the request state belongs to tool %q, not %q", dispatch.ErrInvalidCheckpoint, cp.Request().Name, req.Params.Name))
+		return nil, invalidParams(errprefix.Errorf("%w: the request state belongs to tool %q, not %q", dispatch.ErrInvalidCheckpoint, cp.Request().Name, req.Params.Name))
 	}
 	answer, _ := req.Params.InputResponses[inputID].(*mcp.ElicitResult)
 	for round := 1; ; round++ {
 		if answer == nil {
-			return nil, invalidParams(fmt.Errorf("%w: the retry carries no elicitation result for input request %q", dispatch.ErrInvalidAnswer, inputID))
+			return nil, invalidParams(errprefix.Errorf("%w: the retry carries no elicitation result for input request %q", dispatch.ErrInvalidAnswer, inputID))
 		}
 		var o dispatch.Outcome
 		switch answer.Action {
@@ -483,7 +484,7 @@ func answerContent(req *mcp.CallToolRequest, answer *mcp.ElicitResult, round int
 	}
 	content, err := json.Marshal(answer.Content)
 	if err != nil {
-		return nil, fmt.Errorf("%w: the answer could not be encoded: %v", dispatch.ErrInvalidAnswer, err)
+		return nil, errprefix.Errorf("%w: the answer could not be encoded: %v", dispatch.ErrInvalidAnswer, err)
 	}
 	return content, nil
 }

@@ -7,10 +7,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"fmt"
 	"strings"
 
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // The requestState of a suspended call is the sealed dispatch.Checkpoint,
@@ -76,17 +76,17 @@ func (b *stateBox) open(state string) (dispatch.Checkpoint, error) {
 	version, rest, ok1 := strings.Cut(state, ".")
 	id, body, ok2 := strings.Cut(rest, ".")
 	if !ok1 || !ok2 || version != stateVersion {
-		return cp, fmt.Errorf("%w: the request state is not one this server issued", dispatch.ErrInvalidCheckpoint)
+		return cp, errprefix.Errorf("%w: the request state is not one this server issued", dispatch.ErrInvalidCheckpoint)
 	}
 	rawID, err1 := base64.RawURLEncoding.DecodeString(id)
 	sealed, err2 := base64.RawURLEncoding.DecodeString(body)
 	aead := b.aeads[string(rawID)]
 	if err1 != nil || err2 != nil || aead == nil || len(sealed) < aead.NonceSize() {
-		return cp, fmt.Errorf("%w: the request state is not one this server issued", dispatch.ErrInvalidCheckpoint)
+		return cp, errprefix.Errorf("%w: the request state is not one this server issued", dispatch.ErrInvalidCheckpoint)
 	}
 	plain, err := aead.Open(nil, sealed[:aead.NonceSize()], sealed[aead.NonceSize():], []byte(id))
 	if err != nil {
-		return cp, fmt.Errorf("%w: the request state was altered or not issued with this server's keys", dispatch.ErrInvalidCheckpoint)
+		return cp, errprefix.Errorf("%w: the request state was altered or not issued with this server's keys", dispatch.ErrInvalidCheckpoint)
 	}
 	if err := cp.UnmarshalJSON(plain); err != nil {
 		return cp, err

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	"github.com/agentcontract/tool/dispatch"
-	"github.com/agentcontract/tool/internal/adaptertest"
 
 	toolopenai "github.com/agentcontract/tool/adapters/openai"
 )

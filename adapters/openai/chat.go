@@ -9,8 +9,8 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adapterkit"
 	"github.com/agentcontract/tool/dispatch"
-	"github.com/agentcontract/tool/internal/adapterkit"
 )
 
 // ChatTools returns the tools as Chat Completions tool parameters, for

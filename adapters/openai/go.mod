@@ -2,10 +2,14 @@ module github.com/agentcontract/tool/adapters/openai
 
 go 1.26.0
 
-replace github.com/agentcontract/tool => ../..
+replace (
+	github.com/agentcontract/tool => ../..
+	github.com/agentcontract/tool/adapters/internal => ../internal
+)
 
 require (
 	github.com/agentcontract/tool v0.1.0
+	github.com/agentcontract/tool/adapters/internal v0.1.0
 	github.com/openai/openai-go/v3 v3.99.0
 	github.com/stretchr/testify v1.12.1
 )

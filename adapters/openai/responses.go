@@ -5,8 +5,8 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adapterkit"
 	"github.com/agentcontract/tool/dispatch"
-	"github.com/agentcontract/tool/internal/adapterkit"
 )
 
 // ResponseTools returns the tools as Responses function tools

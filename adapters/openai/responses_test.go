@@ -10,8 +10,8 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	"github.com/agentcontract/tool/dispatch"
-	"github.com/agentcontract/tool/internal/adaptertest"
 
 	toolopenai "github.com/agentcontract/tool/adapters/openai"
 )

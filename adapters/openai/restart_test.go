@@ -7,7 +7,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentcontract/tool/internal/adaptertest"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 
 	toolopenai "github.com/agentcontract/tool/adapters/openai"
 )

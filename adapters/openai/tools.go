@@ -1,24 +1,24 @@
 package toolopenai
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adapterkit"
+	"github.com/agentcontract/tool/adapters/internal/strictschema"
 	"github.com/agentcontract/tool/dispatch"
-	"github.com/agentcontract/tool/internal/adapterkit"
-	"github.com/agentcontract/tool/internal/strictschema"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // ErrInvalidTools: [New] was given definitions OpenAI would refuse.
-var ErrInvalidTools = errors.New("tool: invalid tools for OpenAI")
+var ErrInvalidTools = errprefix.New("invalid tools for OpenAI")
 
 // ErrInvalidOutcome: an outcome that has no result to send yet (a
 // suspended call, or the zero [dispatch.Outcome]).
-var ErrInvalidOutcome = errors.New("tool: invalid outcome for OpenAI")
+var ErrInvalidOutcome = errprefix.New("invalid outcome for OpenAI")
 
 // Limits of one strict schema, from the Structured Outputs documentation.
 const (
@@ -102,7 +102,7 @@ type Tools struct {
 func New(config Config) (*Tools, error) {
 	defs, problems := adapterkit.Definitions(config.Registry, config.Definitions, namePattern, "1 to 64 of a-z, A-Z, 0-9, _ and -")
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("%w: %s", ErrInvalidTools, strings.Join(problems, "; "))
+		return nil, errprefix.Errorf("%w: %s", ErrInvalidTools, strings.Join(problems, "; "))
 	}
 	t := &Tools{byName: make(map[string]int, len(defs))}
 	var schemas adapterkit.Schemas
@@ -183,7 +183,7 @@ func (t *Tools) request(name, arguments string) tool.Request {
 // checkOutcomes refuses outcomes with nothing to send.
 func checkOutcomes(outcomes []dispatch.Outcome) error {
 	if problem := adapterkit.OutcomeProblem(outcomes); problem != "" {
-		return fmt.Errorf("%w: %s", ErrInvalidOutcome, problem)
+		return errprefix.Errorf("%w: %s", ErrInvalidOutcome, problem)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // callInput is the input of the call activity: the call as proposed, the
@@ -186,7 +187,7 @@ func decodeResult(res callResult, err error) (tool.Result, error) {
 		case res.InputRequest != nil && res.Output == nil:
 			return tool.Result{InputRequest: res.InputRequest}, nil
 		}
-		return tool.Result{}, fmt.Errorf("%w: want exactly one of an output and an input request", ErrInvalidActivityResult)
+		return tool.Result{}, errprefix.Errorf("%w: want exactly one of an output and an input request", ErrInvalidActivityResult)
 	}
 	var appErr *temporal.ApplicationError
 	if !errors.As(err, &appErr) {
@@ -196,21 +197,21 @@ func decodeResult(res callResult, err error) (tool.Result, error) {
 	case errTypeFailure:
 		var d failureDetails
 		if derr := appErr.Details(&d); derr != nil {
-			return tool.Result{}, fmt.Errorf("%w: failure details: %v: %w", ErrInvalidActivityResult, derr, err)
+			return tool.Result{}, errprefix.Errorf("%w: failure details: %v: %w", ErrInvalidActivityResult, derr, err)
 		}
 		failure, ferr := tool.NewFailure(tool.FailureConfig{Kind: d.Kind, Output: d.Output, Cause: err})
 		if ferr != nil {
-			return tool.Result{}, fmt.Errorf("%w: %v: %w", ErrInvalidActivityResult, ferr, err)
+			return tool.Result{}, errprefix.Errorf("%w: %v: %w", ErrInvalidActivityResult, ferr, err)
 		}
 		return tool.Result{}, failure
 	case errTypeRejection:
 		var d rejectionDetails
 		if derr := appErr.Details(&d); derr != nil {
-			return tool.Result{}, fmt.Errorf("%w: rejection details: %v: %w", ErrInvalidActivityResult, derr, err)
+			return tool.Result{}, errprefix.Errorf("%w: rejection details: %v: %w", ErrInvalidActivityResult, derr, err)
 		}
 		rejection, rerr := tool.NewInputRejection(tool.InputRejectionConfig{Message: d.Message, Cause: err})
 		if rerr != nil {
-			return tool.Result{}, fmt.Errorf("%w: %v: %w", ErrInvalidActivityResult, rerr, err)
+			return tool.Result{}, errprefix.Errorf("%w: %v: %w", ErrInvalidActivityResult, rerr, err)
 		}
 		return tool.Result{}, rejection
 	}

@@ -2,7 +2,6 @@ package tooltemporal
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // Answer is the argument of the [UpdateAnswer] update, which [SendAnswer]
@@ -65,24 +65,24 @@ type Receipt struct {
 // refusal wraps [dispatch.ErrInvalidAnswer].
 func (s *Session) check(a Answer) error {
 	if a.ID == "" || len(a.ID) > maxAnswerIDBytes || !utf8.ValidString(a.ID) {
-		return fmt.Errorf("%w: an answer needs an ID of 1 to %d bytes of UTF-8", dispatch.ErrInvalidAnswer, maxAnswerIDBytes)
+		return errprefix.Errorf("%w: an answer needs an ID of 1 to %d bytes of UTF-8", dispatch.ErrInvalidAnswer, maxAnswerIDBytes)
 	}
 	if r, ok := s.receipts[a.ID]; ok {
 		if digest, err := dispatch.AnswerSHA256(a.Response); err != nil || r.IdempotencyKey != a.IdempotencyKey || r.AnswerSHA256 != digest {
-			return fmt.Errorf("%w: answer ID %q was used for another answer", dispatch.ErrInvalidAnswer, a.ID)
+			return errprefix.Errorf("%w: answer ID %q was used for another answer", dispatch.ErrInvalidAnswer, a.ID)
 		}
 		return nil // the same answer again: accept returns its receipt
 	}
 	w := s.find(a.IdempotencyKey)
 	if w == nil {
 		if id, ok := s.answered[a.IdempotencyKey]; ok {
-			return fmt.Errorf("%w: the call with idempotency key %q is not waiting: answer %q was accepted for it", dispatch.ErrInvalidAnswer, a.IdempotencyKey, id)
+			return errprefix.Errorf("%w: the call with idempotency key %q is not waiting: answer %q was accepted for it", dispatch.ErrInvalidAnswer, a.IdempotencyKey, id)
 		}
-		return fmt.Errorf("%w: no call is waiting for an answer with idempotency key %q", dispatch.ErrInvalidAnswer, a.IdempotencyKey)
+		return errprefix.Errorf("%w: no call is waiting for an answer with idempotency key %q", dispatch.ErrInvalidAnswer, a.IdempotencyKey)
 	}
 	if w.checkpoint.IdempotencyKey() != w.key {
 		// Never accept an answer that could not resume the call.
-		return fmt.Errorf("%w: the checkpoint of the call with idempotency key %q carries another key", dispatch.ErrInvalidAnswer, w.key)
+		return errprefix.Errorf("%w: the checkpoint of the call with idempotency key %q carries another key", dispatch.ErrInvalidAnswer, w.key)
 	}
 	if err := w.checkpoint.CheckAnswer(a.Response); err != nil {
 		return err
@@ -131,7 +131,7 @@ func (s *Session) Receipt(answerID string) (Receipt, error) {
 			return *r, nil
 		}
 	}
-	return Receipt{}, fmt.Errorf("%w: no answer with ID %q was accepted by this run", ErrUnknownAnswer, answerID)
+	return Receipt{}, errprefix.Errorf("%w: no answer with ID %q was accepted by this run", ErrUnknownAnswer, answerID)
 }
 
 // find returns the first waiting call with key, or nil.

@@ -2,10 +2,10 @@ package tooltemporal
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // historyClaims is the [dispatch.Store] of the call activity: history is
@@ -37,7 +37,7 @@ func (historyClaims) Finish(context.Context, string, dispatch.SavedOutcome) erro
 
 // Claimed knows no claim.
 func (historyClaims) Claimed(_ context.Context, id string) (dispatch.Claim, error) {
-	return dispatch.Claim{}, fmt.Errorf("%w: checkpoint %s: the workflow's history, not a store, records its answer", dispatch.ErrNotFound, id)
+	return dispatch.Claim{}, errprefix.Errorf("%w: checkpoint %s: the workflow's history, not a store, records its answer", dispatch.ErrNotFound, id)
 }
 
 // Claims lists nothing.
@@ -47,12 +47,12 @@ func (historyClaims) Claims(context.Context, dispatch.ClaimQuery) ([]dispatch.Cl
 
 // SaveTurn refuses: a workflow keeps its turns as workflow state.
 func (historyClaims) SaveTurn(context.Context, dispatch.Turn) error {
-	return fmt.Errorf("%w: the call activity keeps no turns; a workflow keeps them as workflow state", dispatch.ErrStore)
+	return errprefix.Errorf("%w: the call activity keeps no turns; a workflow keeps them as workflow state", dispatch.ErrStore)
 }
 
 // Turn knows no turn.
 func (historyClaims) Turn(_ context.Context, id string) (dispatch.Turn, error) {
-	return dispatch.Turn{}, fmt.Errorf("%w: turn %q: the call activity keeps no turns", dispatch.ErrNotFound, id)
+	return dispatch.Turn{}, errprefix.Errorf("%w: turn %q: the call activity keeps no turns", dispatch.ErrNotFound, id)
 }
 
 // Pending lists nothing: [ListPending] asks the workflow.

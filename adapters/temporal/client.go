@@ -3,13 +3,13 @@ package tooltemporal
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // SendAnswer sends a to the workflow workflowID (its latest run) as an
@@ -32,7 +32,7 @@ import (
 // the workflow's history. Other errors are the client's.
 func SendAnswer(ctx context.Context, c client.Client, workflowID string, a Answer) (Receipt, error) {
 	if a.ID == "" {
-		return Receipt{}, fmt.Errorf("%w: an answer needs an ID of 1 to %d bytes of UTF-8", dispatch.ErrInvalidAnswer, maxAnswerIDBytes)
+		return Receipt{}, errprefix.Errorf("%w: an answer needs an ID of 1 to %d bytes of UTF-8", dispatch.ErrInvalidAnswer, maxAnswerIDBytes)
 	}
 	handle, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   workflowID,
@@ -75,7 +75,7 @@ func ReadReceipt(ctx context.Context, c client.Client, workflowID, answerID stri
 // is.
 func unknownAnswer(err error) error {
 	if _, reason, ok := strings.Cut(errorMessage(err), ErrUnknownAnswer.Error()+": "); ok {
-		return fmt.Errorf("%w: %s", ErrUnknownAnswer, reason)
+		return errprefix.Errorf("%w: %s", ErrUnknownAnswer, reason)
 	}
 	return err
 }
@@ -103,7 +103,7 @@ func refusal(err error) error {
 	if !ok {
 		return err
 	}
-	return fmt.Errorf("%w: %s", dispatch.ErrInvalidAnswer, reason)
+	return errprefix.Errorf("%w: %s", dispatch.ErrInvalidAnswer, reason)
 }
 
 // ListPending asks the workflow workflowID (its latest run), with the

@@ -2,7 +2,6 @@ package tooltemporal
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // Names under which a [Runtime]'s parts are known to Temporal. A client sends
@@ -90,7 +90,7 @@ type Runtime struct {
 func New(config Config) (*Runtime, error) {
 	o := config.ActivityOptions
 	if o.StartToCloseTimeout <= 0 && o.ScheduleToCloseTimeout <= 0 {
-		return nil, fmt.Errorf("%w: ActivityOptions need a StartToCloseTimeout or a ScheduleToCloseTimeout", ErrInvalidConfig)
+		return nil, errprefix.Errorf("%w: ActivityOptions need a StartToCloseTimeout or a ScheduleToCloseTimeout", ErrInvalidConfig)
 	}
 	if o.RetryPolicy != nil {
 		policy := *o.RetryPolicy

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // Session is the tool calls of one workflow execution: it numbers them,
@@ -78,7 +79,7 @@ type Pending struct {
 // [ErrInvalidConfig].
 func (r *Runtime) NewSession(ctx workflow.Context) (*Session, error) {
 	if r == nil || r.execute == nil {
-		return nil, fmt.Errorf("%w: the zero Runtime", ErrInvalidConfig)
+		return nil, errprefix.Errorf("%w: the zero Runtime", ErrInvalidConfig)
 	}
 	s := &Session{
 		rt:       r,
@@ -99,18 +100,18 @@ func (r *Runtime) NewSession(ctx workflow.Context) (*Session, error) {
 		Clock:           func() time.Time { return workflow.Now(ctx) },
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return nil, errprefix.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	s.decide = decide
 	err = workflow.SetUpdateHandlerWithOptions(ctx, UpdateAnswer, s.accept, workflow.UpdateHandlerOptions{Validator: s.check})
 	if err != nil {
-		return nil, fmt.Errorf("%w: installing the %s update: %v", ErrInvalidConfig, UpdateAnswer, err)
+		return nil, errprefix.Errorf("%w: installing the %s update: %v", ErrInvalidConfig, UpdateAnswer, err)
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryPending, s.Pending); err != nil {
-		return nil, fmt.Errorf("%w: installing the %s query: %v", ErrInvalidConfig, QueryPending, err)
+		return nil, errprefix.Errorf("%w: installing the %s query: %v", ErrInvalidConfig, QueryPending, err)
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryReceipt, s.Receipt); err != nil {
-		return nil, fmt.Errorf("%w: installing the %s query: %v", ErrInvalidConfig, QueryReceipt, err)
+		return nil, errprefix.Errorf("%w: installing the %s query: %v", ErrInvalidConfig, QueryReceipt, err)
 	}
 	return s, nil
 }
@@ -188,7 +189,7 @@ func (s *Session) Run(ctx workflow.Context, calls []dispatch.Call) []dispatch.Ou
 			outcomes[i] = dispatch.Outcome{
 				CallID: c.ID, Tool: c.Request.Name, Kind: dispatch.KindUnknown, IsError: true,
 				Output: tool.NewTextOutput(fmt.Sprintf(dispatch.UnknownOutcomeText, strconv.Quote(c.Request.Name))),
-				Err:    fmt.Errorf("%w: the zero Session runs nothing", ErrInvalidConfig),
+				Err:    errprefix.Errorf("%w: the zero Session runs nothing", ErrInvalidConfig),
 			}
 		}
 		return outcomes
@@ -276,7 +277,7 @@ func (s *Session) execute(ctx workflow.Context, call dispatch.Call, key tool.Ide
 	result, err := decodeResult(res, err)
 	if err == nil {
 		if verr := contract.ValidateResult(result); verr != nil {
-			err = fmt.Errorf("%w: %w", ErrInvalidActivityResult, verr)
+			err = errprefix.Errorf("%w: %w", ErrInvalidActivityResult, verr)
 		}
 	}
 	return s.decide.Settle(call, key, effect, result, err)

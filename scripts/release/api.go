@@ -9,6 +9,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -25,11 +26,13 @@ type publishedPackage struct {
 
 // packages lists the importable packages of the published modules: every
 // directory of a published module that holds non-test Go files, other than
-// commands, internal packages, testdata and directories of other modules.
+// commands, internal packages (and modules), testdata and directories of other modules.
 func (r *repo) packages() ([]publishedPackage, error) {
 	var pkgs []publishedPackage
 	for _, m := range r.Modules {
-		if !m.published() {
+		// A module whose path has an internal element (adapters/internal)
+		// has no package that users import.
+		if !m.published() || slices.Contains(strings.Split(m.Path, "/"), "internal") {
 			continue
 		}
 		err := filepath.WalkDir(m.Dir, func(path string, d os.DirEntry, err error) error {

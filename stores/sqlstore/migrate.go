@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // SchemaVersion is the version of the schema this code reads and writes:
@@ -117,7 +118,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 			return err
 		}
 		if version > SchemaVersion {
-			return fmt.Errorf("%w: the database's schema (tables %s*) is version %d, newer than version %d that this release of sqlstore knows; upgrade github.com/agentcontract/tool/stores/sqlstore", dispatch.ErrStore, s.prefix, version, SchemaVersion)
+			return errprefix.Errorf("%w: the database's schema (tables %s*) is version %d, newer than version %d that this release of sqlstore knows; upgrade github.com/agentcontract/tool/stores/sqlstore", dispatch.ErrStore, s.prefix, version, SchemaVersion)
 		}
 		for n, m := range migrations(s.dialect)[version:] {
 			for _, stmt := range m {

@@ -13,6 +13,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // DefaultTablePrefix starts the name of every table and index of a
@@ -108,13 +109,13 @@ func New(db *sql.DB, config Config) (*Store, error) {
 	}
 	switch {
 	case db == nil:
-		return nil, fmt.Errorf("%w: sqlstore: the *sql.DB is nil", dispatch.ErrInvalidConfig)
+		return nil, errprefix.Errorf("%w: sqlstore: the *sql.DB is nil", dispatch.ErrInvalidConfig)
 	case !config.Dialect.known():
-		return nil, fmt.Errorf("%w: sqlstore: Config.Dialect is %v, want sqlstore.PostgreSQL or sqlstore.SQLite", dispatch.ErrInvalidConfig, config.Dialect)
+		return nil, errprefix.Errorf("%w: sqlstore: Config.Dialect is %v, want sqlstore.PostgreSQL or sqlstore.SQLite", dispatch.ErrInvalidConfig, config.Dialect)
 	case len(prefix) > maxPrefix || !prefixPattern.MatchString(prefix):
-		return nil, fmt.Errorf("%w: sqlstore: Config.TablePrefix %q is not at most %d lowercase letters, digits and underscores, starting with a letter or underscore", dispatch.ErrInvalidConfig, truncate(prefix, 80), maxPrefix)
+		return nil, errprefix.Errorf("%w: sqlstore: Config.TablePrefix %q is not at most %d lowercase letters, digits and underscores, starting with a letter or underscore", dispatch.ErrInvalidConfig, truncate(prefix, 80), maxPrefix)
 	case config.MaxRecordBytes < 0:
-		return nil, fmt.Errorf("%w: sqlstore: Config.MaxRecordBytes is %d, want 0 (the default) or more", dispatch.ErrInvalidConfig, config.MaxRecordBytes)
+		return nil, errprefix.Errorf("%w: sqlstore: Config.MaxRecordBytes is %d, want 0 (the default) or more", dispatch.ErrInvalidConfig, config.MaxRecordBytes)
 	}
 	d := config.Dialect
 	q := func(query string) string { return d.sql(prefix, query) }
@@ -146,10 +147,10 @@ WHERE t.id = ? ORDER BY o.position`)
 // begin checks the store and ctx before a method starts.
 func (s *Store) begin(ctx context.Context) error {
 	if s == nil || s.db == nil {
-		return fmt.Errorf("%w: the zero sqlstore.Store keeps nothing; use sqlstore.New", dispatch.ErrStore)
+		return errprefix.Errorf("%w: the zero sqlstore.Store keeps nothing; use sqlstore.New", dispatch.ErrStore)
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%w: %w", dispatch.ErrStore, err)
+		return errprefix.Errorf("%w: %w", dispatch.ErrStore, err)
 	}
 	return nil
 }
@@ -158,9 +159,9 @@ func (s *Store) begin(ctx context.Context) error {
 // beside it when ctx ended (a driver does not always wrap it).
 func (s *Store) fail(ctx context.Context, what string, err error) error {
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("%w: sqlstore: %s: %w (%w)", dispatch.ErrStore, what, cerr, err)
+		return errprefix.Errorf("%w: sqlstore: %s: %w (%w)", dispatch.ErrStore, what, cerr, err)
 	}
-	return fmt.Errorf("%w: sqlstore: %s: %w", dispatch.ErrStore, what, err)
+	return errprefix.Errorf("%w: sqlstore: %s: %w", dispatch.ErrStore, what, err)
 }
 
 // querier is what a transaction and a connection have in common.
@@ -223,7 +224,7 @@ func (s *Store) inTx(ctx context.Context, f func(q querier) error) error {
 // ErrInvalidRecord when int64 cannot hold it.
 func nanos(t time.Time, what string) (int64, error) {
 	if t.Year() < 1678 || t.Year() > 2261 {
-		return 0, fmt.Errorf("%w: sqlstore: %s %s is outside the years 1678 to 2261 that the store keeps", dispatch.ErrInvalidRecord, what, t.UTC().Format(time.RFC3339))
+		return 0, errprefix.Errorf("%w: sqlstore: %s %s is outside the years 1678 to 2261 that the store keeps", dispatch.ErrInvalidRecord, what, t.UTC().Format(time.RFC3339))
 	}
 	return t.UnixNano(), nil
 }
@@ -248,7 +249,7 @@ func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, e
 		return nil, err
 	}
 	if c.Outcome != nil {
-		return nil, fmt.Errorf("%w: claim %s: a new claim has no outcome yet", dispatch.ErrInvalidRecord, c.CheckpointID)
+		return nil, errprefix.Errorf("%w: claim %s: a new claim has no outcome yet", dispatch.ErrInvalidRecord, c.CheckpointID)
 	}
 	claimedAt, err := nanos(c.ClaimedAt, "claim "+c.CheckpointID+": ClaimedAt")
 	if err != nil {
@@ -260,7 +261,7 @@ func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, e
 	}
 	data, err := jsonv2.Marshal(c)
 	if err != nil {
-		return nil, fmt.Errorf("%w: claim %s: %v", dispatch.ErrInvalidRecord, c.CheckpointID, err)
+		return nil, errprefix.Errorf("%w: claim %s: %v", dispatch.ErrInvalidRecord, c.CheckpointID, err)
 	}
 	if len(data) > s.maxRecordBytes() {
 		return nil, s.tooLarge("claim "+c.CheckpointID, len(data))
@@ -290,7 +291,7 @@ func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, e
 		}
 		return &prior, nil
 	}
-	return nil, fmt.Errorf("%w: sqlstore: claiming checkpoint %s: its claim kept disappearing", dispatch.ErrStore, c.CheckpointID)
+	return nil, errprefix.Errorf("%w: sqlstore: claiming checkpoint %s: its claim kept disappearing", dispatch.ErrStore, c.CheckpointID)
 }
 
 // insertClaimRow inserts a claim unless its checkpoint has one, and
@@ -332,7 +333,7 @@ func (s *Store) maxRecordBytes() int {
 }
 
 func (s *Store) tooLarge(what string, n int) error {
-	return fmt.Errorf("%w: sqlstore: %s is %d bytes of JSON, more than the %d bytes a record may have (Config.MaxRecordBytes)", dispatch.ErrInvalidRecord, what, n, s.maxRecordBytes())
+	return errprefix.Errorf("%w: sqlstore: %s is %d bytes of JSON, more than the %d bytes a record may have (Config.MaxRecordBytes)", dispatch.ErrInvalidRecord, what, n, s.maxRecordBytes())
 }
 
 // claimed reads the claim of id with its outcome.
@@ -341,7 +342,7 @@ func (s *Store) claimed(ctx context.Context, q querier, id string) (dispatch.Cla
 	var outcome sql.NullString
 	err := q.QueryRowContext(ctx, s.selectClaim, id).Scan(&data, &outcome)
 	if errors.Is(err, sql.ErrNoRows) {
-		return dispatch.Claim{}, fmt.Errorf("%w: no claim of checkpoint %q", dispatch.ErrNotFound, truncate(id, 80))
+		return dispatch.Claim{}, errprefix.Errorf("%w: no claim of checkpoint %q", dispatch.ErrNotFound, truncate(id, 80))
 	}
 	if err != nil {
 		return dispatch.Claim{}, s.fail(ctx, "reading the claim of checkpoint "+truncate(id, 80), err)
@@ -353,12 +354,12 @@ func (s *Store) claimed(ctx context.Context, q querier, id string) (dispatch.Cla
 func decodeClaim(data string, outcome sql.NullString) (dispatch.Claim, error) {
 	var c dispatch.Claim
 	if err := jsonv2.Unmarshal([]byte(data), &c, jsonv2.RejectUnknownMembers(true)); err != nil {
-		return dispatch.Claim{}, fmt.Errorf("%w: sqlstore: a stored claim does not decode: %v", dispatch.ErrInvalidRecord, err)
+		return dispatch.Claim{}, errprefix.Errorf("%w: sqlstore: a stored claim does not decode: %v", dispatch.ErrInvalidRecord, err)
 	}
 	if outcome.Valid {
 		var o dispatch.SavedOutcome
 		if err := o.UnmarshalJSON([]byte(outcome.String)); err != nil {
-			return dispatch.Claim{}, fmt.Errorf("%w (the outcome of stored claim %s)", err, c.CheckpointID)
+			return dispatch.Claim{}, errprefix.Errorf("%w (the outcome of stored claim %s)", err, c.CheckpointID)
 		}
 		c.Outcome = &o
 	}
@@ -395,13 +396,13 @@ func (s *Store) Finish(ctx context.Context, id string, outcome dispatch.SavedOut
 	err = s.db.QueryRowContext(ctx, s.selectClaim, id).Scan(&claim, &recorded)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("%w: no claim of checkpoint %q", dispatch.ErrNotFound, truncate(id, 80))
+		return errprefix.Errorf("%w: no claim of checkpoint %q", dispatch.ErrNotFound, truncate(id, 80))
 	case err != nil:
 		return s.fail(ctx, "reading the outcome of checkpoint "+truncate(id, 80), err)
 	case !recorded.Valid:
 		// Only an UPDATE that ran at the same moment as a delete of the
 		// claim could get here; the claim is there again.
-		return fmt.Errorf("%w: sqlstore: recording the outcome of checkpoint %s: the claim changed while it was recorded; try again", dispatch.ErrStore, truncate(id, 80))
+		return errprefix.Errorf("%w: sqlstore: recording the outcome of checkpoint %s: the claim changed while it was recorded; try again", dispatch.ErrStore, truncate(id, 80))
 	case recorded.String == string(data):
 		return nil
 	}
@@ -410,7 +411,7 @@ func (s *Store) Finish(ctx context.Context, id string, outcome dispatch.SavedOut
 	if prior.UnmarshalJSON([]byte(recorded.String)) == nil {
 		kind = string(prior.Kind)
 	}
-	return fmt.Errorf("%w: claim %s already has outcome %s", dispatch.ErrInvalidRecord, truncate(id, 80), kind)
+	return errprefix.Errorf("%w: claim %s already has outcome %s", dispatch.ErrInvalidRecord, truncate(id, 80), kind)
 }
 
 // Claimed implements [dispatch.Store]'s Claimed.
@@ -482,7 +483,7 @@ func (s *Store) SaveTurn(ctx context.Context, t dispatch.Turn) error {
 	for i, o := range t.Outcomes {
 		data, err := o.MarshalJSON()
 		if err != nil {
-			return fmt.Errorf("%w (outcome %d of %s)", err, i, what)
+			return errprefix.Errorf("%w (outcome %d of %s)", err, i, what)
 		}
 		outcomes[i] = string(data)
 		size += len(data)
@@ -541,11 +542,11 @@ func (s *Store) Turn(ctx context.Context, id string) (dispatch.Turn, error) {
 			continue // a turn without outcomes
 		}
 		if position.Int64 != int64(len(t.Outcomes)) {
-			return dispatch.Turn{}, fmt.Errorf("%w: sqlstore: stored %s lacks outcome %d", dispatch.ErrInvalidRecord, what, len(t.Outcomes))
+			return dispatch.Turn{}, errprefix.Errorf("%w: sqlstore: stored %s lacks outcome %d", dispatch.ErrInvalidRecord, what, len(t.Outcomes))
 		}
 		var o dispatch.SavedOutcome
 		if err := o.UnmarshalJSON([]byte(outcome.String)); err != nil {
-			return dispatch.Turn{}, fmt.Errorf("%w (outcome %d of stored %s)", err, position.Int64, what)
+			return dispatch.Turn{}, errprefix.Errorf("%w (outcome %d of stored %s)", err, position.Int64, what)
 		}
 		t.Outcomes = append(t.Outcomes, o)
 	}
@@ -553,7 +554,7 @@ func (s *Store) Turn(ctx context.Context, id string) (dispatch.Turn, error) {
 		return dispatch.Turn{}, s.fail(ctx, "reading "+what, err)
 	}
 	if !found {
-		return dispatch.Turn{}, fmt.Errorf("%w: no turn %q", dispatch.ErrNotFound, truncate(id, 80))
+		return dispatch.Turn{}, errprefix.Errorf("%w: no turn %q", dispatch.ErrNotFound, truncate(id, 80))
 	}
 	return t, nil
 }
@@ -603,7 +604,7 @@ AND NOT EXISTS (SELECT 1 FROM {p}claims c WHERE c.checkpoint_id = o.checkpoint_i
 		}
 		p := dispatch.Pending{TurnID: string(turnID), Index: int(position)}
 		if err := p.Outcome.UnmarshalJSON([]byte(outcome)); err != nil {
-			return nil, fmt.Errorf("%w (outcome %d of stored turn %q)", err, position, truncate(p.TurnID, 80))
+			return nil, errprefix.Errorf("%w (outcome %d of stored turn %q)", err, position, truncate(p.TurnID, 80))
 		}
 		out = append(out, p)
 	}

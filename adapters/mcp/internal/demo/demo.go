@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentcontract/tool"
 	toolmcp "github.com/agentcontract/tool/adapters/mcp"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // New builds every tool, binds it with [tool.Recover] and registers it. It
@@ -217,7 +218,7 @@ func (t refund) Call(_ context.Context, inv tool.Invocation) (tool.Result, error
 	}
 	var answer refundAnswer
 	if err := json.Unmarshal(c.Response(), &answer); err != nil {
-		return tool.Result{}, fmt.Errorf("refund_order: unreadable answer: %w", err)
+		return tool.Result{}, errprefix.Part("refund_order: unreadable answer: %w", err)
 	}
 	if !answer.Approve {
 		f, err := tool.NewFailure(tool.FailureConfig{

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool"
-	"github.com/agentcontract/tool/internal/strictschema"
+	"github.com/agentcontract/tool/adapters/internal/strictschema"
 )
 
 func TestLowerBlocks(t *testing.T) {

@@ -11,11 +11,11 @@ import (
 	"maps"
 	"regexp"
 	"strconv"
-	"strings"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/strictschema"
 	"github.com/agentcontract/tool/dispatch"
-	"github.com/agentcontract/tool/internal/strictschema"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // Definitions returns the definitions to project: registry's, when it is
@@ -45,7 +45,7 @@ func Definitions(registry *tool.Registry, defs []tool.Definition, name *regexp.R
 		}
 		if validate {
 			if err := d.Validate(); err != nil {
-				problems = append(problems, strings.TrimPrefix(err.Error(), "tool: "))
+				problems = append(problems, errprefix.Body(err))
 				continue
 			}
 		}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentcontract/tool/internal/adapterkit"
-	"github.com/agentcontract/tool/internal/strictschema"
+	"github.com/agentcontract/tool/adapters/internal/adapterkit"
+	"github.com/agentcontract/tool/adapters/internal/strictschema"
 )
 
 // TestSchemaMap: every copy is deep and the caller's, numbers typed for

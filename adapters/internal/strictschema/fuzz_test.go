@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool"
-	"github.com/agentcontract/tool/internal/strictschema"
+	"github.com/agentcontract/tool/adapters/internal/strictschema"
 )
 
 // FuzzApply feeds Undo.Apply the argument text a model may send. Apply

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/agentcontract/tool"
-	"github.com/agentcontract/tool/internal/adaptertest"
-	"github.com/agentcontract/tool/internal/strictschema"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
+	"github.com/agentcontract/tool/adapters/internal/strictschema"
 )
 
 func BenchmarkLower(b *testing.B) {

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool"
-	"github.com/agentcontract/tool/internal/strictschema"
+	"github.com/agentcontract/tool/adapters/internal/strictschema"
 )
 
 type address struct {
