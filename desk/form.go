@@ -326,7 +326,7 @@ func (f *form) answer(get func(string) string) ([]byte, error) {
 		if n > 0 {
 			b.WriteByte(',')
 		}
-		name, _ := json.Marshal(fd.Name)
+		name, _ := jsonString(fd.Name)
 		b.Write(name)
 		b.WriteByte(':')
 		b.Write(v)
@@ -368,7 +368,19 @@ func (fd field) encode() ([]byte, error) {
 			return nil, fmt.Errorf("%s must be one of the choices", fd.label())
 		}
 	}
-	return json.Marshal(fd.Value)
+	return jsonString(fd.Value)
+}
+
+// jsonString returns s as a JSON string, with <, > and & as they are (the
+// answer is data, not HTML).
+func jsonString(s string) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // isNumber reports whether v, valid JSON, is a number.
