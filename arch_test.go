@@ -57,9 +57,31 @@ func retainedCode(t reflect.Type) (found []retained, structs []string) {
 	return found, structs
 }
 
+// decodedValue is the one interface an Invocation holds: the input a Func
+// decoded at Prepare, kept for its first Call. Only the decode of a Func
+// sets it, always to a *In (data decoded from JSON text), which the walk
+// cannot see through an interface.
+const decodedValue = ".decoded.value"
+
+// withoutDecodedValue drops the decoded value from found.
+func withoutDecodedValue(t *testing.T, found []retained) []retained {
+	t.Helper()
+	var rest []retained
+	for _, f := range found {
+		if strings.HasSuffix(f.path, decodedValue) {
+			require.Equal(t, reflect.Interface, f.typ.Kind(), f.path)
+			require.Zero(t, f.typ.NumMethod(), f.path)
+			continue
+		}
+		rest = append(rest, f)
+	}
+	return rest
+}
+
 func TestArchInvocationHoldsDataOnly(t *testing.T) {
 	found, structs := retainedCode(reflect.TypeFor[tool.Invocation]())
-	require.Empty(t, found, "an Invocation must not retain code, interfaces or channels")
+	require.Len(t, found, 1, "%v", found)
+	require.Empty(t, withoutDecodedValue(t, found), "an Invocation must not retain code, interfaces or channels")
 	require.Contains(t, structs, "tool.Continuation", "the walk goes through pointers")
 	require.Contains(t, structs, "tool.Definition", "the walk goes through the frozen contract")
 	require.Contains(t, structs, "tool.Schema")
@@ -79,7 +101,8 @@ func TestArchContractHoldsOnlyItsValidator(t *testing.T) {
 	require.Equal(t, 2, validator.NumOut())
 	require.Equal(t, reflect.TypeFor[error](), validator.Out(1))
 	handed, _ := retainedCode(validator.Out(0))
-	require.Empty(t, handed, "what the validator hands to Call is data only")
+	require.Len(t, handed, 1, "%v", handed)
+	require.Empty(t, withoutDecodedValue(t, handed), "what the validator hands to Call is data only")
 }
 
 func TestArchWalkerFindsCode(t *testing.T) {

@@ -206,7 +206,11 @@
 //
 // # Decisions where the reference is silent
 //
-// The reference leaves these open; this package decides them so:
+// This package implements a published design of the tool protocol: its
+// exported names and their behaviour follow the documentation of one
+// release of that design, called the reference here (the module's README
+// says which). The reference leaves these open, or this package
+// departs from it, and decides them so:
 //
 //   - Forwarding is synchronous. The next a middleware receives forwards
 //     only while [Binding.Call] runs: a forward through a next kept past
@@ -229,6 +233,14 @@
 //     [*InputValidationError] whose Cause is the
 //     [*InputValidationPanicError]. It matches [ErrInvalidTool], not
 //     ErrInvalidInvocation: no call was made, the tool cannot be bound.
+//   - A tool of [EffectSafe] that returns an [*InputRejection] from its own
+//     Call (say, from [Signature.Decode] of arguments it decodes itself)
+//     gets the rejection back from [Binding.Call] as it is, not turned into
+//     a definite [Failure] as the reference turns every other error of a
+//     safe tool. A rejection tells the model what to correct in the
+//     arguments it wrote, and no effect happened; a Failure would tell it
+//     the call ran and failed, and the runtime would report the call as
+//     failed rather than rejected.
 //
 // # Suspending a call
 //
@@ -315,7 +327,7 @@
 // most [MaxInputBytes] encoded; [InputRequest.JSONSchemaModel] describes the
 // form for [SchemaFor].
 //
-// # [Progress]
+// # Progress
 //
 // A long tool reports progress with [ReportProgress]; the runtime observes
 // it by calling with a context from [WithProgressReporter]. [Progress] is

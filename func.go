@@ -70,7 +70,7 @@ func (f Func[In, Out]) Call(ctx context.Context, invocation Invocation) (Result,
 	if f.fn == nil {
 		return Result{}, errorf("%w: the zero Func runs nothing", ErrInvalidTool)
 	}
-	in, ok := takeDecoded[In](invocation.decoded, f.signature.id)
+	in, ok := takeDecoded[In](invocation.decoded)
 	if !ok {
 		var err error
 		if in, err = f.signature.Decode(invocation); err != nil {
@@ -109,7 +109,7 @@ func (f Func[In, Out]) InputValidator() func([]byte) error { return f.signature.
 // admission hands [Bind] the [Signature]'s input validator in the form that
 // keeps the decoded value for the first Call, so that a call decodes its
 // arguments once.
-func (f Func[In, Out]) admission() admission { return typedAdmission[In](f.signature.id) }
+func (f Func[In, Out]) admission() admission { return typedAdmission[In] }
 
 // self returns f, so that [Bind] can tell a [Func] from a type that embeds one.
 func (f Func[In, Out]) self() any { return f }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"reflect"
 	"sync/atomic"
-	"unsafe"
 )
 
 // This file holds the hand-off of a [Func]'s typed input from Prepare to Call.
@@ -20,17 +19,14 @@ import (
 // when it keeps none.
 type admission func(arguments []byte) (*decoded, error)
 
-// signatureID identifies one [Signature], so that a [Func] takes only a value
-// its own Signature decoded. It is not zero-sized: distinct allocations
-// have distinct addresses.
-type signatureID struct{ _ byte }
-
-// decoded is the header of a decodedBox: which [Signature] decoded the value,
-// where the value is, and whether a Call has taken it.
+// decoded is the header of a decodedBox: a pointer to the decoded value
+// (a *In, in the box that holds this header), and whether a Call has taken
+// it. The value is found by its type: decoding depends on In alone, so a
+// value of the Func's own In, decoded from the Invocation's arguments, is
+// the one the Func's own decode would produce.
 type decoded struct {
-	signature *signatureID
-	value     unsafe.Pointer // *In inside the box that holds this header
-	taken     atomic.Bool
+	value any
+	taken atomic.Bool
 }
 
 // decodedBox holds one decoded input with its header, in one allocation.
@@ -75,28 +71,27 @@ func plainAdmission(validator func([]byte) error) admission {
 
 // typedAdmission is the admission of a [Signature]'s input: decodeInput,
 // keeping the value. The decode only reads the arguments.
-func typedAdmission[In any](id *signatureID) admission {
-	return func(arguments []byte) (*decoded, error) {
-		box := new(decodedBox[In])
-		if err := decodeInto(arguments, &box.in); err != nil {
-			return nil, err
-		}
-		box.signature = id
-		box.value = unsafe.Pointer(&box.in)
-		return &box.decoded, nil
+func typedAdmission[In any](arguments []byte) (*decoded, error) {
+	box := new(decodedBox[In])
+	if err := decodeInto(arguments, &box.in); err != nil {
+		return nil, err
 	}
+	box.value = &box.in
+	return &box.decoded, nil
 }
 
-// takeDecoded returns the value that the [Signature] identified by id decoded
-// at Prepare, to the first caller only; false when there is none for it.
-// The box lets go of the value, so that it lives only as long as the call
-// that took it needs it.
-func takeDecoded[In any](h *decoded, id *signatureID) (In, bool) {
+// takeDecoded returns the In decoded at Prepare, to the first caller only;
+// false when there is none of that type. The box lets go of the value, so
+// that it lives only as long as the call that took it needs it.
+func takeDecoded[In any](h *decoded) (In, bool) {
 	var zero In
-	if h == nil || id == nil || h.signature != id || !h.taken.CompareAndSwap(false, true) {
+	if h == nil {
 		return zero, false
 	}
-	p := (*In)(h.value)
+	p, ok := h.value.(*In)
+	if !ok || !h.taken.CompareAndSwap(false, true) {
+		return zero, false
+	}
 	in := *p
 	*p = zero
 	return in, true

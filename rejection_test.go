@@ -1,6 +1,7 @@
 package tool_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -204,4 +205,42 @@ func TestHandWrittenValidator(t *testing.T) {
 			}
 		})
 	}
+}
+
+// currency is a member type whose own decoder rejects values the model can
+// correct.
+type currency string
+
+func (c *currency) UnmarshalJSON(b []byte) error {
+	if string(b) != `"EUR"` {
+		r, err := tool.NewInputRejection(tool.InputRejectionConfig{Message: "only EUR is supported", Cause: errors.New("private: currency table")})
+		if err != nil {
+			return err
+		}
+		return r
+	}
+	*c = "EUR"
+	return nil
+}
+
+type refundArgs struct {
+	Order  string `json:"order"`
+	Amount struct {
+		Value    int      `json:"value"`
+		Currency currency `json:"currency" jsonschema:"type=string"`
+	} `json:"amount"`
+}
+
+func TestCustomDecoderRejectionNamesItsMember(t *testing.T) {
+	f, err := tool.NewFunc(tool.FuncConfig{Name: "refund", Description: "Refunds an order.", Effect: tool.EffectSafe}, func(ctx context.Context, in refundArgs) (string, error) {
+		return "ok", nil
+	})
+	require.NoError(t, err)
+	b, err := tool.Bind(f)
+	require.NoError(t, err)
+	_, err = b.Contract().Prepare(tool.Request{Name: "refund", Arguments: `{"order":"A-1","amount":{"value":1,"currency":"USD"}}`}, tool.Admission{})
+	r, ok := tool.ClassifyInputRejection(err)
+	require.True(t, ok, "%v", err)
+	require.Equal(t, "value at /amount/currency: only EUR is supported", r.Message())
+	require.NotContains(t, r.Message(), "private")
 }

@@ -55,7 +55,6 @@ type Signature[In, Out any] struct {
 	input  Schema
 	output Schema // zero unless Out is encoded into Details
 	codec  outputCodec
-	id     *signatureID // tells a Func which decoded inputs are its own
 }
 
 type outputCodec uint8
@@ -96,7 +95,7 @@ func newSignature[In, Out any]() (Signature[In, Out], error) {
 	if err != nil {
 		return Signature[In, Out]{}, errorPart("input type %v: %w", in, err)
 	}
-	s := Signature[In, Out]{id: new(signatureID)}
+	s := Signature[In, Out]{}
 	if s.input, err = ParseSchema(doc); err != nil {
 		return Signature[In, Out]{}, errorPart("input type %v: %w", in, err)
 	}
@@ -215,7 +214,8 @@ func decodeInto[In any](arguments []byte, in *In) (err error) {
 
 // decodeError sorts an error of the strict decode: a problem with the
 // input becomes an *InputRejection whose message speaks JSON only, a
-// custom decoder's rejection is returned as it is, and a custom decoder's
+// custom decoder's rejection is returned with the location of the member
+// it decoded, and a custom decoder's
 // other errors are defects (*InputValidationError).
 func decodeError(err error, arguments []byte) error {
 	var semantic *jsonv2.SemanticError
@@ -223,8 +223,12 @@ func decodeError(err error, arguments []byte) error {
 	switch {
 	case errors.As(err, &semantic):
 		if semantic.Err != nil {
-			if _, ok := ClassifyInputRejection(semantic.Err); ok {
-				return semantic.Err
+			if rejection, ok := ClassifyInputRejection(semantic.Err); ok {
+				if semantic.JSONPointer == "" {
+					return semantic.Err
+				}
+				// A member's own decoder rejected its value: say which member.
+				return &InputRejection{message: fmt.Sprintf("value at %s: %s", strictjson.Where(string(semantic.JSONPointer)), rejection.Message()), cause: semantic.Err}
 			}
 		}
 		switch decoderOf(semantic) {

@@ -224,7 +224,15 @@ func rejectViolations(violations []fastcheck.Violation, total int) *InputRejecti
 		}
 		all.WriteString(describeLocated(v))
 	}
-	return &InputRejection{message: message, cause: errorf("%w: %d violations: %s", ErrInvalidInvocation, total, all.String())}
+	return &InputRejection{message: message, cause: errorf("%w: %s: %s", ErrInvalidInvocation, countOf(total, "violation"), all.String())}
+}
+
+// countOf writes n and noun, with the noun in the plural unless n is 1.
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 var englishPrinter = message.NewPrinter(language.English)

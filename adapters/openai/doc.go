@@ -44,7 +44,10 @@
 // optional in the canonical schema is removed before Prepare sees the
 // arguments; nothing else is changed, and the argument text of any other
 // call reaches Prepare as the model wrote it, malformed or not: Prepare,
-// under the canonical schema, is the only judge.
+// under the canonical schema, is the only judge. A member whose own schema
+// admits null therefore cannot be sent as an explicit null strictly (a null
+// reads as "not given"); [Tools.Relaxed] lists each such member, so that a
+// tool for which "null" and "absent" differ can be sent non-strict.
 //
 // # Results
 //

@@ -160,7 +160,9 @@ func (t *Tools) Lints() []Lint { return slices.Clone(t.lints) }
 // Relaxed lists the constraints of strict tools that OpenAI does not enforce
 // (string lengths, unsupported formats, …): they were moved into the
 // description of their member, and [tool.Contract.Prepare] still enforces
-// them, so a model that breaks one gets a rejection it can correct. The slice
+// them, so a model that breaks one gets a rejection it can correct. It also
+// lists each optional member whose own schema admits null: strictly, a null
+// for it means "not given", so an explicit null cannot be sent. The slice
 // is the caller's.
 func (t *Tools) Relaxed() []Lint { return slices.Clone(t.relaxed) }
 
