@@ -80,7 +80,7 @@ func (f AskFunc[In, Answer, Out]) Call(ctx context.Context, invocation Invocatio
 	if f.ask == nil {
 		return Result{}, errorf("%w: the zero AskFunc runs nothing", ErrInvalidTool)
 	}
-	in, ok := takeDecoded[In](invocation.decoded, f.fn.signature.id)
+	in, ok := takeDecoded[In](invocation.decoded)
 	if !ok {
 		var err error
 		if in, err = f.fn.signature.Decode(invocation); err != nil {
@@ -149,7 +149,7 @@ func (f AskFunc[In, Answer, Out]) AnswerSchema() Schema { return f.answer }
 
 // admission hands [Bind] the typed admission of In, as a [Func] does.
 func (f AskFunc[In, Answer, Out]) admission() admission {
-	return typedAdmission[In](f.fn.signature.id)
+	return typedAdmission[In]
 }
 
 // self returns f, so that [Bind] can tell an AskFunc from a type that embeds one.

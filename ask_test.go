@@ -27,17 +27,17 @@ func (o *orderID) UnmarshalText(b []byte) error {
 	return nil
 }
 
-type refundArgs struct {
+type askRefundArgs struct {
 	Order orderID `json:"order"`
 	Cents int     `json:"cents" jsonschema:"minimum=1"`
 }
 
-type refundAnswer struct {
+type askRefundAnswer struct {
 	Approve bool   `json:"approve"`
 	Note    string `json:"note,omitempty"`
 }
 
-func (a refundAnswer) Validate() error {
+func (a askRefundAnswer) Validate() error {
 	if !a.Approve && a.Note == "" {
 		return errors.New("a refusal needs a note")
 	}
@@ -45,13 +45,13 @@ func (a refundAnswer) Validate() error {
 }
 
 // newAskRefund is the ask-then-act refund written with NewAskFunc.
-func newAskRefund(t *testing.T, refunded *atomic.Int32) tool.AskFunc[refundArgs, refundAnswer, string] {
+func newAskRefund(t *testing.T, refunded *atomic.Int32) tool.AskFunc[askRefundArgs, askRefundAnswer, string] {
 	t.Helper()
 	f, err := tool.NewAskFunc(tool.FuncConfig{Name: "refund", Description: "refund an order", Effect: tool.EffectIdempotent},
-		func(_ context.Context, in refundArgs) (tool.Question, error) {
+		func(_ context.Context, in askRefundArgs) (tool.Question, error) {
 			return tool.Question{Prompt: fmt.Sprintf("Refund %d cents on %s?", in.Cents, in.Order)}, nil
 		},
-		func(_ context.Context, in refundArgs, a refundAnswer) (string, error) {
+		func(_ context.Context, in askRefundArgs, a askRefundAnswer) (string, error) {
 			if !a.Approve {
 				return "not refunded: " + a.Note, nil
 			}
@@ -67,16 +67,16 @@ func newAskRefund(t *testing.T, refunded *atomic.Int32) tool.AskFunc[refundArgs,
 // implement InputValidator, so the custom check of orderID runs in Call,
 // after the guard, instead of at admission.
 type handRefund struct {
-	sig      tool.Signature[refundArgs, string]
+	sig      tool.Signature[askRefundArgs, string]
 	answer   tool.Schema
 	refunded *atomic.Int32
 }
 
 func newHandRefund(t *testing.T, refunded *atomic.Int32) handRefund {
 	t.Helper()
-	sig, err := tool.NewSignature[refundArgs, string]()
+	sig, err := tool.NewSignature[askRefundArgs, string]()
 	require.NoError(t, err)
-	answer, err := tool.SchemaFor[refundAnswer]()
+	answer, err := tool.SchemaFor[askRefundAnswer]()
 	require.NoError(t, err)
 	return handRefund{sig: sig, answer: answer, refunded: refunded}
 }
@@ -102,7 +102,7 @@ func (h handRefund) Call(_ context.Context, invocation tool.Invocation) (tool.Re
 		}
 		return tool.Result{InputRequest: &request}, nil
 	}
-	var a refundAnswer
+	var a askRefundAnswer
 	if err := json.Unmarshal(c.Response(), &a); err != nil {
 		return tool.Result{}, err
 	}
@@ -248,21 +248,21 @@ func TestAskFuncAdmitsLikeNewFunc(t *testing.T) {
 }
 
 func TestNewAskFuncRefuses(t *testing.T) {
-	ask := func(context.Context, refundArgs) (tool.Question, error) { return tool.Question{Prompt: "?"}, nil }
-	act := func(context.Context, refundArgs, bool) (string, error) { return "", nil }
+	ask := func(context.Context, askRefundArgs) (tool.Question, error) { return tool.Question{Prompt: "?"}, nil }
+	act := func(context.Context, askRefundArgs, bool) (string, error) { return "", nil }
 	config := tool.FuncConfig{Name: "refund", Effect: tool.EffectIdempotent}
 
-	_, err := tool.NewAskFunc[refundArgs, bool, string](config, nil, act)
+	_, err := tool.NewAskFunc[askRefundArgs, bool, string](config, nil, act)
 	require.ErrorIs(t, err, tool.ErrInvalidTool)
-	_, err = tool.NewAskFunc[refundArgs, bool, string](config, ask, nil)
+	_, err = tool.NewAskFunc[askRefundArgs, bool, string](config, ask, nil)
 	require.ErrorIs(t, err, tool.ErrInvalidTool)
 	_, err = tool.NewAskFunc(tool.FuncConfig{Name: "bad name!"}, ask, act)
 	require.ErrorIs(t, err, tool.ErrInvalidTool)
-	_, err = tool.NewAskFunc(config, ask, func(context.Context, refundArgs, chan int) (string, error) { return "", nil })
+	_, err = tool.NewAskFunc(config, ask, func(context.Context, askRefundArgs, chan int) (string, error) { return "", nil })
 	require.ErrorIs(t, err, tool.ErrInvalidTool)
 
 	// A question without a prompt suspends nothing.
-	f, err := tool.NewAskFunc(config, func(context.Context, refundArgs) (tool.Question, error) { return tool.Question{}, nil }, act)
+	f, err := tool.NewAskFunc(config, func(context.Context, askRefundArgs) (tool.Question, error) { return tool.Question{}, nil }, act)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"type":"boolean"}`, string(f.AnswerSchema().JSON()))
 	b, err := tool.Bind(f)
@@ -273,7 +273,7 @@ func TestNewAskFuncRefuses(t *testing.T) {
 	require.ErrorIs(t, err, tool.ErrInvalidInputRequest)
 
 	// The zero AskFunc runs nothing.
-	var zero tool.AskFunc[refundArgs, bool, string]
+	var zero tool.AskFunc[askRefundArgs, bool, string]
 	_, err = zero.Call(t.Context(), inv)
 	require.ErrorIs(t, err, tool.ErrInvalidTool)
 }
