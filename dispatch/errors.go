@@ -60,8 +60,11 @@ func (e *AnsweredError) Error() string {
 		return ErrAlreadyAnswered.Error()
 	}
 	how := "answered"
-	if e.Claim.Declined {
+	switch {
+	case e.Claim.Declined:
 		how = "declined"
+	case e.Claim.Superseded():
+		how = "superseded by an edit"
 	}
 	recorded := "its outcome is not recorded yet"
 	if e.Claim.Outcome != nil {

@@ -250,7 +250,11 @@ func (s *MemoryStore) Pending(ctx context.Context, q PendingQuery) ([]Pending, e
 	}
 	defer s.mu.Unlock()
 	rs := inOrder(s.turns, func(id string, _ *memRecord) bool { return q.TurnID == "" || q.TurnID == id })
+	if q.NewestFirst {
+		slices.Reverse(rs)
+	}
 	out := []Pending{}
+	skip := q.Offset
 	for _, k := range rs {
 		t, err := decodeTurn(k.r.data)
 		if err != nil {
@@ -261,6 +265,10 @@ func (s *MemoryStore) Pending(ctx context.Context, q PendingQuery) ([]Pending, e
 				continue
 			}
 			if _, claimed := s.claims[o.Checkpoint.ID()]; claimed {
+				continue
+			}
+			if skip > 0 {
+				skip--
 				continue
 			}
 			if q.Limit > 0 && len(out) == q.Limit {

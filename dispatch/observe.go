@@ -80,6 +80,9 @@ const (
 	OpDecline Op = "decline"
 	// OpSettle: Settle.
 	OpSettle Op = "settle"
+	// OpSupersede: Supersede, whose CallInfo names the new call's
+	// idempotency key once it is chosen.
+	OpSupersede Op = "supersede"
 )
 
 // CallInfo says which call an [Observer]'s hook is about. It is a value,

@@ -31,6 +31,10 @@ type Answer struct {
 	// Progress, when not nil, receives the progress the resumed tool
 	// reports.
 	Progress tool.ProgressReporter
+	// Record keeps Response itself in the claim (Claim.Response), not
+	// only its digest, so that an audit shows what the person answered.
+	// Leave it false when answers may hold what a log must not.
+	Record bool
 }
 
 // DeclinedText is what the model sees for a call the person declined,
@@ -83,7 +87,11 @@ func (d *Dispatcher) Resume(ctx context.Context, cp Checkpoint, a Answer) (Outco
 		d.resumeRefused(ctx, info, err)
 		return Outcome{}, err
 	}
-	if o, done, err := d.claim(ctx, cp, a.Principal, digest, now); done {
+	c := d.newClaim(cp, a.Principal, digest, now)
+	if a.Record {
+		c.Response = slices.Clone(a.Response)
+	}
+	if o, done, err := d.claim(ctx, cp, c); done {
 		return d.claimed(ctx, info, o, err)
 	}
 	ctx = d.callStart(ctx, info)
@@ -163,7 +171,7 @@ func (d *Dispatcher) Decline(ctx context.Context, cp Checkpoint, a Answer) (Outc
 		d.resumeRefused(ctx, info, err)
 		return Outcome{}, err
 	}
-	if o, done, err := d.claim(ctx, cp, a.Principal, DeclineSHA256, now); done {
+	if o, done, err := d.claim(ctx, cp, d.newClaim(cp, a.Principal, DeclineSHA256, now)); done {
 		return d.claimed(ctx, info, o, err)
 	}
 	ctx = d.callStart(ctx, info)
@@ -225,10 +233,9 @@ func checkAnswerer(cp Checkpoint, principal string) error {
 	return nil
 }
 
-// claim claims cp in the store. done reports that the resume ends here,
-// with o and err: the store failed, or the checkpoint was claimed before.
-func (d *Dispatcher) claim(ctx context.Context, cp Checkpoint, principal, digest string, now time.Time) (o Outcome, done bool, err error) {
-	c := Claim{
+// newClaim returns the claim of cp by principal with digest at now.
+func (d *Dispatcher) newClaim(cp Checkpoint, principal, digest string, now time.Time) Claim {
+	return Claim{
 		CheckpointID:   cp.id,
 		CallID:         cp.callID,
 		Tool:           cp.request.Name,
@@ -239,6 +246,12 @@ func (d *Dispatcher) claim(ctx context.Context, cp Checkpoint, principal, digest
 		ClaimedAt:      now.UTC(),
 		ExpiresAt:      cp.expiresAt,
 	}
+}
+
+// claim records c, the claim of cp, in the store. done reports that the
+// resume ends here, with o and err: the store failed, or the checkpoint
+// was claimed before.
+func (d *Dispatcher) claim(ctx context.Context, cp Checkpoint, c Claim) (o Outcome, done bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return Outcome{}, true, errprefix.Errorf("%w: checkpoint %s not claimed: %w", ErrStore, cp.id, err)
 	}

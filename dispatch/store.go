@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 	"unicode/utf8"
 
@@ -24,8 +25,10 @@ import (
 // # What may be persisted
 //
 // A Store keeps only what a log of the call would: tool names, call IDs,
-// idempotency keys, principals, answer digests (never answers), times,
-// outcome kinds, the public Output the model sees, and the sealed
+// idempotency keys, principals, answer digests (answers themselves only
+// when the runtime asks for them with Answer.Record), the arguments of
+// an edit (Claim.Edit), times, outcome kinds, the public Output the
+// model sees, and the sealed
 // checkpoints of suspended calls (which hold the call's arguments and the
 // tool's state, as the runtime already stores them). A private error (a
 // Failure's cause, a panic and its stack) is never persisted: a
@@ -126,9 +129,39 @@ type Claim struct {
 	// ExpiresAt is the checkpoint's expiry: the Store keeps the claim at
 	// least until MaxClockSkew after it.
 	ExpiresAt time.Time `json:"expires_at"`
+	// Response is the answer itself, kept only when the runtime asked for
+	// it (Answer.Record): what the person answered, for the audit. Nil
+	// for a decline, a superseding claim, and an answer not recorded.
+	Response json.RawMessage `json:"response,omitempty"`
+	// Edit is set on a claim that superseded the checkpoint: the person
+	// corrected the call's arguments, and the corrected call ran as a new
+	// call under a new idempotency key (see Dispatcher.Supersede). Nil
+	// otherwise.
+	Edit *EditRecord `json:"edit,omitempty"`
 	// Outcome is the outcome recorded by Finish; nil until then. It is
 	// nil in a claim passed to Store.Claim.
 	Outcome *SavedOutcome `json:"outcome,omitempty"`
+}
+
+// Superseded reports whether the claim superseded its checkpoint with an
+// edited call (c.Edit is set).
+func (c Claim) Superseded() bool { return c.Edit != nil }
+
+// EditRecord is what a superseding claim records of an edit, keeping the
+// three sets of arguments apart: those the model proposed, those the
+// person approved, and those the new call was admitted and run with.
+// Stores copy it.
+type EditRecord struct {
+	// Proposed are the arguments of the superseded checkpoint, as the
+	// model wrote them.
+	Proposed string `json:"proposed"`
+	// Approved are the arguments the person approved, as they sent them.
+	Approved string `json:"approved"`
+	// Executed are the arguments the new call was admitted with, which
+	// its tool ran with.
+	Executed string `json:"executed"`
+	// IdempotencyKey is the new call's key.
+	IdempotencyKey tool.IdempotencyKey `json:"idempotency_key"`
 }
 
 // DeclineSHA256 is the AnswerSHA256 of every decline: the SHA-256 of the
@@ -159,6 +192,32 @@ func (c Claim) Validate() error {
 	for name, v := range map[string]string{"call ID": c.CallID, "tool": c.Tool, "idempotency key": string(c.IdempotencyKey), "principal": c.Principal} {
 		if len(v) > maxRecordText || !utf8.ValidString(v) {
 			return errprefix.Errorf("%w: claim %s: the %s is not at most %d bytes of UTF-8", ErrInvalidRecord, c.CheckpointID, name, maxRecordText)
+		}
+	}
+	if len(c.Response) > 0 {
+		digest, err := AnswerSHA256(c.Response)
+		switch {
+		case len(c.Response) > tool.MaxInputBytes:
+			return errprefix.Errorf("%w: claim %s: the recorded response is %d bytes, more than %d", ErrInvalidRecord, c.CheckpointID, len(c.Response), tool.MaxInputBytes)
+		case err != nil || digest != c.AnswerSHA256:
+			return errprefix.Errorf("%w: claim %s: the recorded response is not the answer of its digest", ErrInvalidRecord, c.CheckpointID)
+		}
+	}
+	if c.Edit != nil {
+		e := c.Edit
+		switch {
+		case c.Declined || len(c.Response) > 0:
+			return errprefix.Errorf("%w: claim %s: a superseding claim is no decline and records no response", ErrInvalidRecord, c.CheckpointID)
+		case e.IdempotencyKey == "" || e.IdempotencyKey == c.IdempotencyKey:
+			return errprefix.Errorf("%w: claim %s: an edit runs under a new idempotency key", ErrInvalidRecord, c.CheckpointID)
+		}
+		for name, v := range map[string]string{"proposed": e.Proposed, "approved": e.Approved, "executed": e.Executed} {
+			if len(v) > tool.MaxInputBytes || !utf8.ValidString(v) {
+				return errprefix.Errorf("%w: claim %s: the %s arguments are not at most %d bytes of UTF-8", ErrInvalidRecord, c.CheckpointID, name, tool.MaxInputBytes)
+			}
+		}
+		if len(e.IdempotencyKey) > maxRecordText || !utf8.ValidString(string(e.IdempotencyKey)) {
+			return errprefix.Errorf("%w: claim %s: the edit's idempotency key is not at most %d bytes of UTF-8", ErrInvalidRecord, c.CheckpointID, maxRecordText)
 		}
 	}
 	if c.Outcome != nil {
@@ -192,13 +251,18 @@ type ClaimQuery struct {
 
 // PendingQuery selects pending calls for Store.Pending: those of the turn
 // TurnID, or of every turn when it is empty, in the order their turns
-// were first saved (then by turn ID and position), at most Limit of them
-// (0 or less for all). An expired checkpoint is still listed, with its
-// ExpiresAt, until DeleteExpired removes its turn; it can no longer be
-// answered.
+// were first saved (then by turn ID, then by position), or with
+// NewestFirst in the reverse order of turns (newest turn first, then by
+// turn ID descending, the calls of one turn still by position); the first
+// Offset of them are skipped (0 or less for none), and at most Limit are
+// returned (0 or less for all), so that a list can be paged. An expired
+// checkpoint is still listed, with its ExpiresAt, until DeleteExpired
+// removes its turn; it can no longer be answered.
 type PendingQuery struct {
-	TurnID string
-	Limit  int
+	TurnID      string
+	NewestFirst bool
+	Offset      int
+	Limit       int
 }
 
 // Pending is one suspended call of a saved turn that nobody has answered

@@ -37,7 +37,9 @@ var base = time.Now().UTC().Truncate(time.Second)
 // *dispatch.AnsweredError, Finish and the audit listing, turns round
 // trip, pending calls, expiry and DeleteExpired, a full store that
 // refuses with dispatch.ErrStore and evicts no unexpired claim, invalid
-// records, and a cancelled context.
+// records, and a cancelled context; pending calls newest first and in
+// pages; a recorded answer and an edit's three sets of arguments kept as
+// claimed.
 func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 	t.Helper()
 	t.Run("ClaimOnce", func(t *testing.T) { testClaimOnce(t, newStore(t)) })
@@ -46,6 +48,8 @@ func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 	t.Run("Claims", func(t *testing.T) { testClaims(t, newStore(t)) })
 	t.Run("Turns", func(t *testing.T) { testTurns(t, newStore(t)) })
 	t.Run("Pending", func(t *testing.T) { testPending(t, newStore(t)) })
+	t.Run("PendingPages", func(t *testing.T) { testPendingPages(t, newStore(t)) })
+	t.Run("AnswersAndEdits", func(t *testing.T) { testAnswersAndEdits(t, newStore(t)) })
 	t.Run("DeleteExpired", func(t *testing.T) { testDeleteExpired(t, newStore(t)) })
 	t.Run("Full", func(t *testing.T) { testFull(t, newStore(t)) })
 	t.Run("InvalidRecords", func(t *testing.T) { testInvalid(t, newStore(t)) })
@@ -365,6 +369,94 @@ func testPending(t *testing.T, s dispatch.Store) {
 	if len(none) != 0 {
 		t.Fatalf("an unknown turn has no pending calls, got %d", len(none))
 	}
+}
+
+func testPendingPages(t *testing.T, s dispatch.Store) {
+	ctx := t.Context()
+	sus := suspended(t, s, 5)
+	check(t, s.SaveTurn(ctx, turn("t1", base, sus[0], sus[1])), "save t1")
+	check(t, s.SaveTurn(ctx, turn("t2", base.Add(time.Minute), completed("call_c", "5"), sus[2])), "save t2")
+	check(t, s.SaveTurn(ctx, turn("t3", base.Add(2*time.Minute), sus[3], sus[4])), "save t3")
+	// Saving a turn again keeps its place: it was first saved before t3.
+	check(t, s.SaveTurn(ctx, turn("t2", base.Add(3*time.Minute), completed("call_c", "5"), sus[2])), "save t2 again")
+
+	ids := func(ps []dispatch.Pending) string {
+		var b strings.Builder
+		for _, p := range ps {
+			fmt.Fprintf(&b, "%s/%d ", p.TurnID, p.Index)
+		}
+		return b.String()
+	}
+	tests := []struct {
+		q    dispatch.PendingQuery
+		want string
+	}{
+		{dispatch.PendingQuery{}, "t1/0 t1/1 t2/1 t3/0 t3/1 "},
+		{dispatch.PendingQuery{NewestFirst: true}, "t3/0 t3/1 t2/1 t1/0 t1/1 "},
+		{dispatch.PendingQuery{NewestFirst: true, Limit: 2}, "t3/0 t3/1 "},
+		{dispatch.PendingQuery{NewestFirst: true, Offset: 2, Limit: 2}, "t2/1 t1/0 "},
+		{dispatch.PendingQuery{NewestFirst: true, Offset: 4, Limit: 2}, "t1/1 "},
+		{dispatch.PendingQuery{NewestFirst: true, Offset: 5}, ""},
+		{dispatch.PendingQuery{Offset: 3}, "t3/0 t3/1 "},
+		{dispatch.PendingQuery{Offset: -1, Limit: 1}, "t1/0 "},
+		{dispatch.PendingQuery{TurnID: "t3", NewestFirst: true, Offset: 1}, "t3/1 "},
+	}
+	for _, tc := range tests {
+		got, err := s.Pending(ctx, tc.q)
+		check(t, err, "pending %+v", tc.q)
+		if ids(got) != tc.want {
+			t.Fatalf("pending %+v: got %q, want %q", tc.q, ids(got), tc.want)
+		}
+	}
+}
+
+func testAnswersAndEdits(t *testing.T, s dispatch.Store) {
+	ctx := t.Context()
+	answered := claim(0, 0)
+	answered.Response = json.RawMessage(`{"approve":true,"note":"<b>ok</b>"}`)
+	sum, err := dispatch.AnswerSHA256(answered.Response)
+	check(t, err, "digest")
+	answered.AnswerSHA256 = sum
+	_, err = s.Claim(ctx, answered)
+	check(t, err, "claim with a recorded answer")
+
+	edited := claim(1, 1)
+	edited.Edit = &dispatch.EditRecord{
+		Proposed:       `{"order":"A-7","cents":125000}`,
+		Approved:       `{"order":"A-7", "cents":1250}`,
+		Executed:       `{"order":"A-7", "cents":1250}`,
+		IdempotencyKey: "key-1-edit",
+	}
+	_, err = s.Claim(ctx, edited)
+	check(t, err, "superseding claim")
+	check(t, s.Finish(ctx, edited.CheckpointID, completed("call_1", "refunded 1250")), "finish the edit")
+
+	got, err := s.Claimed(ctx, answered.CheckpointID)
+	check(t, err, "reading the answered claim")
+	if string(got.Response) != string(answered.Response) || got.Principal != "user-7" || !got.ClaimedAt.Equal(answered.ClaimedAt) {
+		t.Fatalf("the answered claim lost who, when or what: %+v", got)
+	}
+	got, err = s.Claimed(ctx, edited.CheckpointID)
+	check(t, err, "reading the superseding claim")
+	if !got.Superseded() || *got.Edit != *edited.Edit || got.Outcome == nil {
+		t.Fatalf("the superseding claim lost its edit or outcome: %+v", got)
+	}
+	all, err := s.Claims(ctx, dispatch.ClaimQuery{})
+	check(t, err, "listing")
+	if len(all) != 2 || string(all[0].Response) != string(answered.Response) || all[1].Edit == nil || all[1].Edit.Approved != edited.Edit.Approved {
+		t.Fatalf("the audit listing lost an answer or an edit: %+v", all)
+	}
+
+	// A response that is not the answer of the digest, and an edit under
+	// the old key, are not claims.
+	bad := claim(2, 2)
+	bad.Response = json.RawMessage(`true`)
+	_, err = s.Claim(ctx, bad)
+	wantIs(t, err, dispatch.ErrInvalidRecord, "a response that does not match its digest")
+	bad = claim(3, 3)
+	bad.Edit = &dispatch.EditRecord{Proposed: "{}", Approved: "{}", Executed: "{}", IdempotencyKey: bad.IdempotencyKey}
+	_, err = s.Claim(ctx, bad)
+	wantIs(t, err, dispatch.ErrInvalidRecord, "an edit under the superseded call's key")
 }
 
 func testDeleteExpired(t *testing.T, s dispatch.Store) {

@@ -60,6 +60,7 @@ func TestPackagesCovered(t *testing.T) {
 		rootModule + "/adapters/otel",
 		rootModule + "/adapters/temporal",
 		rootModule + "/stores/sqlstore",
+		rootModule + "/desk",
 	} {
 		require.Contains(t, paths, want)
 	}

@@ -573,10 +573,21 @@ AND NOT EXISTS (SELECT 1 FROM {p}claims c WHERE c.checkpoint_id = o.checkpoint_i
 		query += " AND o.turn_id = ?"
 		args = append(args, []byte(q.TurnID))
 	}
-	query += " ORDER BY t.first_saved_at, t.id, o.position"
-	if q.Limit > 0 {
+	if q.NewestFirst {
+		query += " ORDER BY t.first_saved_at DESC, t.id DESC, o.position"
+	} else {
+		query += " ORDER BY t.first_saved_at, t.id, o.position"
+	}
+	switch {
+	case q.Limit > 0:
 		query += " LIMIT ?"
 		args = append(args, q.Limit)
+	case q.Offset > 0 && s.dialect == SQLite:
+		query += " LIMIT -1" // SQLite has no OFFSET without a LIMIT
+	}
+	if q.Offset > 0 {
+		query += " OFFSET ?"
+		args = append(args, q.Offset)
 	}
 	rows, err := s.db.QueryContext(ctx, s.dialect.sql(s.prefix, query), args...)
 	if err != nil {

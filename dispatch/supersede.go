@@ -1,0 +1,131 @@
+package dispatch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/internal/errprefix"
+)
+
+// Edit is a person's correction of a suspended call's arguments: see
+// Dispatcher.Supersede.
+type Edit struct {
+	// Arguments are the corrected arguments, a JSON object as a model
+	// would write them. They are untrusted: they are admitted as the
+	// model's are.
+	Arguments string
+	// Principal is who edited, as Answer.Principal: a checkpoint that
+	// names a principal accepts an edit from that principal only. It is
+	// recorded in the claim.
+	Principal string
+	// Progress, when not nil, receives the progress the new call's tool
+	// reports.
+	Progress tool.ProgressReporter
+}
+
+// Supersede replaces a suspended call with a corrected one: the person
+// edited the arguments before approving. The edit is a new call, never a
+// re-sealed old one. Supersede
+//
+//  1. opens the seal (ErrInvalidCheckpoint), checks the expiry
+//     (ErrExpired) and the principal (ErrWrongPrincipal), as Resume
+//     does;
+//  2. chooses a new idempotency key (Config.NewKey) and admits
+//     e.Arguments with Prepare like anything a model sends, without a
+//     continuation: arguments the tool refuses are an error wrapping
+//     ErrInvalidAnswer whose text says why, and nothing is claimed, so
+//     the person may correct them again;
+//  3. claims the checkpoint as superseded (Claim.Edit holds the proposed,
+//     approved and executed arguments and the new key): from then on the
+//     old call can be neither answered nor declined. A second Supersede
+//     with the same arguments returns the outcome recorded by the first,
+//     with Outcome.Replayed set; anything else is an *AnsweredError;
+//  4. runs the new call, behind every middleware of its Binding, and
+//     records its outcome as the claim's.
+//
+// The Outcome keeps the checkpoint's call ID, so that the model's call is
+// answered by it (Dispatcher.Turn follows the claim to it), and carries
+// the new key. The tool may ask again: then the Outcome is suspended with
+// a new Checkpoint, sealed with the old one's principal. As with Resume,
+// an error from step 4's record comes with the Outcome of a call that
+// ran; errors before it come with the zero Outcome.
+func (d *Dispatcher) Supersede(ctx context.Context, cp Checkpoint, e Edit) (Outcome, error) {
+	start := time.Now()
+	if d == nil || d.registry == nil || d.store == nil {
+		return Outcome{}, errprefix.Errorf("%w: the zero Dispatcher supersedes nothing", ErrInvalidConfig)
+	}
+	info := resumeInfo(OpSupersede, cp, Answer{Principal: e.Principal})
+	_, _, now, err := d.admitResume(cp, nil, false)
+	if err == nil {
+		err = checkAnswerer(cp, e.Principal)
+	}
+	if err != nil {
+		d.resumeRefused(ctx, info, err)
+		return Outcome{}, err
+	}
+	binding, ok := d.registry.Resolve(cp.request.Name)
+	if !ok {
+		err := errprefix.Errorf("%w: no tool named %s in the registry", ErrInvalidCheckpoint, quoteName(cp.request.Name))
+		d.resumeRefused(ctx, info, err)
+		return Outcome{}, err
+	}
+	key, err := d.newKey()
+	if err != nil {
+		err = errprefix.Errorf("%w: choosing an idempotency key for the edited call: %w", ErrInvalidConfig, err)
+		d.resumeRefused(ctx, info, err)
+		return Outcome{}, err
+	}
+	if key == cp.key {
+		err := errprefix.Errorf("%w: Config.NewKey chose the superseded call's key %q again", ErrInvalidConfig, string(key))
+		d.resumeRefused(ctx, info, err)
+		return Outcome{}, err
+	}
+	request := tool.Request{Name: cp.request.Name, Arguments: e.Arguments}
+	invocation, err := binding.Contract().Prepare(request, tool.Admission{IdempotencyKey: key})
+	if err != nil {
+		err = errprefix.Errorf("%w: the edited arguments are not admitted: %s", ErrInvalidAnswer, answerProblem(err))
+		d.resumeRefused(ctx, info, err)
+		return Outcome{}, err
+	}
+	digest, err := editSHA256(e.Arguments)
+	if err != nil {
+		d.resumeRefused(ctx, info, err)
+		return Outcome{}, err
+	}
+	c := d.newClaim(cp, e.Principal, digest, now)
+	c.Edit = &EditRecord{Proposed: cp.request.Arguments, Approved: e.Arguments, Executed: string(invocation.Arguments()), IdempotencyKey: key}
+	if o, done, err := d.claim(ctx, cp, c); done {
+		return d.claimed(ctx, info, o, err)
+	}
+	info.IdempotencyKey = key
+	ctx = d.callStart(ctx, info)
+	o := Outcome{CallID: cp.callID, Tool: cp.request.Name, Effect: binding.Contract().Effect(), IdempotencyKey: key}
+	result, _, err := d.callTool(ctx, binding, invocation, e.Progress)
+	call := Call{ID: cp.callID, Request: request, IdempotencyKey: key, Principal: cp.principal}
+	o = d.settle(o, call, result, err)
+	o.Duration = time.Since(start)
+	d.log(ctx, o)
+	d.callDone(ctx, info, o)
+	return o, d.finish(ctx, cp, o)
+}
+
+// editDomain keeps the digest of an edit apart from the digest of every
+// answer, which is the SHA-256 of a JSON document.
+const editDomain = "edit\x00"
+
+// editSHA256 is the AnswerSHA256 of a superseding claim: the SHA-256 of
+// editDomain and the canonical JSON of the edited arguments, so that the
+// same edit sent twice is one claim. Errors wrap ErrInvalidAnswer.
+func editSHA256(arguments string) (string, error) {
+	v := jsontext.Value(arguments)
+	if err := v.Canonicalize(jsontext.CanonicalizeRawInts(false), jsontext.CanonicalizeRawFloats(false)); err != nil {
+		return "", errprefix.Errorf("%w: the edited arguments are not one JSON document: %v", ErrInvalidAnswer, err)
+	}
+	sum := sha256.Sum256(append([]byte(editDomain), v...))
+	return hex.EncodeToString(sum[:]), nil
+}
