@@ -189,6 +189,7 @@ func TestLoweringProperty(t *testing.T) {
 				continue
 			}
 			t.Run(key, func(t *testing.T) {
+				t.Parallel()
 				if msg := checkLowering(s.schema, p.rules, samples(60)); msg != "" {
 					t.Fatal(msg)
 				}
