@@ -44,7 +44,7 @@ func TestProjectRefuses(t *testing.T) {
 		{"an empty name", []tool.Definition{def("", obj)},
 			`tool: cannot project for gemini: tool "": a tool name has 1 to 64 characters`},
 		{"a schema that is not JSON", []tool.Definition{def("a", `{"type":`)},
-			`tool: cannot project for gemini: a input schema at (root): schema does not decode: invalid JSON at byte offset 8`},
+			`tool: cannot project for gemini: a input schema at (root): schema does not decode: at /type (byte 8): unexpected end of input, expected a value`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := toolgemini.Project(tc.defs, toolgemini.Config{})
