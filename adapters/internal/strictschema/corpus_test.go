@@ -136,6 +136,8 @@ var edgeSchemas = map[string]string{
 	"edge: draft-07 tuple":                         `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"p":{"type":"array","items":[{"type":"number"},{"type":"number"}]}}}`,
 	"edge: draft-07 keyword beside $ref":           `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"p":{"$ref":"#/definitions/s","maxLength":3}},"definitions":{"s":{"type":"string"}}}`,
 	"edge: allOf":                                  `{"type":"object","properties":{"a":{"allOf":[{"type":"string"},{"minLength":1}]}}}`,
+	"edge: allOf of objects":                       `{"type":"object","properties":{"p":{"type":"object","allOf":[{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]},{"type":"object","properties":{"b":{"type":"integer","minimum":0}}}]}},"required":["p"]}`,
+	"edge: allOf of strings":                       `{"type":"object","properties":{"a":{"type":"string","allOf":[{"type":"string","maxLength":5},{"type":"string","pattern":"^x"}]}},"required":["a"]}`,
 	"edge: overlapping oneOf":                      `{"type":"object","properties":{"a":{"oneOf":[{"type":"string"},{"type":"string","minLength":3}]}}}`,
 	"edge: anyOf of objects with optional members": `{"type":"object","properties":{"a":{"anyOf":[{"type":"object","properties":{"x":{"type":"string"}}},{"type":"object","properties":{"y":{"type":"integer"}}}]}},"required":["a"]}`,
 	"edge: numbers":                                `{"type":"object","properties":{"n":{"type":"number","exclusiveMinimum":0,"maximum":1,"multipleOf":0.25},"i":{"type":"integer","minimum":-3,"exclusiveMaximum":3}},"required":["n"]}`,
@@ -398,8 +400,12 @@ func pointer(doc any, ptr string) (any, bool) {
 
 // closeObjects returns a copy of a decoded schema with additionalProperties
 // false on every object schema that says nothing of other members, as the
-// lowering closes them.
-func closeObjects(s any) any {
+// lowering closes them. The object branches of an allOf stay open; their
+// node is closed over the members all of them declare, as the lowering
+// merges them.
+func closeObjects(s any) any { return closeNode(s, true) }
+
+func closeNode(s any, close bool) any {
 	switch x := s.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x)+1)
@@ -409,30 +415,68 @@ func closeObjects(s any) any {
 				if m, ok := v.(map[string]any); ok {
 					sub := make(map[string]any, len(m))
 					for name, e := range m {
-						sub[name] = closeObjects(e)
+						sub[name] = closeNode(e, true)
 					}
 					out[k] = sub
 					continue
 				}
-			case "items", "additionalProperties", "anyOf", "oneOf", "allOf":
-				out[k] = closeObjects(v)
+			case "allOf":
+				if br, ok := v.([]any); ok {
+					sub := make([]any, len(br))
+					for i, e := range br {
+						sub[i] = closeNode(e, false)
+					}
+					out[k] = sub
+					continue
+				}
+			case "items", "additionalProperties", "anyOf", "oneOf":
+				out[k] = closeNode(v, true)
 				continue
 			}
 			out[k] = v
 		}
-		_, hasProps := x["properties"]
-		_, hasAP := x["additionalProperties"]
-		if (hasProps || hasTypeObject(x["type"])) && !hasAP {
+		names := map[string]any{}
+		isObject := hasTypeObject(x["type"])
+		for _, b := range append([]any{x}, sliceOf(x["allOf"])...) {
+			bm, _ := b.(map[string]any)
+			if p, ok := bm["properties"].(map[string]any); ok {
+				isObject = true
+				for name := range p {
+					names[name] = true
+				}
+			}
+		}
+		if _, hasAP := x["additionalProperties"]; close && isObject && !hasAP {
+			if _, ok := x["allOf"]; ok {
+				// Declare the branches' members here, so that closing
+				// this node refuses only the others.
+				props, _ := out["properties"].(map[string]any)
+				merged := maps.Clone(props)
+				if merged == nil {
+					merged = map[string]any{}
+				}
+				for name := range names {
+					if _, ok := merged[name]; !ok {
+						merged[name] = true
+					}
+				}
+				out["properties"] = merged
+			}
 			out["additionalProperties"] = false
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = closeObjects(e)
+			out[i] = closeNode(e, true)
 		}
 		return out
 	}
+	return s
+}
+
+func sliceOf(v any) []any {
+	s, _ := v.([]any)
 	return s
 }
 

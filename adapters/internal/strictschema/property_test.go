@@ -263,6 +263,9 @@ func generate(rng *rand.Rand, s, root any, depth int) any {
 		}
 		return generate(rng, resolve(root, ref), root, depth+1)
 	}
+	if all, ok := m["allOf"].([]any); ok && len(all) > 0 {
+		return generate(rng, mergeAllOf(m, all, root), root, depth+1)
+	}
 	if e, ok := m["enum"].([]any); ok && len(e) > 0 {
 		return e[rng.IntN(len(e))]
 	}
@@ -343,6 +346,43 @@ func generate(rng *rand.Rand, s, root any, depth int) any {
 		return out
 	}
 	return nil
+}
+
+// mergeAllOf folds the branches of an allOf (references resolved) into
+// their node: the keywords of each, the members of properties and
+// required joined. Enough to aim at values all branches accept.
+func mergeAllOf(m map[string]any, all []any, root any) map[string]any {
+	out := map[string]any{}
+	props := map[string]any{}
+	var required []any
+	for _, b := range append([]any{m}, all...) {
+		bm, _ := b.(map[string]any)
+		if ref, ok := bm["$ref"].(string); ok {
+			bm, _ = resolve(root, ref).(map[string]any)
+		}
+		for k, v := range bm {
+			switch k {
+			case "allOf", "$ref":
+			case "properties":
+				if pm, ok := v.(map[string]any); ok {
+					maps.Copy(props, pm)
+				}
+			case "required":
+				if rs, ok := v.([]any); ok {
+					required = append(required, rs...)
+				}
+			default:
+				out[k] = v
+			}
+		}
+	}
+	if len(props) > 0 {
+		out["properties"] = props
+	}
+	if required != nil {
+		out["required"] = required
+	}
+	return out
 }
 
 func resolve(root any, ref string) any {
