@@ -158,11 +158,11 @@ var providerRules = []struct {
 	rules strictschema.Rules
 }{{"OpenAI", strictschema.OpenAI}, {"Anthropic", strictschema.Anthropic}}
 
-// knownDisagreements are the (provider, schema) pairs on which the
-// property fails today, each for a lowering defect described beside it;
-// they are left out of TestLoweringProperty until the lowering is fixed,
-// and TestKnownDisagreements checks that each still fails, so that a fix
-// shows up as a failure there and the entry is then removed here.
+// knownDisagreements are the (provider, schema) pairs, keyed
+// "Provider/schema name", on which the property fails for a lowering
+// defect not fixed yet, each with the defect. TestLoweringProperty checks
+// that each still fails, so that a fix shows up and the entry is removed.
+// None is known today.
 var knownDisagreements = map[string]string{}
 
 // TestLoweringProperty is the lowering's contract, checked on every schema
@@ -187,39 +187,19 @@ func TestLoweringProperty(t *testing.T) {
 	for _, p := range providerRules {
 		for _, s := range propertySchemas(t) {
 			key := p.name + "/" + s.name
-			if _, known := knownDisagreements[key]; known {
-				continue
-			}
+			why, known := knownDisagreements[key]
 			t.Run(key, func(t *testing.T) {
 				t.Parallel()
-				if msg := checkLowering(s.schema, p.rules, samples(60)); msg != "" {
+				msg := checkLowering(s.schema, p.rules, samples(60))
+				if known {
+					require.NotEmpty(t, msg, "%s passes now (%s): remove it from knownDisagreements", key, why)
+					return
+				}
+				if msg != "" {
 					t.Fatal(msg)
 				}
 			})
 		}
-	}
-}
-
-// TestKnownDisagreements keeps knownDisagreements true: each entry still
-// fails the property.
-func TestKnownDisagreements(t *testing.T) {
-	schemas := map[string][]byte{}
-	for _, p := range providerRules {
-		for _, s := range propertySchemas(t) {
-			schemas[p.name+"/"+s.name] = s.schema
-		}
-	}
-	for key, why := range knownDisagreements {
-		provider, _, _ := strings.Cut(key, "/")
-		i := slices.IndexFunc(providerRules, func(r struct {
-			name  string
-			rules strictschema.Rules
-		}) bool {
-			return r.name == provider
-		})
-		require.GreaterOrEqual(t, i, 0, key)
-		require.Contains(t, schemas, key)
-		require.NotEmpty(t, checkLowering(schemas[key], providerRules[i].rules, 60), "%s passes now (%s): remove it from knownDisagreements", key, why)
 	}
 }
 
