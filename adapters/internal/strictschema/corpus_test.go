@@ -177,9 +177,10 @@ var knownDisagreements = map[string]string{}
 //     declare, which the lowered schema refuses (it closes every object)
 //     and the canonical one may admit, so the canonical schema is taken
 //     with its objects closed the same way;
-//   - a valid canonical value comes back from the round trip unchanged,
-//     but for explicit nulls of optional members, which are cut only when a
-//     relaxed finding says so;
+//   - a value valid under the canonical schema so closed can be sent
+//     (Checked accepts it lifted) and comes back from the round trip
+//     unchanged, but for explicit nulls of optional members, which are cut
+//     only when a relaxed finding says so;
 //   - every value Checked accepts, generated from the lowered schema and
 //     near misses of those, is valid under the canonical schema after Undo;
 //   - the lowered schema admits some value.
