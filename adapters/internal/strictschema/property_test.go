@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
+	"regexp/syntax"
 	"slices"
 	"strings"
 	"testing"
@@ -247,7 +249,9 @@ func kindOf(v any) byte {
 }
 
 // generate makes a value that is likely, not certain, to be valid under s;
-// root resolves references.
+// root resolves references. It reads the keywords real tool schemas use:
+// bounds, lengths, patterns (through the regular expression's syntax
+// tree), formats, minProperties and uniqueItems.
 func generate(rng *rand.Rand, s, root any, depth int) any {
 	m, ok := s.(map[string]any)
 	if !ok {
@@ -259,14 +263,17 @@ func generate(rng *rand.Rand, s, root any, depth int) any {
 		}
 		return generate(rng, resolve(root, ref), root, depth+1)
 	}
-	if e, ok := m["enum"].([]any); ok {
+	if all, ok := m["allOf"].([]any); ok && len(all) > 0 {
+		return generate(rng, mergeAllOf(m, all, root), root, depth+1)
+	}
+	if e, ok := m["enum"].([]any); ok && len(e) > 0 {
 		return e[rng.IntN(len(e))]
 	}
 	if c, ok := m["const"]; ok {
 		return c
 	}
 	for _, k := range []string{"anyOf", "oneOf"} {
-		if br, ok := m[k].([]any); ok {
+		if br, ok := m[k].([]any); ok && len(br) > 0 {
 			return generate(rng, br[rng.IntN(len(br))], root, depth+1)
 		}
 	}
@@ -276,11 +283,17 @@ func generate(rng *rand.Rand, s, root any, depth int) any {
 		types = []string{tt}
 	case []any:
 		for _, x := range tt {
-			types = append(types, x.(string))
+			if name, ok := x.(string); ok {
+				types = append(types, name)
+			}
 		}
 	}
 	if len(types) == 0 {
-		return nil
+		if _, ok := m["properties"]; ok {
+			types = []string{"object"}
+		} else {
+			return nil
+		}
 	}
 	switch types[rng.IntN(len(types))] {
 	case "null":
@@ -288,9 +301,9 @@ func generate(rng *rand.Rand, s, root any, depth int) any {
 	case "boolean":
 		return rng.IntN(2) == 0
 	case "integer":
-		return float64(between(rng, m, 0, 100))
+		return genNumber(rng, m, true)
 	case "number":
-		return float64(between(rng, m, -50, 50)) / 4
+		return genNumber(rng, m, false)
 	case "string":
 		return genString(rng, m)
 	case "array":
@@ -298,9 +311,18 @@ func generate(rng *rand.Rand, s, root any, depth int) any {
 		if depth > 6 {
 			n = 0
 		}
-		out := make([]any, n)
-		for i := range out {
-			out[i] = generate(rng, m["items"], root, depth+1)
+		out := make([]any, 0, n)
+		seen := map[string]bool{}
+		for range n {
+			e := generate(rng, m["items"], root, depth+1)
+			if m["uniqueItems"] == true {
+				key, _ := json.Marshal(e)
+				if seen[string(key)] {
+					continue
+				}
+				seen[string(key)] = true
+			}
+			out = append(out, e)
 		}
 		return out
 	case "object":
@@ -309,18 +331,58 @@ func generate(rng *rand.Rand, s, root any, depth int) any {
 		required := map[string]bool{}
 		if rs, ok := m["required"].([]any); ok {
 			for _, r := range rs {
-				required[r.(string)] = true
+				if name, ok := r.(string); ok {
+					required[name] = true
+				}
 			}
 		}
+		minProps, _ := m["minProperties"].(float64)
 		// In name order, so that a seed gives the same values every run.
 		for _, name := range slices.Sorted(maps.Keys(props)) {
-			if required[name] || rng.IntN(2) == 0 && depth < 6 {
+			if required[name] || rng.IntN(2) == 0 && depth < 6 || float64(len(out)) < minProps {
 				out[name] = generate(rng, props[name], root, depth+1)
 			}
 		}
 		return out
 	}
 	return nil
+}
+
+// mergeAllOf folds the branches of an allOf (references resolved) into
+// their node: the keywords of each, the members of properties and
+// required joined. Enough to aim at values all branches accept.
+func mergeAllOf(m map[string]any, all []any, root any) map[string]any {
+	out := map[string]any{}
+	props := map[string]any{}
+	var required []any
+	for _, b := range append([]any{m}, all...) {
+		bm, _ := b.(map[string]any)
+		if ref, ok := bm["$ref"].(string); ok {
+			bm, _ = resolve(root, ref).(map[string]any)
+		}
+		for k, v := range bm {
+			switch k {
+			case "allOf", "$ref":
+			case "properties":
+				if pm, ok := v.(map[string]any); ok {
+					maps.Copy(props, pm)
+				}
+			case "required":
+				if rs, ok := v.([]any); ok {
+					required = append(required, rs...)
+				}
+			default:
+				out[k] = v
+			}
+		}
+	}
+	if len(props) > 0 {
+		out["properties"] = props
+	}
+	if required != nil {
+		out["required"] = required
+	}
+	return out
 }
 
 func resolve(root any, ref string) any {
@@ -330,7 +392,7 @@ func resolve(root any, ref string) any {
 	cur := root
 	for _, p := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
 		m, _ := cur.(map[string]any)
-		cur = m[p]
+		cur = m[strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")]
 	}
 	return cur
 }
@@ -339,10 +401,13 @@ func resolve(root any, ref string) any {
 // clamped to [lo, hi] where the schema says nothing.
 func between(rng *rand.Rand, m map[string]any, lo, hi int64) int64 {
 	if v, ok := m["minimum"].(float64); ok && v > float64(lo) {
-		lo = int64(v)
+		lo = int64(math.Ceil(v))
+		if hi < lo {
+			hi = lo + 3
+		}
 	}
 	if v, ok := m["maximum"].(float64); ok && v < float64(hi) {
-		hi = int64(v)
+		hi = int64(math.Floor(v))
 	}
 	if hi < lo {
 		return lo
@@ -350,12 +415,78 @@ func between(rng *rand.Rand, m map[string]any, lo, hi int64) int64 {
 	return lo + rng.Int64N(hi-lo+1)
 }
 
+// genNumber picks a number within the bounds of m, exclusive ones and
+// multipleOf included; a whole number when integer.
+func genNumber(rng *rand.Rand, m map[string]any, integer bool) float64 {
+	lo, hi := -50.0, 50.0
+	if integer {
+		lo, hi = 0, 100
+	}
+	step := 0.25
+	if integer {
+		step = 1
+	}
+	if f, ok := m["multipleOf"].(float64); ok && f > 0 {
+		step = f
+		if integer && f != math.Trunc(f) {
+			step = f * 4
+		}
+	}
+	if v, ok := m["minimum"].(float64); ok {
+		lo = v
+		hi = max(hi, lo+10*step)
+	}
+	if v, ok := m["exclusiveMinimum"].(float64); ok {
+		lo = v + step
+		hi = max(hi, lo+10*step)
+	}
+	if v, ok := m["maximum"].(float64); ok {
+		hi = v
+		lo = min(lo, hi-10*step)
+	}
+	if v, ok := m["exclusiveMaximum"].(float64); ok {
+		hi = v - step
+		lo = min(lo, hi-10*step)
+	}
+	first := math.Ceil(lo/step) * step
+	n := int64(math.Floor((hi - first) / step))
+	if n < 0 {
+		return first
+	}
+	return first + float64(rng.Int64N(n+1))*step
+}
+
 func genString(rng *rand.Rand, m map[string]any) string {
+	if p, ok := m["pattern"].(string); ok {
+		if re, err := syntax.Parse(p, syntax.Perl); err == nil {
+			var b strings.Builder
+			genRegexp(rng, re, &b, 0)
+			return b.String()
+		}
+	}
 	switch m["format"] {
 	case "email":
 		return fmt.Sprintf("user%d@example.com", rng.IntN(100))
 	case "date-time":
 		return "2026-11-30T10:00:00Z"
+	case "date":
+		return "2026-11-30"
+	case "time":
+		return "10:00:00Z"
+	case "duration":
+		return "P1DT2H"
+	case "uri", "url", "iri":
+		return fmt.Sprintf("https://example.com/p%d", rng.IntN(100))
+	case "uri-reference", "iri-reference":
+		return fmt.Sprintf("/p%d", rng.IntN(100))
+	case "uuid":
+		return fmt.Sprintf("123e4567-e89b-12d3-a456-4266141740%02d", rng.IntN(100))
+	case "ipv4":
+		return fmt.Sprintf("192.0.2.%d", rng.IntN(255))
+	case "ipv6":
+		return "2001:db8::1"
+	case "hostname":
+		return "example.com"
 	}
 	n := int(between(rng, map[string]any{"minimum": m["minLength"], "maximum": m["maxLength"]}, 0, 6))
 	const letters = "abcxyz"
@@ -364,4 +495,65 @@ func genString(rng *rand.Rand, m map[string]any) string {
 		b.WriteByte(letters[rng.IntN(len(letters))])
 	}
 	return b.String()
+}
+
+// genRegexp writes a string the regular expression re matches; anchors and
+// word boundaries write nothing, so the string is as likely to match as the
+// expression's assertions allow.
+func genRegexp(rng *rand.Rand, re *syntax.Regexp, b *strings.Builder, depth int) {
+	if depth > 20 {
+		return
+	}
+	repeat := func(lo, hi int) {
+		if hi < 0 || hi > lo+2 {
+			hi = lo + 2
+		}
+		for range lo + rng.IntN(hi-lo+1) {
+			genRegexp(rng, re.Sub[0], b, depth+1)
+		}
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		b.WriteString(string(re.Rune))
+	case syntax.OpCharClass:
+		b.WriteRune(classRune(rng, re.Rune))
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		b.WriteByte('a')
+	case syntax.OpCapture:
+		genRegexp(rng, re.Sub[0], b, depth+1)
+	case syntax.OpStar:
+		repeat(0, 2)
+	case syntax.OpPlus:
+		repeat(1, 3)
+	case syntax.OpQuest:
+		repeat(0, 1)
+	case syntax.OpRepeat:
+		repeat(re.Min, re.Max)
+	case syntax.OpConcat:
+		for _, s := range re.Sub {
+			genRegexp(rng, s, b, depth+1)
+		}
+	case syntax.OpAlternate:
+		genRegexp(rng, re.Sub[rng.IntN(len(re.Sub))], b, depth+1)
+	}
+}
+
+// classRune picks a rune of a character class (pairs of bounds), printable
+// ASCII where the class has some.
+func classRune(rng *rand.Rand, ranges []rune) rune {
+	var ascii [][2]rune
+	for i := 0; i+1 < len(ranges); i += 2 {
+		lo, hi := max(ranges[i], ' '), min(ranges[i+1], '~')
+		if lo <= hi {
+			ascii = append(ascii, [2]rune{lo, hi})
+		}
+	}
+	if len(ascii) > 0 {
+		r := ascii[rng.IntN(len(ascii))]
+		return r[0] + rune(rng.IntN(int(r[1]-r[0])+1))
+	}
+	if len(ranges) >= 2 {
+		return ranges[0]
+	}
+	return 'a'
 }
