@@ -57,11 +57,14 @@ func (t *Tools) ChatCalls(message openai.ChatCompletionMessage) []dispatch.Call 
 
 // ChatMessages returns the messages that answer the calls of one assistant
 // message: one tool message per outcome, in order, whose text is what the
-// model may see ([dispatch.Text]; errors are told in the text, as Chat
-// Completions has no error flag). Tool messages carry text only, so images
-// and PDF files follow in one user message after the tool messages, each
-// introduced by the call ID it belongs to, and the tool message notes them;
-// other media are noted only.
+// model may see. Chat Completions has no error flag, so the text of an
+// outcome the model should read as an error starts with [ErrorMarker].
+// Tool messages carry text only, so images and PDF files follow in one user
+// message after the tool messages, each introduced by the call ID it
+// belongs to; in the tool message's text each such block is replaced by a
+// note that it was delivered ("[delivered: image/png, attachment 1, in the
+// user message after the tool results]"), and every other media block by a
+// note that it was not ("[not delivered: attachment text/csv, 28 bytes]").
 //
 // Errors wrap [ErrInvalidOutcome]: a suspended or zero outcome, or one
 // without a call ID. Nothing is returned then.
@@ -73,15 +76,34 @@ func ChatMessages(outcomes []dispatch.Outcome) ([]openai.ChatCompletionMessagePa
 	var parts []openai.ChatCompletionContentPartUnionParam
 	for i := range outcomes {
 		o := &outcomes[i]
-		tools[i].Content.OfString = openai.String(o.Text())
+		var attached []openai.ChatCompletionContentPartUnionParam
+		var text string
+		if hasMedia(o.Output) {
+			var b strings.Builder
+			for _, block := range o.Output.Content {
+				if b.Len() > 0 {
+					b.WriteByte('\n')
+				}
+				if block.Kind != tool.BlockMedia {
+					b.WriteString(block.Text)
+					continue
+				}
+				n := len(parts) + len(attached) + 1
+				part, ok := chatPart(block, o.Tool, n)
+				if !ok {
+					b.WriteString(undelivered(block))
+					continue
+				}
+				attached = append(attached, part)
+				fmt.Fprintf(&b, "[delivered: %s, attachment %d, in the user message after the tool results]", block.MediaType, n)
+			}
+			text = b.String()
+		} else {
+			text = o.Text()
+		}
+		tools[i].Content.OfString = openai.String(marked(o, text))
 		tools[i].ToolCallID = o.CallID
 		msgs = append(msgs, openai.ChatCompletionMessageParamUnion{OfTool: &tools[i]})
-		var attached []openai.ChatCompletionContentPartUnionParam
-		for _, b := range o.Output.Content {
-			if part, ok := chatPart(b, o.Tool, len(parts)+len(attached)+1); ok {
-				attached = append(attached, part)
-			}
-		}
 		if len(attached) > 0 {
 			intro := fmt.Sprintf("Attachments of tool call %s (%s):", o.CallID, o.Tool)
 			parts = append(parts, openai.TextContentPart(intro))
@@ -106,6 +128,28 @@ func toolMessages(n int) ([]openai.ChatCompletionMessageParamUnion, []openai.Cha
 		return one.msgs[:0], one.tools[:]
 	}
 	return make([]openai.ChatCompletionMessageParamUnion, 0, n+1), make([]openai.ChatCompletionToolMessageParam, n)
+}
+
+// ErrorMarker starts the result text of every outcome the model should
+// read as an error (failed, rejected, unknown tool, unknown), in both
+// [ChatMessages] and [ResponseOutputs]: OpenAI's tool results have no error
+// flag, and a Failure's public text could otherwise read as a success. The
+// marker is part of the package's stable output: a completed call's text
+// is sent as it is, without it.
+const ErrorMarker = "[tool error] "
+
+// marked is text, preceded by [ErrorMarker] when o is an error.
+func marked(o *dispatch.Outcome, text string) string {
+	if o.IsError {
+		return ErrorMarker + text
+	}
+	return text
+}
+
+// undelivered notes a media block that OpenAI's tool results cannot carry:
+// "[not delivered: attachment text/csv, 28 bytes]".
+func undelivered(b tool.Block) string {
+	return "[not delivered: " + strings.TrimPrefix(dispatch.MediaNote(b), "[")
 }
 
 // chatPart is the user-message part that carries a media block, when Chat

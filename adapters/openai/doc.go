@@ -51,10 +51,15 @@
 //
 // # Results
 //
-// OpenAI has no error flag: an error is told in the text of the result,
-// which is what [dispatch.Outcome] holds for the model. Chat Completions tool
-// messages carry text only, so images and PDF files follow in a user
-// message; Responses function_call_output items carry images and PDF files
-// themselves. Every other media block is announced by a note
-// ([dispatch.MediaNote]) rather than dropped.
+// OpenAI has no error flag: the text of a result the model should read as
+// an error (failed, rejected, unknown tool, unknown) starts with
+// [ErrorMarker], "[tool error] ", followed by the public text
+// [dispatch.Outcome] holds for the model; a success's text never carries
+// it. Chat Completions tool messages carry text only, so images and PDF
+// files follow in a user message, and the tool message says where each
+// went ("[delivered: image/png, attachment 1, in the user message after the
+// tool results]"); Responses function_call_output items carry images and
+// PDF files themselves. Every other media block is replaced by a note that
+// it was not delivered ("[not delivered: attachment text/csv, 28 bytes]")
+// rather than dropped.
 package toolopenai

@@ -1,6 +1,8 @@
 package toolopenai
 
 import (
+	"strings"
+
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 
@@ -63,8 +65,11 @@ func (t *Tools) ResponseCalls(response *responses.Response) []dispatch.Call {
 // outcome, in order, answering its call_id. An output of text only (or
 // details, as JSON) is sent as a string; one with media as a list of
 // input_text, input_image (images, by URL or data URL) and input_file (PDF
-// files) items, every other media block announced in an input_text note.
-// Errors are told in the text, as Responses has no error flag.
+// files) items, every other media block replaced by an input_text note that
+// it was not delivered ("[not delivered: attachment text/csv, 28 bytes]").
+// Responses has no error flag: the output of an outcome the model should
+// read as an error starts with [ErrorMarker] (its first input_text item,
+// when it is a list).
 //
 // Errors wrap [ErrInvalidOutcome], as for [ChatMessages].
 func ResponseOutputs(outcomes []dispatch.Outcome) ([]responses.ResponseInputItemUnionParam, error) {
@@ -75,9 +80,9 @@ func ResponseOutputs(outcomes []dispatch.Outcome) ([]responses.ResponseInputItem
 	for i := range outcomes {
 		o, out := &outcomes[i], &outputs[i]
 		if hasMedia(o.Output) {
-			out.Output.OfResponseFunctionCallOutputItemArray = outputItems(*o)
+			out.Output.OfResponseFunctionCallOutputItemArray = outputItems(o)
 		} else {
-			out.Output.OfString = openai.String(o.Text())
+			out.Output.OfString = openai.String(marked(o, o.Text()))
 		}
 		out.CallID = openai.String(o.CallID)
 		items[i].OfFunctionCallOutput = out
@@ -108,10 +113,13 @@ func hasMedia(out tool.Output) bool {
 }
 
 // outputItems renders an output with media as function_call_output items.
-func outputItems(o dispatch.Outcome) responses.ResponseFunctionCallOutputItemListParam {
-	list := make(responses.ResponseFunctionCallOutputItemListParam, 0, len(o.Output.Content))
+func outputItems(o *dispatch.Outcome) responses.ResponseFunctionCallOutputItemListParam {
+	list := make(responses.ResponseFunctionCallOutputItemListParam, 0, len(o.Output.Content)+1)
 	text := func(s string) responses.ResponseFunctionCallOutputItemUnionParam {
 		return responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: s}}
+	}
+	if o.IsError {
+		list = append(list, text(strings.TrimSuffix(ErrorMarker, " ")))
 	}
 	for i, b := range o.Output.Content {
 		switch {
@@ -130,7 +138,7 @@ func outputItems(o dispatch.Outcome) responses.ResponseFunctionCallOutputItemLis
 			}
 			list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputFile: f})
 		default:
-			list = append(list, text(dispatch.MediaNote(b)))
+			list = append(list, text(undelivered(b)))
 		}
 	}
 	return list

@@ -98,7 +98,7 @@ func TestResponseOutputsMedia(t *testing.T) {
 	require.JSONEq(t, `[{"type":"function_call_output","call_id":"call_1","output":[
 		{"type":"input_file","filename":"report-1.pdf","file_data":"data:application/pdf;base64,JVBERi0xLjc="},
 		{"type":"input_image","image_url":"https://example.com/a.png"},
-		{"type":"input_text","text":"[attachment video/mp4 at https://example.com/a.mp4]"}]}]`, string(raw))
+		{"type":"input_text","text":"[not delivered: attachment video/mp4 at https://example.com/a.mp4]"}]}]`, string(raw))
 }
 
 // TestZeroToolsAndCopies: the zero Tools offers nothing and passes calls
