@@ -40,6 +40,17 @@
 // projected, not when Gemini answers with a 400: the [*ProjectionError] lists
 // every problem as a [Lint].
 //
+// The two paths lose different keywords, and the choice is a trade-off: the
+// JSON path keeps additionalProperties (closed objects stay closed) but
+// drops pattern, minLength, maxLength, minProperties, maxProperties and
+// allOf; the OpenAPI path keeps those but drops additionalProperties, false
+// included (the proto Schema cannot close an object). Each loss is a lint,
+// with the constraint written into the description, and Prepare enforces it
+// either way; the JSON path is the default.
+//
+// The JSON path moves draft-07's definitions at the root into $defs, the
+// only name Gemini documents, and rewrites the $refs that point into them.
+//
 // Gemini has no strict flag: nothing is sent to switch validation on or off.
 //
 // # Calls in

@@ -21,6 +21,17 @@ type Config struct {
 	// OpenAPI 3.0 subset (*genai.Schema) that older models and Vertex AI
 	// endpoints read. $refs are inlined, so recursive schemas are refused,
 	// and parameter names must match ^[A-Za-z_][A-Za-z0-9_]{0,63}$.
+	//
+	// The two paths lose different constraints. The JSON path (false)
+	// keeps additionalProperties (a closed object stays closed) and drops
+	// pattern, minLength, maxLength, minProperties, maxProperties and
+	// allOf; the OpenAPI path (true) keeps those and drops
+	// additionalProperties, false included, so Gemini may add members the
+	// schema forbids. Either way the dropped constraint is written into
+	// the description, reported as a Lint, and still enforced by
+	// tool.Contract.Prepare. Prefer the JSON path unless the model or
+	// endpoint reads only parameters, or the patterns and lengths matter
+	// more to the model than closed objects.
 	OpenAPI bool
 }
 

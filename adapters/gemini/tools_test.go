@@ -226,3 +226,31 @@ func TestProjectionErrorNil(t *testing.T) {
 	require.EqualError(t, e, "tool: cannot project for gemini")
 	require.ErrorIs(t, e, toolgemini.ErrProjection)
 }
+
+// TestDefinitionsBecomeDefs: Gemini documents $defs, not draft-07's
+// definitions; the JSON path moves the root's definitions into $defs and
+// rewrites the $refs that point into them.
+func TestDefinitionsBecomeDefs(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"definitions only",
+			`{"type":"object","definitions":{"addr":{"type":"object","properties":{"city":{"type":"string"},"next":{"$ref":"#/definitions/addr"}}}},
+			"properties":{"home":{"$ref":"#/definitions/addr"},"work":{"$ref":"#/definitions/addr/properties/city"}}}`,
+			`{"$defs":{"addr":{"properties":{"city":{"type":"string"},"next":{"$ref":"#/$defs/addr"}},"type":"object"}},
+			"properties":{"home":{"$ref":"#/$defs/addr"},"work":{"$ref":"#/$defs/addr/properties/city"}},"type":"object"}`},
+		{"definitions beside $defs, names apart",
+			`{"type":"object","$defs":{"a":{"type":"string"}},"definitions":{"b":{"type":"integer"}},
+			"properties":{"x":{"$ref":"#/$defs/a"},"y":{"$ref":"#/definitions/b"}}}`,
+			`{"$defs":{"a":{"type":"string"},"b":{"type":"integer"}},
+			"properties":{"x":{"$ref":"#/$defs/a"},"y":{"$ref":"#/$defs/b"}},"type":"object"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := toolgemini.Project([]tool.Definition{def("t", tc.in)}, toolgemini.Config{})
+			require.NoError(t, err)
+			got, err := json.Marshal(p.Tools[0].FunctionDeclarations[0].ParametersJsonSchema)
+			require.NoError(t, err)
+			require.JSONEq(t, tc.want, string(got))
+		})
+	}
+}
