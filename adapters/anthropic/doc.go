@@ -33,7 +33,9 @@
 // that tool non-strict, and [Tools.Lints] says, per JSON pointer of the
 // canonical schema, which rule blocks it. The request-wide budgets
 // ([MaxStrictTools], [MaxOptional], [MaxUnions]) are checked over the whole
-// list when it is projected, not when the API answers with an error. strict
+// list when it is projected, not when the API answers with an error; they
+// are spent first on the tools [Config].StrictFirst names (those that
+// matter most), then in the order of the definitions. strict
 // is always sent explicitly, false included.
 //
 // # Results

@@ -23,8 +23,9 @@ var ErrInvalidTools = errprefix.New("invalid tools for Anthropic")
 var ErrInvalidOutcome = errprefix.New("invalid outcome for Anthropic")
 
 // Budgets of one request in strict mode, summed over every strict tool:
-// [New] spends them in the order of the definitions, and a tool that would
-// overspend one is sent non-strict, with a [Lint] that names the budget.
+// [New] spends them first on the tools [Config].StrictFirst names, then in
+// the order of the definitions, and a tool that would overspend one is sent
+// non-strict, with a [Lint] that names the budget.
 const (
 	MaxStrictTools = 20
 	MaxOptional    = 24
@@ -47,6 +48,14 @@ type Config struct {
 	// false, and Tools.Lints says why. When Strict is false every tool is
 	// sent with strict set to false.
 	Strict bool
+	// StrictFirst names the tools that matter most in strict mode: the
+	// request-wide budgets are spent on them first, in this order, and
+	// then on the other tools in the order of the definitions. It changes
+	// which tools are strict when the budgets do not last for all, never
+	// the order in which the tools are sent. Each name must be one of the
+	// tools, given once; New copies the slice. Nil spends the budgets in
+	// the order of the definitions.
+	StrictFirst []string
 }
 
 // Lint is one finding about a tool's input schema: what blocks strict mode
@@ -101,29 +110,38 @@ type Tools struct {
 //
 // The request-wide budgets of strict mode ([MaxStrictTools] strict tools,
 // [MaxOptional] optional members and [MaxUnions] anyOf or multi-type members,
-// summed over the strict tools) are spent in the order of the
-// definitions: a tool that would overspend one is sent non-strict, with a
-// lint that names the budget.
+// summed over the strict tools) are spent first on the tools
+// [Config].StrictFirst names, then in the order of the definitions: a tool
+// that would overspend one is sent non-strict, with a lint that names the
+// budget. A name of StrictFirst that is not one of the tools, or is given
+// twice, is an error wrapping [ErrInvalidTools].
 func New(config Config) (*Tools, error) {
 	defs, problems := adapterkit.Definitions(config.Registry, config.Definitions, namePattern, "1 to 64 of a-z, A-Z, 0-9, _ and -")
 	if len(problems) > 0 {
 		return nil, errprefix.Errorf("%w: %s", ErrInvalidTools, strings.Join(problems, "; "))
 	}
-	t := &Tools{}
+	order, err := spendingOrder(defs, config.StrictFirst)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tools{tools: make([]projected, len(defs))}
+	for i, d := range defs {
+		t.tools[i] = projected{def: d}
+	}
+	if !config.Strict {
+		return t, nil
+	}
 	strictTools, optional, unions := 0, 0, 0
 	var schemas adapterkit.Schemas
-	for _, d := range defs {
-		p := projected{def: d}
-		if !config.Strict {
-			t.tools = append(t.tools, p)
-			continue
-		}
+	lints := make([][]Lint, len(defs))
+	relaxed := make([][]Lint, len(defs))
+	for _, i := range order {
+		d, p := defs[i], &t.tools[i]
 		if strictTools == MaxStrictTools {
 			// No budget left for any tool: lowering would change nothing.
-			t.lints = append(t.lints, Lint{Tool: d.Name, Rule: fmt.Sprintf(
+			lints[i] = append(lints[i], Lint{Tool: d.Name, Rule: fmt.Sprintf(
 				"the request-wide budget of %d strict tools would be exceeded: the strict tools before this one use %d and this one needs 1",
 				MaxStrictTools, strictTools)})
-			t.tools = append(t.tools, p)
 			continue
 		}
 		res := schemas.Lower(d.InputSchema, strictschema.Anthropic)
@@ -146,19 +164,51 @@ func New(config Config) (*Tools, error) {
 		}
 		if len(blocked) > 0 {
 			for _, f := range blocked {
-				t.lints = append(t.lints, Lint{Tool: d.Name, Pointer: f.Pointer, Rule: f.Rule})
+				lints[i] = append(lints[i], Lint{Tool: d.Name, Pointer: f.Pointer, Rule: f.Rule})
 			}
-			t.tools = append(t.tools, p)
 			continue
 		}
 		strictTools, optional, unions = strictTools+1, optional+res.Optional, unions+res.Unions
 		for _, f := range res.Relaxed {
-			t.relaxed = append(t.relaxed, Lint{Tool: d.Name, Pointer: f.Pointer, Rule: f.Rule})
+			relaxed[i] = append(relaxed[i], Lint{Tool: d.Name, Pointer: f.Pointer, Rule: f.Rule})
 		}
 		p.strict, p.tree = true, res.Tree
-		t.tools = append(t.tools, p)
 	}
+	// The findings are listed in the order of the definitions, whatever
+	// the order the budgets were spent in.
+	t.lints, t.relaxed = slices.Concat(lints...), slices.Concat(relaxed...)
 	return t, nil
+}
+
+// spendingOrder returns the indexes of defs in the order the strict
+// budgets are spent: the tools named by first, in its order, then the
+// others in the order of defs. A name of first that is not a tool's, or is
+// given twice, is an error wrapping [ErrInvalidTools].
+func spendingOrder(defs []tool.Definition, first []string) ([]int, error) {
+	order := make([]int, 0, len(defs))
+	taken := make([]bool, len(defs))
+	var problems []string
+	for _, name := range first {
+		i := slices.IndexFunc(defs, func(d tool.Definition) bool { return d.Name == name })
+		switch {
+		case i < 0:
+			problems = append(problems, fmt.Sprintf("StrictFirst names %q, which is not one of the tools", name))
+		case taken[i]:
+			problems = append(problems, fmt.Sprintf("StrictFirst names %q twice", name))
+		default:
+			taken[i] = true
+			order = append(order, i)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, errprefix.Errorf("%w: %s", ErrInvalidTools, strings.Join(problems, "; "))
+	}
+	for i := range defs {
+		if !taken[i] {
+			order = append(order, i)
+		}
+	}
+	return order, nil
 }
 
 // Lints lists, tool by tool and place by place, why a tool is sent with

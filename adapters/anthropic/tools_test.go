@@ -87,6 +87,41 @@ func TestBudgets(t *testing.T) {
 			require.Equal(t, i < 20, *s.Strict, s.Name)
 		}
 	})
+	t.Run("StrictFirst", func(t *testing.T) {
+		var defs []tool.Definition
+		for i := range 22 {
+			defs = append(defs, def(fmt.Sprintf("t%02d", i), `{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`))
+		}
+		defs = append(defs, def("opt", optional(20)), def("late", optional(5)))
+		tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: defs, StrictFirst: []string{"t21", "late", "t20"}})
+		require.NoError(t, err)
+		// t21, late and t20 first, then t00…t16 fill the 20; opt needs 20
+		// optional members where 19 are left.
+		for _, name := range []string{"t21", "late", "t20", "t00", "t16"} {
+			require.True(t, tools.Strict(name), name)
+		}
+		for _, name := range []string{"t17", "t18", "t19", "opt"} {
+			require.False(t, tools.Strict(name), name)
+		}
+		var linted []string
+		for _, l := range tools.Lints() {
+			linted = append(linted, l.Tool)
+		}
+		require.Equal(t, []string{"t17", "t18", "t19", "opt"}, linted, "in the order of the definitions")
+		var sent []struct {
+			Name string `json:"name"`
+		}
+		params, err := json.Marshal(tools.Params())
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(params, &sent))
+		require.Equal(t, "t00", sent[0].Name, "the tools are sent in the order of the definitions")
+		require.Equal(t, "late", sent[23].Name)
+	})
+	t.Run("StrictFirst names an unknown tool", func(t *testing.T) {
+		_, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{def("a", optional(1))}, StrictFirst: []string{"b", "a", "a"}})
+		require.ErrorIs(t, err, toolanthropic.ErrInvalidTools)
+		require.EqualError(t, err, `tool: invalid tools for Anthropic: StrictFirst names "b", which is not one of the tools; StrictFirst names "a" twice`)
+	})
 }
 
 func TestNotStrict(t *testing.T) {
