@@ -11,6 +11,7 @@ import (
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/adapters/internal/adapterkit"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // ChatTools returns the tools as Chat Completions tool parameters, for
@@ -39,23 +40,31 @@ func (t *Tools) ChatTools() []openai.ChatCompletionToolUnionParam {
 // ID ([dispatch.Call].ID), ready for [dispatch.Dispatcher.RunAll]. The
 // argument text reaches [tool.Contract.Prepare] as the model wrote it, except
 // that for a strict tool a null sent for an absent optional member is
-// removed. Custom tool calls are not function calls and are left out.
-func (t *Tools) ChatCalls(message openai.ChatCompletionMessage) []dispatch.Call {
+// removed. Custom tool calls are not function calls and are left out. A
+// message without tool calls has none: an empty slice.
+//
+// A function call without an ID cannot be answered ([ChatResults] must echo
+// it): it is an error wrapping [ErrInvalidReply], and no calls are
+// returned.
+func (t *Tools) ChatCalls(message openai.ChatCompletionMessage) ([]dispatch.Call, error) {
 	calls := make([]dispatch.Call, 0, len(message.ToolCalls))
 	for i := range message.ToolCalls {
 		tc := &message.ToolCalls[i] // 352 bytes: not copied
 		if tc.Type != "function" {
 			continue
 		}
+		if tc.ID == "" {
+			return nil, errprefix.Errorf("%w: function call %d (%q) has no ID", ErrInvalidReply, i, tc.Function.Name)
+		}
 		calls = append(calls, dispatch.Call{
 			ID:      tc.ID,
 			Request: t.request(tc.Function.Name, tc.Function.Arguments),
 		})
 	}
-	return calls
+	return calls, nil
 }
 
-// ChatMessages returns the messages that answer the calls of one assistant
+// ChatResults returns the messages that answer the calls of one assistant
 // message: one tool message per outcome, in order, whose text is what the
 // model may see. Chat Completions has no error flag, so the text of an
 // outcome the model should read as an error starts with [ErrorMarker].
@@ -68,7 +77,7 @@ func (t *Tools) ChatCalls(message openai.ChatCompletionMessage) []dispatch.Call 
 //
 // Errors wrap [ErrInvalidOutcome]: a suspended or zero outcome, or one
 // without a call ID. Nothing is returned then.
-func ChatMessages(outcomes []dispatch.Outcome) ([]openai.ChatCompletionMessageParamUnion, error) {
+func ChatResults(outcomes []dispatch.Outcome) ([]openai.ChatCompletionMessageParamUnion, error) {
 	if err := checkOutcomes(outcomes); err != nil {
 		return nil, err
 	}
@@ -132,7 +141,7 @@ func toolMessages(n int) ([]openai.ChatCompletionMessageParamUnion, []openai.Cha
 
 // ErrorMarker starts the result text of every outcome the model should
 // read as an error (failed, rejected, unknown tool, unknown), in both
-// [ChatMessages] and [ResponseOutputs]: OpenAI's tool results have no error
+// [ChatResults] and [ResponseResults]: OpenAI's tool results have no error
 // flag, and a Failure's public text could otherwise read as a success. The
 // marker is part of the package's stable output: a completed call's text
 // is sent as it is, without it.

@@ -47,7 +47,8 @@ func TestChatConversation(t *testing.T) {
 		completion, err := client.Chat.Completions.New(ctx, params)
 		require.NoError(t, err)
 		msg := completion.Choices[0].Message
-		calls := tools.ChatCalls(msg)
+		calls, err := tools.ChatCalls(msg)
+		require.NoError(t, err)
 		if len(calls) == 0 {
 			final = msg.Content
 			break
@@ -58,7 +59,7 @@ func TestChatConversation(t *testing.T) {
 			k = append(k, o.Kind)
 		}
 		kinds = append(kinds, k)
-		answers, err := toolopenai.ChatMessages(outcomes)
+		answers, err := toolopenai.ChatResults(outcomes)
 		require.NoError(t, err)
 		params.Messages = append(params.Messages, msg.ToParam())
 		params.Messages = append(params.Messages, answers...)
@@ -147,12 +148,12 @@ func TestResultsMarkErrorsAndDeliveries(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			msgs, err := toolopenai.ChatMessages([]dispatch.Outcome{tc.outcome})
+			msgs, err := toolopenai.ChatResults([]dispatch.Outcome{tc.outcome})
 			require.NoError(t, err)
 			raw, err := json.Marshal(msgs[0])
 			require.NoError(t, err)
 			require.Equal(t, tc.chat, adaptertest.Field(t, raw, "content"))
-			items, err := toolopenai.ResponseOutputs([]dispatch.Outcome{tc.outcome})
+			items, err := toolopenai.ResponseResults([]dispatch.Outcome{tc.outcome})
 			require.NoError(t, err)
 			raw, err = json.Marshal(items[0])
 			require.NoError(t, err)
@@ -167,7 +168,7 @@ func TestResultsMarkErrorsAndDeliveries(t *testing.T) {
 	}
 }
 
-func TestChatMessagesRefuseSuspendedAndZero(t *testing.T) {
+func TestChatResultsRefuseSuspendedAndZero(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		outcome dispatch.Outcome
@@ -178,11 +179,11 @@ func TestChatMessagesRefuseSuspendedAndZero(t *testing.T) {
 		{"no call ID", dispatch.Outcome{Kind: dispatch.KindCompleted}, `tool: invalid outcome for OpenAI: outcome 0 has no call ID to answer`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			msgs, err := toolopenai.ChatMessages([]dispatch.Outcome{tc.outcome})
+			msgs, err := toolopenai.ChatResults([]dispatch.Outcome{tc.outcome})
 			require.ErrorIs(t, err, toolopenai.ErrInvalidOutcome)
 			require.EqualError(t, err, tc.want)
 			require.Nil(t, msgs)
-			items, err := toolopenai.ResponseOutputs([]dispatch.Outcome{tc.outcome})
+			items, err := toolopenai.ResponseResults([]dispatch.Outcome{tc.outcome})
 			require.ErrorIs(t, err, toolopenai.ErrInvalidOutcome)
 			require.Nil(t, items)
 		})
@@ -214,4 +215,12 @@ func chatMessage(t testing.TB, name, args string) openai.ChatCompletionMessage {
 	var msg openai.ChatCompletionMessage
 	require.NoError(t, json.Unmarshal(raw, &msg))
 	return msg
+}
+
+// chatCalls returns tools.ChatCalls(msg), which must not fail.
+func chatCalls(t testing.TB, tools *toolopenai.Tools, msg openai.ChatCompletionMessage) []dispatch.Call {
+	t.Helper()
+	calls, err := tools.ChatCalls(msg)
+	require.NoError(t, err)
+	return calls
 }

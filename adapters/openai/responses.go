@@ -9,6 +9,7 @@ import (
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/adapters/internal/adapterkit"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // ResponseTools returns the tools as Responses function tools
@@ -40,16 +41,21 @@ func (t *Tools) ResponseTools() []responses.ToolUnionParam {
 
 // ResponseCalls returns the function_call items of a response as
 // [dispatch.Call] values, in order, with call_id as the correlation ID.
-// Arguments are handled as by [Tools.ChatCalls]. A nil response has no calls.
-func (t *Tools) ResponseCalls(response *responses.Response) []dispatch.Call {
+// Arguments are handled as by [Tools.ChatCalls]. A nil response, or a
+// function_call item without a call_id, is an error wrapping
+// [ErrInvalidReply], and no calls are returned.
+func (t *Tools) ResponseCalls(response *responses.Response) ([]dispatch.Call, error) {
 	if response == nil {
-		return nil
+		return nil, errprefix.Errorf("%w: nil response", ErrInvalidReply)
 	}
 	var calls []dispatch.Call
 	for i := range response.Output {
 		item := &response.Output[i] // nearly 4 KB: not copied
 		if item.Type != "function_call" {
 			continue
+		}
+		if item.CallID == "" {
+			return nil, errprefix.Errorf("%w: function_call item %d (%q) has no call_id", ErrInvalidReply, i, item.Name)
 		}
 		// The union's own fields, not AsFunctionCall, which decodes the
 		// item again.
@@ -58,10 +64,10 @@ func (t *Tools) ResponseCalls(response *responses.Response) []dispatch.Call {
 			Request: t.request(item.Name, item.Arguments.OfString),
 		})
 	}
-	return calls
+	return calls, nil
 }
 
-// ResponseOutputs returns one function_call_output input item per
+// ResponseResults returns one function_call_output input item per
 // outcome, in order, answering its call_id. An output of text only (or
 // details, as JSON) is sent as a string; one with media as a list of
 // input_text, input_image (images, by URL or data URL) and input_file (PDF
@@ -71,8 +77,8 @@ func (t *Tools) ResponseCalls(response *responses.Response) []dispatch.Call {
 // read as an error starts with [ErrorMarker] (its first input_text item,
 // when it is a list).
 //
-// Errors wrap [ErrInvalidOutcome], as for [ChatMessages].
-func ResponseOutputs(outcomes []dispatch.Outcome) ([]responses.ResponseInputItemUnionParam, error) {
+// Errors wrap [ErrInvalidOutcome], as for [ChatResults].
+func ResponseResults(outcomes []dispatch.Outcome) ([]responses.ResponseInputItemUnionParam, error) {
 	if err := checkOutcomes(outcomes); err != nil {
 		return nil, err
 	}

@@ -39,7 +39,8 @@ func TestResponsesConversation(t *testing.T) {
 	for turn := 0; turn < 5; turn++ {
 		resp, err := client.Responses.New(ctx, params)
 		require.NoError(t, err)
-		calls := tools.ResponseCalls(resp)
+		calls, err := tools.ResponseCalls(resp)
+		require.NoError(t, err)
 		if len(calls) == 0 {
 			final = resp.OutputText()
 			break
@@ -50,7 +51,7 @@ func TestResponsesConversation(t *testing.T) {
 			k = append(k, o.Kind)
 		}
 		kinds = append(kinds, k)
-		items, err := toolopenai.ResponseOutputs(outcomes)
+		items, err := toolopenai.ResponseResults(outcomes)
 		require.NoError(t, err)
 		params.PreviousResponseID = openai.String(resp.ID)
 		params.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
