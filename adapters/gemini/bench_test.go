@@ -85,7 +85,7 @@ func benchmarkProject(b *testing.B, config toolgemini.Config, adjust func(defs [
 		}
 		b.Run(bc.name, func(b *testing.B) {
 			adaptertest.LoopCPU(b, func() {
-				if _, err := toolgemini.Project(defs, config); err != nil {
+				if _, err := project(defs, config); err != nil {
 					b.Fatal(err)
 				}
 			})
