@@ -56,11 +56,11 @@ func (r InputRequest) Continuation(response json.RawMessage) (Continuation, erro
 		return Continuation{}, errorf("%w: the zero InputRequest takes no answer", ErrInvalidInputRequest)
 	}
 	if err := r.schema.Validate(response); err != nil {
-		msg := err.Error()
+		msg, verdict := err.Error(), "does not match"
 		if rej, ok := err.(*InputRejection); ok {
-			msg = rej.Message()
+			msg, verdict = rej.Message(), rej.against(verdict)
 		}
-		return Continuation{}, errorf("%w: the answer does not match the response schema: %s", ErrInvalidInputRequest, msg)
+		return Continuation{}, errorf("%w: the answer %s the response schema: %s", ErrInvalidInputRequest, verdict, msg)
 	}
 	return Continuation{state: bytes.Clone(r.state), response: bytes.Clone(response), stamp: r.stamp}, nil
 }

@@ -156,7 +156,7 @@ func (c Contract) checkArguments(args []byte) error {
 		if !ok {
 			return errorf("%w: arguments of %q: %w", ErrInvalidInvocation, name, err)
 		}
-		rej.message = fmt.Sprintf("arguments of %q do not match its input schema %s", name, rej.message)
+		rej.message = fmt.Sprintf("arguments of %q %s its input schema %s", name, rej.against("do not match"), rej.message)
 		return rej
 	}
 	return nil
@@ -214,11 +214,11 @@ func (c Contract) ValidateResult(result Result) error {
 			return errorf("%w: tool %q declares an output schema but returned no details", ErrInvalidResult, name)
 		}
 		if err := out.validateTree(details, values); err != nil {
-			msg := err.Error()
+			msg, verdict := err.Error(), "do not match"
 			if rej, ok := err.(*InputRejection); ok {
-				msg = rej.Message()
+				msg, verdict = rej.Message(), rej.against(verdict)
 			}
-			return errorf("%w: details of tool %q do not match its output schema: %s", ErrInvalidResult, name, msg)
+			return errorf("%w: details of tool %q %s its output schema: %s", ErrInvalidResult, name, verdict, msg)
 		}
 	}
 	return nil

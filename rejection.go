@@ -35,6 +35,7 @@ type InputRejectionConfig struct {
 type InputRejection struct {
 	message string
 	cause   error
+	costly  bool // the value was refused as too costly to check, not as breaking the schema
 }
 
 // NewInputRejection returns a rejection with a public message. It returns an

@@ -457,7 +457,7 @@ const streamWork = MaxValidationWork / 8
 // not cover, after checkWork.
 func (s Schema) validateTree(tree any, values int) error {
 	if work := values * s.s.visits * fastcheck.CostPerApplication; work > MaxValidationWork {
-		return rejectf("at the root: the value holds %d JSON values and each may meet %d subschemas: checking it could take %d steps of work, more than the limit of %d (MaxValidationWork); send fewer values", values, s.s.visits, work, MaxValidationWork)
+		return tooCostly("at the root: the value holds %d JSON values and each may meet %d subschemas: checking it could take %d steps of work, more than the limit of %d (MaxValidationWork); send at most %d values", values, s.s.visits, work, MaxValidationWork, MaxValidationWork/(s.s.visits*fastcheck.CostPerApplication))
 	}
 	if fast := s.s.fast; fast != nil {
 		checked := fast.Check(tree, MaxValidationWork)
@@ -466,18 +466,21 @@ func (s Schema) validateTree(tree any, values int) error {
 			return nil
 		case checked.Stopped != nil:
 			return matchStopped(checked.Stopped)
-		case checked.Exhausted:
+		case checked.Exhausted && checked.Costly == nil:
 			return workExhausted(nil)
 		}
 		// The explanation gets what the check left of the budget, and at
 		// least a quarter of it: it visits in a fixed order, and may need
-		// more to reach a violation the check met early.
+		// more to reach a violation the check met early, or the location
+		// of a pattern one match of which exceeds the budget.
 		report := fast.Explain(tree, max(MaxValidationWork-checked.Work, MaxValidationWork/4))
 		switch {
 		case report.Valid:
 			return nil
 		case report.Stopped != nil:
 			return matchStopped(report.Stopped)
+		case report.Total == 0 && report.Costly != nil:
+			return patternTooCostly(report.Where, report.Costly, report.CostlyLength)
 		case report.Total == 0:
 			return workExhausted(report.Where)
 		}

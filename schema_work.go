@@ -2,6 +2,7 @@ package tool
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -28,7 +29,7 @@ const MaxValidationWork = 12 << 20
 // see fullValidatorWork.
 func (s Schema) checkWork(tree any) error {
 	if work := s.s.fullValidatorWork(tree); work > MaxValidationWork {
-		return rejectf("at the root: checking the value against the schema could take %d steps of work, more than the limit of %d (MaxValidationWork); send fewer or shorter values", work, MaxValidationWork)
+		return tooCostly("at the root: checking the value against the schema could take %d steps of work, more than the limit of %d (MaxValidationWork); send fewer or shorter values", work, MaxValidationWork)
 	}
 	return nil
 }
@@ -37,7 +38,58 @@ func (s Schema) checkWork(tree any) error {
 // Where is the location the check had reached; the root stands for the
 // whole value when it is not known.
 func workExhausted(where []string) *InputRejection {
-	return rejectf("at %s: checking the value against the schema takes more than the limit of %d steps of work (MaxValidationWork); send fewer or shorter values", clippedPointer(where), MaxValidationWork)
+	return tooCostly("at %s: checking the value against the schema takes more than the limit of %d steps of work (MaxValidationWork); send fewer or shorter values", clippedPointer(where), MaxValidationWork)
+}
+
+// tooCostly is the rejection of a value refused because checking it
+// would take more than MaxValidationWork: the value may well satisfy the
+// schema, and the message, made by format, says what would make it
+// cheaper.
+func tooCostly(format string, args ...any) *InputRejection {
+	r := rejectf(format, args...)
+	r.costly = true
+	return r
+}
+
+// against words how the value r refuses relates to a schema: mismatch
+// (such as "do not match") when it breaks the schema, and that it cost
+// too much to check when that is why it was refused.
+func (r *InputRejection) against(mismatch string) string {
+	if r.costly {
+		return "cost too much to check against"
+	}
+	return mismatch
+}
+
+// patternTooCostly is the rejection of a value holding, at where (the
+// root when not known), a string of length bytes that one match of re alone would take more than
+// MaxValidationWork to check. It says how long a string the pattern can
+// check; when that is short, the pattern, not the value, is at fault.
+func patternTooCostly(where []string, re *regex.Regexp, length int) *InputRejection {
+	longest := affordableLength(re, length)
+	advice := fmt.Sprintf("send a string of at most %d bytes there", longest)
+	if longest < ordinaryString {
+		advice = "the pattern is too costly for strings of ordinary length, so only a cheaper pattern in the schema (fewer nested or alternative repetitions) can make such a value checkable"
+	}
+	return tooCostly("at %s: matching a string of %d bytes against the schema's pattern %q could take more than the limit of %d steps of work (MaxValidationWork), and the pattern can check strings of at most %d bytes: %s", clippedPointer(where), length, clipRunes(re.String(), maxQuoted), MaxValidationWork, longest, advice)
+}
+
+// ordinaryString is the length, in bytes, below which a string is too
+// short to be at fault for the cost of matching it.
+const ordinaryString = 256
+
+// affordableLength returns the length of the longest string, shorter than
+// length, that one match of re can check within MaxValidationWork.
+func affordableLength(re *regex.Regexp, length int) int {
+	lo, hi := 0, length // re.MatchCost(hi) exceeds the limit
+	for hi-lo > 1 {
+		if mid := lo + (hi-lo)/2; re.MatchCost(mid) > MaxValidationWork {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return lo
 }
 
 // keywordCosts are the figures of a schema the full validator's cost model
@@ -114,9 +166,15 @@ func (c *compiledSchema) rehearseBacktracking(tree any) error {
 		return nil
 	}
 	work := 0
+	var costly *regex.Regexp
+	costlyLength := 0
 	charge := func(s string) bool {
 		for _, re := range c.costs.backtracking {
-			if work += re.MatchCost(len(s)); work > MaxValidationWork {
+			cost := re.MatchCost(len(s))
+			if cost > MaxValidationWork {
+				costly, costlyLength = re, len(s)
+			}
+			if work += cost; work > MaxValidationWork {
 				return false
 			}
 		}
@@ -142,7 +200,11 @@ func (c *compiledSchema) rehearseBacktracking(tree any) error {
 		}
 		return true
 	}
-	if !walk(tree) {
+	switch {
+	case walk(tree):
+	case costly != nil:
+		return patternTooCostly(nil, costly, costlyLength)
+	default:
 		return workExhausted(nil)
 	}
 	return nil

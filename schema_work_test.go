@@ -125,3 +125,50 @@ func TestBacktrackingVerdictsDoNotDependOnLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestCostlyValuesAreNotCalledMismatches: a value refused because checking
+// it would take more than MaxValidationWork is told so, and what would make
+// it cheaper, never that it breaks the schema; a pattern that cannot afford
+// even a short string says that the pattern, not the string, is at fault.
+func TestCostlyValuesAreNotCalledMismatches(t *testing.T) {
+	const exponential, quadratic = `^(a+)+(?=b)`, `^a*a*(?=b)`
+	properties := func(pattern string) string {
+		return `"type":"object","properties":{"s":{"type":"string","pattern":"` + pattern + `"}}`
+	}
+	tests := []struct {
+		name, schema, arguments string
+		want                    []string
+	}{{
+		name:      "too many values for the subschemas",
+		schema:    `{"type":"object","properties":{"n":{"type":"array","allOf":[` + strings.TrimSuffix(strings.Repeat(`{"items":{"type":"integer"}},`, 200), ",") + `]}}}`,
+		arguments: `{"n":[` + strings.TrimSuffix(strings.Repeat("1,", 100_000), ",") + `]}`,
+		want:      []string{`arguments of "costly" cost too much to check against its input schema at the root:`, "values and each may meet 201 subschemas", "; send at most "},
+	}, {
+		name:      "a short string and an exponential pattern",
+		schema:    `{` + properties(exponential) + `}`,
+		arguments: `{"s":"` + strings.Repeat("a", 31) + `!"}`,
+		want:      []string{"cost too much to check against its input schema at /s: matching a string of 32 bytes", "only a cheaper pattern in the schema"},
+	}, {
+		name:      "a short string and an exponential pattern under the full validator",
+		schema:    `{"$schema":"http://json-schema.org/draft-07/schema#",` + properties(exponential) + `}`,
+		arguments: `{"s":"` + strings.Repeat("a", 31) + `!"}`,
+		want:      []string{"cost too much to check against its input schema at the root: matching a string of 32 bytes", "only a cheaper pattern in the schema"},
+	}, {
+		name:      "a long string and a quadratic pattern",
+		schema:    `{` + properties(quadratic) + `}`,
+		arguments: `{"s":"` + strings.Repeat("a", 100_000) + `"}`,
+		want:      []string{"cost too much to check against its input schema at /s: matching a string of 100000 bytes", "send a string of at most"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := mustBind(t, echoTool{definition: tool.Definition{Name: "costly", InputSchema: []byte(tt.schema)}})
+			rej, ok := tool.ClassifyInputRejection(prepareErr(b, tt.arguments))
+			require.True(t, ok)
+			for _, want := range tt.want {
+				require.Contains(t, rej.Message(), want)
+			}
+			require.NotContains(t, rej.Message(), "do not match")
+			require.NotContains(t, rej.Message(), "fewer or shorter")
+		})
+	}
+}

@@ -35,8 +35,14 @@
 // (numeric bounds, string lengths, maxItems, minItems above 1, formats it
 // does not know, patterns with backreferences, lookaround or word
 // boundaries) are moved into the member's description and listed by
-// [Tools.Relaxed]: [tool.Contract.Prepare] still enforces them. What cannot
-// be lowered (a recursive schema, a free-form object, a map, allOf, a oneOf
+// [Tools.Relaxed]: [tool.Contract.Prepare] still enforces them. allOf is
+// sent as Anthropic documents it, without $ref: branches that describe an
+// object are merged into it (each closed on its own, they would refuse one
+// another's members), provided no member is declared twice and no branch
+// closes the object itself; other branches stay in allOf, given the
+// node's type. What cannot be lowered (a recursive schema, a free-form
+// object, a map, allOf with $ref or with object branches that cannot be
+// merged, a oneOf
 // whose branches' JSON types overlap (one whose types are disjoint means
 // anyOf and is sent as one), not, a schema that admits any value, …) makes
 // that tool non-strict, and [Tools.Lints] says, per JSON pointer of the

@@ -17,6 +17,7 @@ require (
 	cloud.google.com/go v0.116.0 // indirect
 	cloud.google.com/go/auth v0.9.3 // indirect
 	cloud.google.com/go/compute/metadata v0.5.0 // indirect
+	github.com/agentcontract/tool/adapters/internal v0.1.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
@@ -58,5 +59,6 @@ replace (
 	github.com/agentcontract/tool => ../..
 	github.com/agentcontract/tool/adapters/anthropic => ../../adapters/anthropic
 	github.com/agentcontract/tool/adapters/gemini => ../../adapters/gemini
+	github.com/agentcontract/tool/adapters/internal => ../../adapters/internal
 	github.com/agentcontract/tool/adapters/openai => ../../adapters/openai
 )

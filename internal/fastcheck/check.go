@@ -56,6 +56,11 @@ type Report struct {
 	// the backtracking engine stopped it at its safety timeout. The check
 	// then stopped too, with Exhausted set, and decided nothing.
 	Stopped error
+	// Costly, when not nil, is a pattern whose one match against a string
+	// of CostlyLength bytes would alone have cost more than the whole
+	// budget: the check stopped there, with Exhausted set.
+	Costly       *regex.Regexp
+	CostlyLength int
 	// Where is, for Explain only, the location of the value being checked
 	// when the budget ran out.
 	Where []string
@@ -74,7 +79,12 @@ type Report struct {
 func (c *Checker) Check(v any, budget int) Report {
 	r := run{budget: budget}
 	valid := r.check(c.root, v)
-	return Report{Valid: valid && !r.exhausted, Exhausted: r.exhausted, Stopped: r.stopped, Work: r.work}
+	return r.report(valid)
+}
+
+// report is the outcome of the check r made, which found valid.
+func (r *run) report(valid bool) Report {
+	return Report{Valid: valid && !r.exhausted, Exhausted: r.exhausted, Stopped: r.stopped, Work: r.work, Costly: r.costly, CostlyLength: r.costlyLength}
 }
 
 // Explain is Check that also says what is wrong: the violations the full
@@ -87,7 +97,7 @@ func (c *Checker) Explain(v any, budget int) Report {
 	root := &sink{onlyType: true}
 	r.sink = root
 	valid := r.check(c.root, v)
-	report := Report{Valid: valid && !r.exhausted, Exhausted: r.exhausted, Stopped: r.stopped, Work: r.work}
+	report := r.report(valid)
 	if r.exhausted {
 		report.Where = r.where.tokens()
 	}
@@ -111,6 +121,9 @@ type run struct {
 	runes   int
 
 	stopped error // why a match had no verdict, if one had none
+
+	costly       *regex.Regexp // a pattern one match of which exceeded the whole budget
+	costlyLength int           // the length of the string it was to match
 }
 
 // location is a location in the value, shared by the violations found
@@ -187,6 +200,17 @@ func (r *run) spend(n int) bool {
 		r.where = r.at
 	}
 	return !r.exhausted
+}
+
+// spendMatch charges one match of re against a string of length bytes. A
+// match that alone would cost more than the whole budget is remembered:
+// no value holding that string can be checked, whatever else it holds.
+func (r *run) spendMatch(re *regex.Regexp, length int) bool {
+	cost := re.MatchCost(length)
+	if cost > r.budget && !r.exhausted {
+		r.costly, r.costlyLength = re, length
+	}
+	return r.spend(cost)
 }
 
 // stop reports whether a check that found ok should end now: at the first
@@ -388,7 +412,7 @@ func (r *run) member(n *node, name string, value any, additional *[]string) bool
 		}
 	}
 	for _, p := range n.patternProperties {
-		if r.stop(ok) || !r.spend(p.re.MatchCost(len(name))) {
+		if r.stop(ok) || !r.spendMatch(p.re, len(name)) {
 			return false
 		}
 		if r.match(p.re, name) {
@@ -608,7 +632,7 @@ func (r *run) str(n *node, s string) bool {
 		}
 	}
 	if re := n.pattern; re != nil {
-		if !r.spend(re.MatchCost(len(s))) {
+		if !r.spendMatch(re, len(s)) {
 			return false
 		}
 		if !r.match(re, s) && !r.exhausted {

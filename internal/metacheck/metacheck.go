@@ -16,10 +16,7 @@
 // on the URL it is compiled under.
 package metacheck
 
-import (
-	"encoding/json"
-	"strconv"
-)
+import "github.com/agentcontract/tool/internal/keyword"
 
 // Draft2020 is the only $schema a conforming document may name.
 const Draft2020 = "https://json-schema.org/draft/2020-12/schema"
@@ -56,126 +53,29 @@ func (c checker) schema(v any) bool {
 }
 
 // keyword checks the value of one keyword of a schema object against
-// the 2020-12 meta-schema: core, applicator, unevaluated, validation,
-// meta-data, format-annotation and content vocabularies, and the
-// deprecated keywords the meta-schema still lists.
+// the 2020-12 meta-schema, by the shape the keyword model gives it. $id
+// and $vocabulary would change what references mean or which
+// vocabularies apply: not known here.
 func (c checker) keyword(k string, v any) bool {
-	switch k {
-	// Core. $id and $vocabulary would change what references mean or
-	// which vocabularies apply: not known here.
-	case "$id", "$vocabulary":
+	switch shape := keyword.Of(k); shape {
+	case keyword.Identifier, keyword.Vocabulary:
 		return false
-	case "$schema":
+	case keyword.Dialect:
 		return v == Draft2020
-	case "$ref", "$dynamicRef", "$recursiveRef":
+	case keyword.Reference:
 		s, ok := v.(string)
 		return ok && Fragment(s)
-	case "$anchor", "$dynamicAnchor", "$recursiveAnchor":
-		s, ok := v.(string)
-		return ok && anchor(s)
-	case "$comment", "title", "description", "format", "contentEncoding", "contentMediaType":
-		_, ok := v.(string)
-		return ok
-	case "$defs", "definitions", "properties", "dependentSchemas":
-		m, ok := v.(map[string]any)
-		return ok && c.schemas(m)
-	// Applicator.
-	case "patternProperties":
-		m, ok := v.(map[string]any)
-		if !ok {
-			return false
-		}
-		for p, s := range m {
-			if !c.validRegex(p) || !c.schema(s) {
-				return false
-			}
-		}
-		return true
-	case "prefixItems", "allOf", "anyOf", "oneOf":
-		list, ok := v.([]any)
-		if !ok || len(list) == 0 {
-			return false
-		}
-		for _, s := range list {
-			if !c.schema(s) {
-				return false
-			}
-		}
-		return true
-	case "items", "contains", "additionalProperties", "propertyNames", "if", "then", "else", "not",
-		"unevaluatedItems", "unevaluatedProperties", "contentSchema":
-		return c.schema(v)
-	case "dependencies":
-		m, ok := v.(map[string]any)
-		if !ok {
-			return false
-		}
-		for _, d := range m {
-			if list, ok := d.([]any); ok {
-				if !stringSet(list) {
-					return false
-				}
-			} else if !c.schema(d) {
-				return false
-			}
-		}
-		return true
-	// Validation.
-	case "type":
-		switch t := v.(type) {
-		case string:
-			return simpleType(t)
-		case []any:
-			return len(t) > 0 && stringSet(t) && allSimpleTypes(t)
-		}
-		return false
-	case "enum", "examples":
+	case keyword.Values:
 		_, ok := v.([]any)
 		return ok && inert(v)
-	case "multipleOf":
-		n, ok := v.(json.Number)
-		return ok && positive(n)
-	case "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum":
-		_, ok := v.(json.Number)
-		return ok
-	case "maxLength", "minLength", "maxItems", "minItems", "maxContains", "minContains", "maxProperties", "minProperties":
-		n, ok := v.(json.Number)
-		return ok && digits(string(n))
-	case "pattern":
-		s, ok := v.(string)
-		return ok && c.validRegex(s)
-	case "uniqueItems", "deprecated", "readOnly", "writeOnly":
-		_, ok := v.(bool)
-		return ok
-	case "required":
-		list, ok := v.([]any)
-		return ok && stringSet(list)
-	case "dependentRequired":
-		m, ok := v.(map[string]any)
-		if !ok {
-			return false
-		}
-		for _, d := range m {
-			if list, ok := d.([]any); !ok || !stringSet(list) {
-				return false
-			}
-		}
-		return true
+	case keyword.Any:
+		// const, default and keywords of no vocabulary: any value, so
+		// long as nothing in it could change what a reference means
+		// were a reference to point into it.
+		return inert(v)
+	default:
+		return keyword.Fits(shape, v, c.schema, c.validRegex)
 	}
-	// const, default and keywords of no vocabulary: any value, so long
-	// as nothing in it could change what a reference means were a
-	// reference to point into it.
-	return inert(v)
-}
-
-// schemas checks every member of m as a schema.
-func (c checker) schemas(m map[string]any) bool {
-	for _, s := range m {
-		if !c.schema(s) {
-			return false
-		}
-	}
-	return true
 }
 
 // inert reports whether v, a value the meta-schema does not constrain,
@@ -241,96 +141,4 @@ func Fragment(ref string) bool {
 
 func hex(b byte) bool {
 	return '0' <= b && b <= '9' || 'a' <= b && b <= 'f' || 'A' <= b && b <= 'F'
-}
-
-// anchor reports whether s matches ^[A-Za-z_][-A-Za-z0-9._]*$, the
-// meta-schema's anchorString.
-func anchor(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		b := s[i]
-		switch {
-		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', b == '_':
-		case i > 0 && ('0' <= b && b <= '9' || b == '-' || b == '.'):
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// simpleType reports whether t is one of the meta-schema's simpleTypes.
-func simpleType(t string) bool {
-	switch t {
-	case "array", "boolean", "integer", "null", "number", "object", "string":
-		return true
-	}
-	return false
-}
-
-func allSimpleTypes(list []any) bool {
-	for _, t := range list {
-		if !simpleType(t.(string)) {
-			return false
-		}
-	}
-	return true
-}
-
-// stringSet reports whether list holds only strings, no two equal: the
-// meta-schema's stringArray. Short lists, the usual case, are compared
-// pairwise without allocating.
-func stringSet(list []any) bool {
-	if len(list) > 16 {
-		seen := make(map[string]struct{}, len(list))
-		for _, s := range list {
-			s, ok := s.(string)
-			if !ok {
-				return false
-			}
-			if _, dup := seen[s]; dup {
-				return false
-			}
-			seen[s] = struct{}{}
-		}
-		return true
-	}
-	for i, s := range list {
-		s, ok := s.(string)
-		if !ok {
-			return false
-		}
-		for _, t := range list[:i] {
-			if t == s {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// digits reports whether n is written with decimal digits alone: an
-// integer at least zero, the meta-schema's nonNegativeInteger.
-func digits(n string) bool {
-	if n == "" {
-		return false
-	}
-	for i := 0; i < len(n); i++ {
-		if n[i] < '0' || n[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// positive reports whether n is above zero, exactly and as a float64,
-// as "exclusiveMinimum": 0 requires of multipleOf.
-func positive(n json.Number) bool {
-	if n == "" || n[0] == '-' {
-		return false
-	}
-	f, err := strconv.ParseFloat(string(n), 64)
-	return err == nil && f > 0
 }

@@ -402,18 +402,16 @@ func (r *reader) knownEscape() (charset, bool) {
 		return charset{ranges: []rune{ch, ch}}, true
 	}
 	switch c {
-	case 'd':
+	case 'd', 'D', 'w', 'W':
 		r.pos += 2
-		return digits, true
-	case 'D':
-		r.pos += 2
-		return digits.complement(), true
-	case 'w':
-		r.pos += 2
-		return word, true
-	case 'W':
-		r.pos += 2
-		return word.complement(), true
+		set := digits
+		if c == 'w' || c == 'W' {
+			set = word
+		}
+		if c == 'D' || c == 'W' {
+			set = set.complement()
+		}
+		return set, true
 	case 's', 'S':
 		// The engine's whitespace differs in details from ECMAScript's:
 		// the reader does not rely on either.
@@ -458,6 +456,41 @@ func (r *reader) knownEscape() (charset, bool) {
 	return charset{}, false
 }
 
+// classItem reads one character or escape of a bracketed class: its set,
+// whether the set is exact, and whether it is a single character (which
+// may start a range).
+func (r *reader) classItem() (set charset, exact, single bool) {
+	if r.src[r.pos] == '\\' {
+		if r.pos+1 >= len(r.src) {
+			r.ok = false
+			return charset{}, false, false
+		}
+		switch r.src[r.pos+1] {
+		case 'b':
+			r.pos += 2
+			return charset{ranges: []rune{'\b', '\b'}}, true, true
+		case 'd', 'D', 'w', 'W', 's', 'S':
+			set, exact, _ := r.escapeSet()
+			return set, exact, false
+		}
+		// In a class, an escape the reader does not know still
+		// stands for characters: all of them, as far as costing goes.
+		set, exact, _ := r.escapeSet()
+		return set, exact, exact && len(set.ranges) == 2 && set.ranges[0] == set.ranges[1]
+	}
+	if r.src[r.pos] == '[' {
+		r.ok = false // subtraction and nested classes: not analysed
+		return charset{}, false, false
+	}
+	c, size := utf8.DecodeRuneInString(r.src[r.pos:])
+	if c == utf8.RuneError && size <= 1 {
+		r.ok = false
+		return charset{}, false, false
+	}
+	r.pos += size
+	return charset{ranges: []rune{c, c}}, true, true
+}
+
 // class reads a bracketed class.
 func (r *reader) class() *node {
 	r.pos++ // [
@@ -472,46 +505,15 @@ func (r *reader) class() *node {
 	}
 	var pairs []rune
 	exact := true
-	item := func() (charset, bool, bool) { // set, exact, single
-		if r.src[r.pos] == '\\' {
-			if r.pos+1 >= len(r.src) {
-				r.ok = false
-				return charset{}, false, false
-			}
-			switch r.src[r.pos+1] {
-			case 'b':
-				r.pos += 2
-				return charset{ranges: []rune{'\b', '\b'}}, true, true
-			case 'd', 'D', 'w', 'W', 's', 'S':
-				set, exact, _ := r.escapeSet()
-				return set, exact, false
-			}
-			// In a class, an escape the reader does not know still
-			// stands for characters: all of them, as far as costing goes.
-			set, exact, _ := r.escapeSet()
-			return set, exact, exact && len(set.ranges) == 2 && set.ranges[0] == set.ranges[1]
-		}
-		if r.src[r.pos] == '[' {
-			r.ok = false // subtraction and nested classes: not analysed
-			return charset{}, false, false
-		}
-		c, size := utf8.DecodeRuneInString(r.src[r.pos:])
-		if c == utf8.RuneError && size <= 1 {
-			r.ok = false
-			return charset{}, false, false
-		}
-		r.pos += size
-		return charset{ranges: []rune{c, c}}, true, true
-	}
 	for r.ok && r.pos < len(r.src) && r.src[r.pos] != ']' {
-		lo, ok, single := item()
+		lo, ok, single := r.classItem()
 		if !r.ok {
 			return nil
 		}
 		exact = exact && ok
 		if single && r.pos+1 < len(r.src) && r.src[r.pos] == '-' && r.src[r.pos+1] != ']' {
 			r.pos++
-			hi, ok, single2 := item()
+			hi, ok, single2 := r.classItem()
 			if !r.ok {
 				return nil
 			}

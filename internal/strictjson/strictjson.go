@@ -17,6 +17,7 @@
 package strictjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -100,6 +101,15 @@ func ParseInterning(data []byte, known map[string]string) (tree any, values int,
 	p := parsers.Get().(*parser)
 	p.Reset(data)
 	p.known = known
+	if len(data) > maxPooledScratch*8 {
+		// The items of a large document's arrays, collected before each
+		// array is made, are at most one more than its commas, and take
+		// two bytes each: growing the stack by doubling would copy it
+		// over and over.
+		if n := min(bytes.Count(data, []byte{','})+1, len(data)/2); cap(p.items) < n {
+			p.items = make([]any, 0, n)
+		}
+	}
 	v, err := p.document()
 	values = p.values
 	// Completed objects and arrays clear their scratch; a refused document

@@ -16,10 +16,11 @@ var OpenAI = Rules{
 }
 
 // Anthropic is the strict subset of Anthropic's strict tool use: optional
-// members allowed, no recursion, no number, length or maxItems bounds,
+// members allowed, allOf without $ref, no recursion, no number, length or maxItems bounds,
 // minItems 0 or 1 only, patterns without backreferences, lookaround or
 // word boundaries.
 var Anthropic = Rules{
+	AllOf:          true,
 	MinItemsUpTo:   1,
 	Default:        true,
 	Formats:        []string{"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"},

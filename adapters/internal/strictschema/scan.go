@@ -8,14 +8,19 @@ import (
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
-// maxDepth is the deepest nesting of arrays and objects Apply reads, the
-// limit the core's JSON reader has too; deeper text is returned unchanged.
-const maxDepth = 10000
+// maxDepth is the deepest nesting of arrays and objects Apply reads: the
+// core's reader's, so that text deeper than Prepare reads is returned
+// unchanged, for Prepare to refuse.
+const maxDepth = strictjson.MaxDepth
 
 // scanner reads argument text for Undo.Apply: it checks that the text is
 // one JSON value (RFC 8259, valid UTF-8, unique member names in every
-// object) and collects, in order, the spans to cut out of it. It works on
-// the bytes of the text and keeps no decoded value.
+// object, nesting within the core reader's bound, escapes by the core
+// reader's rules) and collects, in order, the spans to cut out of it. It
+// works on the bytes of the text and keeps no decoded value. It is not a
+// second reader of arguments: Prepare reads the result with the core's
+// reader, whose stricter rules (RFC 7493) still apply to every value the
+// cut keeps, and a cut removes only a member whose value is null.
 type scanner struct {
 	s string
 	i int

@@ -54,7 +54,7 @@ func (u *Undo) cutTokens(dec *jsontext.Decoder, args string, cuts *[]span) error
 				return err
 			}
 			if name.Kind() != '"' {
-				return syntaxError(lead)
+				return fmt.Errorf("a member name at byte %d is not a string", lead)
 			}
 			key := name.String()
 			if u.Nullable[key] && dec.PeekKind() == 'n' {

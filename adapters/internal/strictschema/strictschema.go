@@ -40,6 +40,11 @@ type Rules struct {
 	MinItemsUpTo int
 	// Default: the default keyword may be sent.
 	Default bool
+	// AllOf: allOf may be sent, with no $ref in its branches. Branches
+	// that describe objects are merged into their node instead (see
+	// mergeAllOf): each closed object branch would refuse the members of
+	// the others.
+	AllOf bool
 	// Formats lists the string formats the provider enforces.
 	Formats []string
 	// PatternProblem says why a pattern cannot be enforced, or "" when it
@@ -103,6 +108,124 @@ func unsupported(k string) bool {
 		return true
 	}
 	return false
+}
+
+// mergeAllOf prepares node m, which holds allOf (all), for rules that take
+// allOf. A branch that describes an object (properties, required,
+// additionalProperties or "type":"object") is merged into m: its
+// properties and required names join m's, which is what the conjunction
+// means as long as no member is declared twice and no branch closes the
+// object on its own. The other branches stay in allOf. It blocks, and
+// returns false, when a branch holds $ref, is not an object schema, or
+// cannot be merged so.
+func (l *lowerer) mergeAllOf(m map[string]any, all any, ptr string) (map[string]any, bool) {
+	at := ptr + "/allOf"
+	branches, ok := all.([]any)
+	if !ok || len(branches) == 0 {
+		l.block(at, "allOf is not a non-empty array")
+		return nil, false
+	}
+	merged := make(map[string]any, len(m)+2)
+	for k, v := range m {
+		if k != "allOf" {
+			merged[k] = v
+		}
+	}
+	props, _ := merged["properties"].(map[string]any)
+	if _, ok := merged["properties"]; ok && props == nil {
+		l.block(ptr+"/properties", "properties is not an object")
+		return nil, false
+	}
+	required, _ := merged["required"].([]any)
+	var rest []any
+	for i, b := range branches {
+		bp := at + "/" + strconv.Itoa(i)
+		bm, ok := b.(map[string]any)
+		if !ok {
+			l.block(bp, "a branch of allOf is not a JSON object")
+			return nil, false
+		}
+		if _, ok := bm["$ref"]; ok {
+			l.block(bp+"/$ref", "allOf with $ref is not supported in strict mode")
+			return nil, false
+		}
+		if !describesObject(bm) {
+			rest = append(rest, bm)
+			continue
+		}
+		for k, v := range bm {
+			switch k {
+			case "type":
+				if v != "object" {
+					l.block(bp+"/type", "an allOf branch that describes an object must have type object to be merged")
+					return nil, false
+				}
+				if t, ok := merged["type"]; ok && t != "object" {
+					l.block(ptr+"/type", "allOf merges object branches into a node of another type")
+					return nil, false
+				}
+				merged["type"] = "object"
+			case "properties":
+				bprops, ok := v.(map[string]any)
+				if !ok {
+					l.block(bp+"/properties", "properties is not an object")
+					return nil, false
+				}
+				if props == nil {
+					props = make(map[string]any, len(bprops))
+				}
+				for name, s := range bprops {
+					if _, dup := props[name]; dup {
+						l.block(bp+"/properties/"+escape(name), "allOf declares the member "+strconv.Quote(name)+" twice; the merged object could hold only one of its schemas")
+						return nil, false
+					}
+					props[name] = s
+				}
+			case "required":
+				names, ok := v.([]any)
+				if !ok {
+					l.block(bp+"/required", "required is not an array")
+					return nil, false
+				}
+				for _, n := range names {
+					if !slices.Contains(required, n) {
+						required = append(required, n)
+					}
+				}
+			case "description", "title", "$comment", "examples":
+			default:
+				l.block(bp+"/"+escape(k), "an allOf branch that describes an object is merged only when it holds type, properties, required and annotations; "+k+" keeps it from being merged")
+				return nil, false
+			}
+		}
+	}
+	if props != nil {
+		merged["properties"] = props
+	}
+	if required != nil {
+		merged["required"] = required
+	}
+	if len(rest) > 0 {
+		merged["allOf"] = rest
+	}
+	return merged, true
+}
+
+// hasAny reports whether m holds one of keys.
+func hasAny(m map[string]any, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// describesObject reports whether schema m says something of an object's
+// members or declares the type object.
+func describesObject(m map[string]any) bool {
+	return m["type"] == "object" || hasAny(m, "properties", "required", "additionalProperties", "minProperties",
+		"maxProperties", "patternProperties", "propertyNames", "unevaluatedProperties", "dependentRequired", "dependentSchemas")
 }
 
 // misplaced blocks keyword k of the node at ptr when no strict mode takes
@@ -362,6 +485,11 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 		}
 		return l.walkRef(m, ref, ptr)
 	}
+	if all, ok := m["allOf"]; ok && l.rules.AllOf {
+		if m, ok = l.mergeAllOf(m, all, ptr); !ok {
+			return nil, noUndo, 0
+		}
+	}
 	// The node is lowered in place: the tree is this lowering's own
 	// decoded copy, and each node of it is walked once (definitions are
 	// memoized, the root is referred to, never walked again). What the
@@ -426,6 +554,32 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 			if lowered, ok := l.branches(v, kp.String(), &u, &height); ok {
 				out[k] = lowered
 			}
+		case "allOf":
+			// Left by mergeAllOf only when the rules take it and no
+			// branch describes an object: the branches constrain the
+			// same value, and nothing of them is undone.
+			if !l.rules.AllOf {
+				l.misplaced(k, ptr, root)
+				delete(out, k)
+				continue
+			}
+			branches := v.([]any)
+			lowered := make([]any, len(branches))
+			for i, b := range branches {
+				// A branch constrains the value the node typed: it is
+				// given the node's type, which changes nothing the
+				// conjunction admits, so that it is not read as
+				// admitting any value.
+				if bm := b.(map[string]any); !hasAny(bm, "type", "enum", "const", "anyOf") {
+					if t, ok := m["type"]; ok {
+						bm["type"] = t
+					}
+				}
+				var h int
+				lowered[i], _, h = l.walk(b, kp.String()+"/"+strconv.Itoa(i), false)
+				height = max(height, h)
+			}
+			out[k] = lowered
 		case "oneOf":
 			// Branches of disjoint JSON types: a value is valid under
 			// at most one, so oneOf means anyOf. Renamed after the

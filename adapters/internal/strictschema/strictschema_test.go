@@ -273,3 +273,61 @@ func TestLowerOwnNullOfOptionalMember(t *testing.T) {
 	anthropic := strictschema.Lower(schema, strictschema.Anthropic)
 	require.Empty(t, anthropic.Relaxed, "optional members stay optional: an explicit null keeps its meaning")
 }
+
+// TestLowerAllOf: Anthropic's strict mode takes allOf without $ref.
+// Branches that describe objects are merged into their node (closed one by
+// one they would refuse each other's members); others stay in allOf.
+func TestLowerAllOf(t *testing.T) {
+	objects := `{"type":"object","properties":{"order":{"type":"string"}},"required":["order"],
+		"allOf":[{"properties":{"amount":{"type":"integer"}},"required":["amount"]},
+			{"type":"object","properties":{"note":{"type":"string"}},"description":"extra"}]}`
+	for _, tc := range []struct {
+		name, schema string
+		rules        strictschema.Rules
+		want         string   // the lowered schema, when not blocked
+		blocked      []string // pointers of the blocking findings
+		valid        []string // arguments the lowered schema admits
+		invalid      []string // arguments it refuses
+	}{
+		{name: "object branches merged", schema: objects, rules: strictschema.Anthropic,
+			want: `{"type":"object","additionalProperties":false,"required":["order","amount"],"properties":{
+				"order":{"type":"string"},"amount":{"type":"integer"},"note":{"type":"string"}}}`,
+			valid:   []string{`{"order":"A-1","amount":3}`, `{"order":"A-1","amount":3,"note":"x"}`},
+			invalid: []string{`{"order":"A-1"}`, `{"amount":3}`, `{"order":"A-1","amount":3,"other":1}`}},
+		{name: "value branches kept", schema: `{"type":"object","properties":{"code":{"type":"string","allOf":[{"pattern":"^A"},{"pattern":"9$"}]}},"required":["code"]}`,
+			rules: strictschema.Anthropic,
+			want:  `{"type":"object","additionalProperties":false,"required":["code"],"properties":{"code":{"type":"string","allOf":[{"type":"string","pattern":"^A"},{"type":"string","pattern":"9$"}]}}}`,
+			valid: []string{`{"code":"A19"}`}, invalid: []string{`{"code":"B19"}`, `{"code":"A1"}`}},
+		{name: "$ref in a branch", schema: `{"type":"object","properties":{"a":{"allOf":[{"$ref":"#/$defs/x"}]}},"$defs":{"x":{"type":"string"}}}`,
+			rules: strictschema.Anthropic, blocked: []string{"/properties/a/allOf/0/$ref"}},
+		{name: "a member declared twice", schema: `{"type":"object","properties":{"a":{"type":"string"}},"allOf":[{"properties":{"a":{"minLength":2}}}]}`,
+			rules: strictschema.Anthropic, blocked: []string{"/allOf/0/properties/a"}},
+		{name: "a branch that closes the object", schema: `{"type":"object","allOf":[{"properties":{"a":{"type":"string"}},"additionalProperties":false},{"properties":{"b":{"type":"string"}}}]}`,
+			rules: strictschema.Anthropic, blocked: []string{"/allOf/0/additionalProperties"}},
+		{name: "OpenAI takes no allOf", schema: objects, rules: strictschema.OpenAI, blocked: []string{"/allOf"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := strictschema.Lower([]byte(tc.schema), tc.rules)
+			var blocked []string
+			for _, f := range res.Blocked {
+				blocked = append(blocked, f.Pointer)
+			}
+			require.Equal(t, tc.blocked, blocked, "%v", res.Blocked)
+			if tc.blocked != nil {
+				return
+			}
+			require.JSONEq(t, tc.want, string(res.Wire()))
+			canonical, err := tool.ParseSchema([]byte(tc.schema))
+			require.NoError(t, err)
+			lowered, err := tool.ParseSchema(res.Wire())
+			require.NoError(t, err)
+			for _, v := range tc.valid {
+				require.NoError(t, lowered.Validate(json.RawMessage(v)), v)
+				require.NoError(t, canonical.Validate(json.RawMessage(res.Undo.Apply(v))), v)
+			}
+			for _, v := range tc.invalid {
+				require.Error(t, lowered.Validate(json.RawMessage(v)), v)
+			}
+		})
+	}
+}
