@@ -47,9 +47,9 @@ func TestConversation(t *testing.T) {
 	d := adaptertest.Dispatcher(t, reg)
 	ctx := context.Background()
 
-	projection, err := toolgemini.New(toolgemini.Config{Registry: reg})
+	tools, err := toolgemini.New(toolgemini.Config{Registry: reg})
 	require.NoError(t, err)
-	config := &genai.GenerateContentConfig{Tools: projection.Tools()}
+	config := &genai.GenerateContentConfig{Tools: tools.Tools()}
 	contents := []*genai.Content{genai.NewContentFromText(conv.Prompt, genai.RoleUser)}
 
 	var kinds [][]dispatch.Kind
