@@ -85,8 +85,12 @@
 // times the size of the pattern's compiled program; a string looked up in
 // an enum its length, any other value compared with an enum or a constant
 // its size; a violation recorded a few more. A check that would spend
-// more stops, and the value is refused with an *InputRejection that names
-// the limit, so that the model can send less. Violations already found
+// more stops, and the value is refused with an *InputRejection that says
+// the value cost too much to check (not that it breaks the schema, which
+// it may well satisfy), names the limit and what would make the value
+// cheaper: fewer or shorter values, or, for a pattern one match of which
+// exceeds the budget on a short string, nothing the model can send but a
+// cheaper pattern in the schema. Violations already found
 // are certain, and are reported instead when there are any. A rejection's
 // public message lists what it quotes from the value or the schema in
 // short: long strings, locations and lists are cut, and the message stays
