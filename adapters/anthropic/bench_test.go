@@ -29,7 +29,7 @@ func BenchmarkProject100Tools(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			adaptertest.LoopCPU(b, func() {
 				tools, err := toolanthropic.New(toolanthropic.Config{Registry: bc.reg, Strict: true})
-				if err != nil || len(tools.Params()) != 100 {
+				if err != nil || len(tools.Tools()) != 100 {
 					b.Fatal(err)
 				}
 			})
@@ -55,12 +55,12 @@ func BenchmarkCall(b *testing.B) {
 	require.NoError(b, json.Unmarshal([]byte(`{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-5-5","stop_reason":"tool_use",
 		"content":[{"type":"tool_use","id":"toolu_1","name":"search_orders","input":{"customer":"ana@example.com","status":"open"}}],
 		"usage":{"input_tokens":1,"output_tokens":1}}`), &msg))
-	canonical := tools.Calls(msg)[0]
+	canonical := calls(b, tools, msg)[0]
 
 	outcome, dispatchOnly := adaptertest.DispatchBase(b, d, canonical)
 	b.Run("adapter", func(b *testing.B) {
 		adaptertest.Overhead(b, dispatchOnly, func() {
-			calls := tools.Calls(msg)
+			calls, _ := tools.Calls(msg)
 			if _, err := toolanthropic.Results([]dispatch.Outcome{outcome}); err != nil || calls[0].Request != canonical.Request {
 				b.Fatal(calls, err)
 			}

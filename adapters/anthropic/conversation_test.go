@@ -37,14 +37,15 @@ func TestConversation(t *testing.T) {
 		Messages: []anthropic.MessageParam{
 			anthropic.NewUserMessage(anthropic.NewTextBlock("Weather in Lisbon, Ana's open orders, stock of K-1 and the November chart, please.")),
 		},
-		Tools: tools.Params(),
+		Tools: tools.Tools(),
 	}
 	var kinds [][]dispatch.Kind
 	var final string
 	for turn := 0; turn < 5; turn++ {
 		message, err := client.Messages.New(ctx, params)
 		require.NoError(t, err)
-		calls := tools.Calls(*message)
+		calls, err := tools.Calls(*message)
+		require.NoError(t, err)
 		if len(calls) == 0 {
 			final = message.Content[0].Text
 			break

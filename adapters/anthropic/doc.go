@@ -2,14 +2,23 @@
 // through the official Go SDK (github.com/anthropics/anthropic-sdk-go/v2,
 // the Messages API), and brings the model's tool_use blocks back through
 // [dispatch]. The name reads at the call site as what it converts between:
-// toolanthropic.New, tools.Params(), toolanthropic.Results(…).
+// toolanthropic.New, tools.Tools(), toolanthropic.Results(…).
+//
+// The provider adapters of this repository (toolopenai, toolanthropic,
+// toolgemini) share one shape: [New] from one [Config] (a Registry or
+// Definitions, and Strict), the tools to advertise ([Tools.Tools]), the
+// calls of the model's reply ([Tools.Calls]), the results for the outcomes
+// ([Results]), [Tools.Lints] and [Tools.Relaxed] as [Lint] values, and the
+// error sentinels [ErrInvalidConfig], [ErrInvalidReply] and
+// [ErrInvalidOutcome].
 //
 // # One turn
 //
 //	tools, err := toolanthropic.New(toolanthropic.Config{Registry: reg, Strict: true})
-//	params.Tools = tools.Params()
+//	params.Tools = tools.Tools()
 //	message, err := client.Messages.New(ctx, params)
-//	outcomes := dispatcher.RunAll(ctx, tools.Calls(*message))
+//	calls, err := tools.Calls(*message)
+//	outcomes := dispatcher.RunAll(ctx, calls)
 //	results, err := toolanthropic.Results(outcomes)
 //	params.Messages = append(params.Messages, message.ToParam(), results)
 //
@@ -39,7 +48,9 @@
 // that tool non-strict, and [Tools.Lints] says, per JSON pointer of the
 // canonical schema, which rule blocks it. The request-wide budgets
 // ([MaxStrictTools], [MaxOptional], [MaxUnions]) are checked over the whole
-// list when it is projected, not when the API answers with an error. strict
+// list when it is projected, not when the API answers with an error; they
+// are spent first on the tools [Config].StrictFirst names (those that
+// matter most), then in the order of the definitions. strict
 // is always sent explicitly, false included.
 //
 // # Results

@@ -62,14 +62,17 @@ func Example() {
 		Model:     anthropic.ModelClaudeSonnet5_5,
 		MaxTokens: 1024,
 		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("What's the weather in Lisbon?"))},
-		Tools:     tools.Params(),
+		Tools:     tools.Tools(),
 	}
 	for {
 		message, err := client.Messages.New(ctx, params)
 		if err != nil {
 			panic(err)
 		}
-		calls := tools.Calls(*message)
+		calls, err := tools.Calls(*message)
+		if err != nil {
+			panic(err)
+		}
 		if len(calls) == 0 {
 			fmt.Println(message.Content[0].Text)
 			return
@@ -115,7 +118,7 @@ func ExampleTools_Lints() {
 	}
 	// Output:
 	// false true
-	// tag /properties/labels: an object that declares no properties and does not forbid others is free-form, which strict mode cannot express
-	// tag /properties/labels/additionalProperties: additionalProperties with a schema (a map) cannot be strict: every member must be named
-	// rename /properties/name/maxLength: maxLength is not enforced in strict mode; moved into the description
+	// tag input schema at /properties/labels: an object that declares no properties and does not forbid others is free-form, which strict mode cannot express
+	// tag input schema at /properties/labels/additionalProperties: additionalProperties with a schema (a map) cannot be strict: every member must be named
+	// rename input schema at /properties/name/maxLength: maxLength is not enforced in strict mode; moved into the description
 }

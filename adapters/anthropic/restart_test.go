@@ -24,7 +24,7 @@ func TestTurnSurvivesRestart(t *testing.T) {
 			{"type":"tool_use","id":"toolu_2","name":"publish_draft","input":{"draft":7}}],
 		"usage":{"input_tokens":1,"output_tokens":1}}`), &msg))
 
-	outcomes := adaptertest.RestartedTurn(t, tools.Calls(msg))
+	outcomes := adaptertest.RestartedTurn(t, calls(t, tools, msg))
 	answer, err := toolanthropic.Results(outcomes)
 	require.NoError(t, err)
 	raw, err := json.Marshal(answer)

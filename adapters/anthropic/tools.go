@@ -15,16 +15,27 @@ import (
 	"github.com/agentcontract/tool/internal/errprefix"
 )
 
-// ErrInvalidTools: [New] was given definitions Anthropic would refuse.
-var ErrInvalidTools = errprefix.New("invalid tools for Anthropic")
-
-// ErrInvalidOutcome: an outcome that has no result to send yet (a
-// suspended call, or the zero [dispatch.Outcome]).
-var ErrInvalidOutcome = errprefix.New("invalid outcome for Anthropic")
+// Errors returned by this package; every error wraps one of them. The
+// other provider adapters (toolopenai, toolgemini) use the same names for
+// the same meanings.
+var (
+	// ErrInvalidConfig: [New] was given a [Config] Anthropic would refuse:
+	// both a Registry and Definitions, a definition that does not
+	// validate, a name Anthropic refuses or a name given twice, or a
+	// StrictFirst that names no tool or one tool twice.
+	ErrInvalidConfig = errprefix.New("invalid config for Anthropic")
+	// ErrInvalidReply: a reply of the model whose calls cannot be
+	// answered: a tool_use block without the ID its result must echo.
+	ErrInvalidReply = errprefix.New("invalid reply from Anthropic")
+	// ErrInvalidOutcome: an outcome that has no result to send yet (a
+	// suspended call, or the zero [dispatch.Outcome]) or no call ID.
+	ErrInvalidOutcome = errprefix.New("invalid outcome for Anthropic")
+)
 
 // Budgets of one request in strict mode, summed over every strict tool:
-// [New] spends them in the order of the definitions, and a tool that would
-// overspend one is sent non-strict, with a [Lint] that names the budget.
+// [New] spends them first on the tools [Config].StrictFirst names, then in
+// the order of the definitions, and a tool that would overspend one is sent
+// non-strict, with a [Lint] that names the budget.
 const (
 	MaxStrictTools = 20
 	MaxOptional    = 24
@@ -47,26 +58,24 @@ type Config struct {
 	// false, and Tools.Lints says why. When Strict is false every tool is
 	// sent with strict set to false.
 	Strict bool
+	// StrictFirst names the tools that matter most in strict mode: the
+	// request-wide budgets are spent on them first, in this order, and
+	// then on the other tools in the order of the definitions. It changes
+	// which tools are strict when the budgets do not last for all, never
+	// the order in which the tools are sent. Each name must be one of the
+	// tools, given once; New copies the slice. Nil spends the budgets in
+	// the order of the definitions.
+	StrictFirst []string
 }
 
 // Lint is one finding about a tool's input schema: what blocks strict mode
 // ([Tools.Lints]), or a constraint Anthropic does not enforce that was moved
-// into the description ([Tools.Relaxed]). Pointer is a JSON pointer into the
-// tool's canonical input schema; empty for the whole schema.
-type Lint struct {
-	Tool    string
-	Pointer string
-	Rule    string
-}
-
-// String renders l as "tool /pointer: rule".
-func (l Lint) String() string {
-	ptr := l.Pointer
-	if ptr == "" {
-		ptr = "(root)"
-	}
-	return l.Tool + " " + ptr + ": " + l.Rule
-}
+// into the description ([Tools.Relaxed]). Its fields are Tool, Schema
+// ("input"; empty for a request-wide budget, which concerns the tool as a
+// whole), Pointer (a JSON pointer into the tool's canonical input schema,
+// "" for the root) and Rule; its String method renders it on one line. It
+// is the same type in every provider adapter of this repository.
+type Lint = adapterkit.Lint
 
 type projected struct {
 	def    tool.Definition
@@ -83,8 +92,8 @@ type projected struct {
 // and safe for concurrent use; the parameters it returns are fresh on
 // every call and belong to the caller. The zero Tools offers no tools.
 //
-// [Tools.Params] goes out with the request, [Tools.Calls] reads the
-// model's answer, and [Results] answers its calls.
+// [Tools.Tools] goes out with the request, [Tools.Calls] reads the
+// model's reply, and [Results] answers its calls.
 type Tools struct {
 	tools   []projected
 	lints   []Lint
@@ -92,7 +101,7 @@ type Tools struct {
 }
 
 // New projects the definitions of [Config].Registry or [Config].Definitions.
-// Errors wrap [ErrInvalidTools]: both given, a definition that does not
+// Errors wrap [ErrInvalidConfig]: both given, a definition that does not
 // validate, a name Anthropic refuses (it allows 1 to 64 of a-z, A-Z, 0-9, _
 // and -), or a name given twice; every such definition is named in the one
 // error. A schema that cannot be strict is not an error: see [Tools.Lints].
@@ -101,64 +110,107 @@ type Tools struct {
 //
 // The request-wide budgets of strict mode ([MaxStrictTools] strict tools,
 // [MaxOptional] optional members and [MaxUnions] anyOf or multi-type members,
-// summed over the strict tools) are spent in the order of the
-// definitions: a tool that would overspend one is sent non-strict, with a
-// lint that names the budget.
+// summed over the strict tools) are spent first on the tools
+// [Config].StrictFirst names, then in the order of the definitions: a tool
+// that would overspend one is sent non-strict, with a lint that names the
+// budget. A name of StrictFirst that is not one of the tools, or is given
+// twice, is an error wrapping [ErrInvalidConfig].
 func New(config Config) (*Tools, error) {
 	defs, problems := adapterkit.Definitions(config.Registry, config.Definitions, namePattern, "1 to 64 of a-z, A-Z, 0-9, _ and -")
 	if len(problems) > 0 {
-		return nil, errprefix.Errorf("%w: %s", ErrInvalidTools, strings.Join(problems, "; "))
+		return nil, errprefix.Errorf("%w: %s", ErrInvalidConfig, strings.Join(problems, "; "))
 	}
-	t := &Tools{}
+	order, err := spendingOrder(defs, config.StrictFirst)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tools{tools: make([]projected, len(defs))}
+	for i, d := range defs {
+		t.tools[i] = projected{def: d}
+	}
+	if !config.Strict {
+		return t, nil
+	}
 	strictTools, optional, unions := 0, 0, 0
 	var schemas adapterkit.Schemas
-	for _, d := range defs {
-		p := projected{def: d}
-		if !config.Strict {
-			t.tools = append(t.tools, p)
-			continue
-		}
+	lints := make([][]Lint, len(defs))
+	relaxed := make([][]Lint, len(defs))
+	for _, i := range order {
+		d, p := defs[i], &t.tools[i]
 		if strictTools == MaxStrictTools {
 			// No budget left for any tool: lowering would change nothing.
-			t.lints = append(t.lints, Lint{Tool: d.Name, Rule: fmt.Sprintf(
+			lints[i] = append(lints[i], Lint{Tool: d.Name, Rule: fmt.Sprintf(
 				"the request-wide budget of %d strict tools would be exceeded: the strict tools before this one use %d and this one needs 1",
 				MaxStrictTools, strictTools)})
-			t.tools = append(t.tools, p)
 			continue
 		}
 		res := schemas.Lower(d.InputSchema, strictschema.Anthropic)
-		blocked := slices.Clip(res.Blocked)
-		if len(blocked) == 0 {
-			for _, b := range []struct {
-				used, add, max int
-				what           string
-			}{
-				{strictTools, 1, MaxStrictTools, "strict tools"},
-				{optional, res.Optional, MaxOptional, "optional members"},
-				{unions, res.Unions, MaxUnions, "anyOf or multi-type members"},
-			} {
-				if b.used+b.add > b.max {
-					blocked = append(blocked, strictschema.Finding{Rule: fmt.Sprintf(
-						"the request-wide budget of %d %s would be exceeded: the strict tools before this one use %d and this one needs %d",
-						b.max, b.what, b.used, b.add)})
-				}
+		if len(res.Blocked) > 0 {
+			lints[i] = adapterkit.InputLints(lints[i], d.Name, res.Blocked)
+			continue
+		}
+		over := false
+		for _, b := range []struct {
+			used, add, max int
+			what           string
+		}{
+			{strictTools, 1, MaxStrictTools, "strict tools"},
+			{optional, res.Optional, MaxOptional, "optional members"},
+			{unions, res.Unions, MaxUnions, "anyOf or multi-type members"},
+		} {
+			if b.used+b.add > b.max {
+				// A budget concerns the tool as a whole: no schema, no
+				// pointer.
+				over = true
+				lints[i] = append(lints[i], Lint{Tool: d.Name, Rule: fmt.Sprintf(
+					"the request-wide budget of %d %s would be exceeded: the strict tools before this one use %d and this one needs %d",
+					b.max, b.what, b.used, b.add)})
 			}
 		}
-		if len(blocked) > 0 {
-			for _, f := range blocked {
-				t.lints = append(t.lints, Lint{Tool: d.Name, Pointer: f.Pointer, Rule: f.Rule})
-			}
-			t.tools = append(t.tools, p)
+		if over {
 			continue
 		}
 		strictTools, optional, unions = strictTools+1, optional+res.Optional, unions+res.Unions
 		for _, f := range res.Relaxed {
-			t.relaxed = append(t.relaxed, Lint{Tool: d.Name, Pointer: f.Pointer, Rule: f.Rule})
+			relaxed[i] = append(relaxed[i], Lint{Tool: d.Name, Schema: "input", Pointer: f.Pointer, Rule: f.Rule})
 		}
 		p.strict, p.tree = true, res.Tree
-		t.tools = append(t.tools, p)
 	}
+	// The findings are listed in the order of the definitions, whatever
+	// the order the budgets were spent in.
+	t.lints, t.relaxed = slices.Concat(lints...), slices.Concat(relaxed...)
 	return t, nil
+}
+
+// spendingOrder returns the indexes of defs in the order the strict
+// budgets are spent: the tools named by first, in its order, then the
+// others in the order of defs. A name of first that is not a tool's, or is
+// given twice, is an error wrapping [ErrInvalidConfig].
+func spendingOrder(defs []tool.Definition, first []string) ([]int, error) {
+	order := make([]int, 0, len(defs))
+	taken := make([]bool, len(defs))
+	var problems []string
+	for _, name := range first {
+		i := slices.IndexFunc(defs, func(d tool.Definition) bool { return d.Name == name })
+		switch {
+		case i < 0:
+			problems = append(problems, fmt.Sprintf("StrictFirst names %q, which is not one of the tools", name))
+		case taken[i]:
+			problems = append(problems, fmt.Sprintf("StrictFirst names %q twice", name))
+		default:
+			taken[i] = true
+			order = append(order, i)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, errprefix.Errorf("%w: %s", ErrInvalidConfig, strings.Join(problems, "; "))
+	}
+	for i := range defs {
+		if !taken[i] {
+			order = append(order, i)
+		}
+	}
+	return order, nil
 }
 
 // Lints lists, tool by tool and place by place, why a tool is sent with
@@ -183,11 +235,11 @@ func (t *Tools) Strict(name string) bool {
 	return false
 }
 
-// Params returns the tools as Messages API tool parameters, for
+// Tools returns the tools as Messages API tool parameters, for
 // [anthropic.MessageNewParams].Tools, in the order of the definitions (a
 // [tool.Registry] lists its own sorted by name), each with strict set
 // explicitly.
-func (t *Tools) Params() []anthropic.ToolUnionParam {
+func (t *Tools) Tools() []anthropic.ToolUnionParam {
 	out := make([]anthropic.ToolUnionParam, len(t.tools))
 	var params adapterkit.Params
 	for i, p := range t.tools {
@@ -219,13 +271,21 @@ func (t *Tools) Params() []anthropic.ToolUnionParam {
 // [dispatch.Call] values for [dispatch.Dispatcher.RunAll], in order, with the
 // tool_use ID as the correlation ID and the input, as the model wrote it, as
 // the argument text. Strict lowering for Anthropic keeps optional members
-// optional, so there is nothing to undo.
-func (t *Tools) Calls(message anthropic.Message) []dispatch.Call {
+// optional, so there is nothing to undo. A message without tool_use blocks
+// has no calls: an empty slice.
+//
+// A tool_use block without an ID cannot be answered ([Results] must echo
+// it): it is an error wrapping [ErrInvalidReply], and no calls are
+// returned.
+func (t *Tools) Calls(message anthropic.Message) ([]dispatch.Call, error) {
 	calls := make([]dispatch.Call, 0, len(message.Content))
 	for i := range message.Content {
 		b := &message.Content[i] // a union of every block type: not copied
 		if b.Type != "tool_use" {
 			continue
+		}
+		if b.ID == "" {
+			return nil, errprefix.Errorf("%w: tool_use block %d (%q) has no ID", ErrInvalidReply, i, b.Name)
 		}
 		// The union's own fields, not AsToolUse, which decodes the block
 		// again.
@@ -234,5 +294,5 @@ func (t *Tools) Calls(message anthropic.Message) []dispatch.Call {
 			Request: tool.Request{Name: b.Name, Arguments: string(b.Input)},
 		})
 	}
-	return calls
+	return calls, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool"
@@ -25,8 +26,8 @@ func TestNewRefusesWhatAnthropicRefuses(t *testing.T) {
 		def("ok", `{"type":"object"}`),
 		def("bad_schema", `{"type":"array"}`),
 	}})
-	require.ErrorIs(t, err, toolanthropic.ErrInvalidTools)
-	require.EqualError(t, err, `tool: invalid tools for Anthropic: name "has.dot" is not 1 to 64 of a-z, A-Z, 0-9, _ and -; name "ok" is given twice; invalid definition: input schema of tool "bad_schema" must be a JSON object with "type":"object"`)
+	require.ErrorIs(t, err, toolanthropic.ErrInvalidConfig)
+	require.EqualError(t, err, `tool: invalid config for Anthropic: name "has.dot" is not 1 to 64 of a-z, A-Z, 0-9, _ and -; name "ok" is given twice; invalid definition: input schema of tool "bad_schema" must be a JSON object with "type":"object"`)
 }
 
 // TestBudgets: the request-wide budgets are spent in definition order; a
@@ -75,7 +76,7 @@ func TestBudgets(t *testing.T) {
 		require.Len(t, tools.Lints(), 2)
 		require.Equal(t, "t20", tools.Lints()[0].Tool)
 		require.Equal(t, "the request-wide budget of 20 strict tools would be exceeded: the strict tools before this one use 20 and this one needs 1", tools.Lints()[0].Rule)
-		params, err := json.Marshal(tools.Params())
+		params, err := json.Marshal(tools.Tools())
 		require.NoError(t, err)
 		var sent []struct {
 			Name   string `json:"name"`
@@ -87,6 +88,41 @@ func TestBudgets(t *testing.T) {
 			require.Equal(t, i < 20, *s.Strict, s.Name)
 		}
 	})
+	t.Run("StrictFirst", func(t *testing.T) {
+		var defs []tool.Definition
+		for i := range 22 {
+			defs = append(defs, def(fmt.Sprintf("t%02d", i), `{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`))
+		}
+		defs = append(defs, def("opt", optional(20)), def("late", optional(5)))
+		tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: defs, StrictFirst: []string{"t21", "late", "t20"}})
+		require.NoError(t, err)
+		// t21, late and t20 first, then t00…t16 fill the 20; opt needs 20
+		// optional members where 19 are left.
+		for _, name := range []string{"t21", "late", "t20", "t00", "t16"} {
+			require.True(t, tools.Strict(name), name)
+		}
+		for _, name := range []string{"t17", "t18", "t19", "opt"} {
+			require.False(t, tools.Strict(name), name)
+		}
+		var linted []string
+		for _, l := range tools.Lints() {
+			linted = append(linted, l.Tool)
+		}
+		require.Equal(t, []string{"t17", "t18", "t19", "opt"}, linted, "in the order of the definitions")
+		var sent []struct {
+			Name string `json:"name"`
+		}
+		params, err := json.Marshal(tools.Tools())
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(params, &sent))
+		require.Equal(t, "t00", sent[0].Name, "the tools are sent in the order of the definitions")
+		require.Equal(t, "late", sent[23].Name)
+	})
+	t.Run("StrictFirst names an unknown tool", func(t *testing.T) {
+		_, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{def("a", optional(1))}, StrictFirst: []string{"b", "a", "a"}})
+		require.ErrorIs(t, err, toolanthropic.ErrInvalidConfig)
+		require.EqualError(t, err, `tool: invalid config for Anthropic: StrictFirst names "b", which is not one of the tools; StrictFirst names "a" twice`)
+	})
 }
 
 func TestNotStrict(t *testing.T) {
@@ -95,7 +131,7 @@ func TestNotStrict(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	require.Empty(t, tools.Lints())
-	raw, err := json.Marshal(tools.Params()[0])
+	raw, err := json.Marshal(tools.Tools()[0])
 	require.NoError(t, err)
 	require.JSONEq(t, `{"name":"free","strict":false,"input_schema":{"type":"object","properties":{"n":{"type":"integer","minimum":1}}}}`, string(raw))
 }
@@ -105,8 +141,8 @@ func TestRecursiveSchemaIsNotStrict(t *testing.T) {
 		def("tree", `{"type":"object","properties":{"children":{"type":"array","items":{"$ref":"#"}}},"required":["children"]}`),
 	}})
 	require.NoError(t, err)
-	require.Equal(t, []toolanthropic.Lint{{Tool: "tree", Pointer: "/properties/children/items/$ref", Rule: "a recursive schema (a reference to the root) cannot be strict here"}}, tools.Lints())
-	require.Equal(t, "tree /properties/children/items/$ref: a recursive schema (a reference to the root) cannot be strict here", tools.Lints()[0].String())
+	require.Equal(t, []toolanthropic.Lint{{Tool: "tree", Schema: "input", Pointer: "/properties/children/items/$ref", Rule: "a recursive schema (a reference to the root) cannot be strict here"}}, tools.Lints())
+	require.Equal(t, "tree input schema at /properties/children/items/$ref: a recursive schema (a reference to the root) cannot be strict here", tools.Lints()[0].String())
 }
 
 func TestResults(t *testing.T) {
@@ -141,7 +177,7 @@ func TestResults(t *testing.T) {
 // TestZeroTools: the zero Tools offers nothing and passes calls through.
 func TestZeroTools(t *testing.T) {
 	var zero toolanthropic.Tools
-	require.Empty(t, zero.Params())
+	require.Empty(t, zero.Tools())
 	require.Empty(t, zero.Lints())
 	require.Empty(t, zero.Relaxed())
 	require.False(t, zero.Strict("x"))
@@ -156,9 +192,9 @@ func TestUnsatisfiableIsNotStrict(t *testing.T) {
 		lint         toolanthropic.Lint
 	}{
 		{"undeclared_required", `{"type":"object","properties":{"a":{"type":"string"}},"required":["a","b"]}`,
-			toolanthropic.Lint{Tool: "undeclared_required", Pointer: "/required/1", Rule: `required names the member "b", which properties does not declare: a closed strict schema would refuse every call or admit none`}},
+			toolanthropic.Lint{Tool: "undeclared_required", Schema: "input", Pointer: "/required/1", Rule: `required names the member "b", which properties does not declare: a closed strict schema would refuse every call or admit none`}},
 		{"string_enum_integer", `{"type":"object","properties":{"n":{"type":"integer","enum":["1","2"]}},"required":["n"]}`,
-			toolanthropic.Lint{Tool: "string_enum_integer", Pointer: "/properties/n/enum", Rule: "no value of enum has the declared type, so no value is valid"}},
+			toolanthropic.Lint{Tool: "string_enum_integer", Schema: "input", Pointer: "/properties/n/enum", Rule: "no value of enum has the declared type, so no value is valid"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{def(tc.name, tc.schema)}})
@@ -180,7 +216,7 @@ func TestNoArgumentsStrict(t *testing.T) {
 			tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{def(tc.name, tc.schema)}})
 			require.NoError(t, err)
 			require.Empty(t, tools.Lints())
-			raw, err := json.Marshal(tools.Params()[0])
+			raw, err := json.Marshal(tools.Tools()[0])
 			require.NoError(t, err)
 			require.JSONEq(t, `{"name":"`+tc.name+`","strict":true,"input_schema":{"type":"object","properties":{},"additionalProperties":false}}`, string(raw))
 		})
@@ -201,14 +237,14 @@ func TestDraft07(t *testing.T) {
 		{"same_meaning", `{` + dialect + `"type":"object","properties":{"p":{"$ref":"#/definitions/pt"}},"required":["p"],"additionalProperties":false,
 			"definitions":{"pt":{"type":"object","properties":{"x":{"type":"number"}},"required":["x"],"additionalProperties":false}}}`, `{"p":{"x":1}}`, true, nil},
 		{"tuple", `{` + dialect + `"type":"object","properties":{"t":{"type":"array","items":[{"type":"string"}]}},"required":["t"]}`, `{"t":["a",2]}`, false,
-			[]toolanthropic.Lint{{Tool: "tuple", Pointer: "/properties/t/items", Rule: "items as an array is a tuple in draft-07 (prefixItems in 2020-12): the draft-07 schema is not lowered"}}},
+			[]toolanthropic.Lint{{Tool: "tuple", Schema: "input", Pointer: "/properties/t/items", Rule: "items as an array is a tuple in draft-07 (prefixItems in 2020-12): the draft-07 schema is not lowered"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := def(tc.name, tc.schema)
 			tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{d}})
 			require.NoError(t, err)
 			require.Equal(t, tc.lints, tools.Lints())
-			raw, err := json.Marshal(tools.Params())
+			raw, err := json.Marshal(tools.Tools())
 			require.NoError(t, err)
 			if tc.strict {
 				require.Contains(t, string(raw), `"strict":true`)
@@ -244,8 +280,8 @@ func TestOneOfOfDisjointTypes(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, tools.Strict("pick"))
 	require.False(t, tools.Strict("overlap"))
-	require.Equal(t, []toolanthropic.Lint{{Tool: "overlap", Pointer: "/properties/v/oneOf", Rule: "oneOf is not supported in strict mode unless its branches admit disjoint JSON types, so that it means anyOf"}}, tools.Lints())
-	raw, err := json.Marshal(tools.Params())
+	require.Equal(t, []toolanthropic.Lint{{Tool: "overlap", Schema: "input", Pointer: "/properties/v/oneOf", Rule: "oneOf is not supported in strict mode unless its branches admit disjoint JSON types, so that it means anyOf"}}, tools.Lints())
+	raw, err := json.Marshal(tools.Tools())
 	require.NoError(t, err)
 	require.Contains(t, string(raw), `"v":{"anyOf":[{"type":"string"},{"type":"integer"}]}`)
 	b, err := tool.Bind(schemaTool{d})
@@ -254,4 +290,24 @@ func TestOneOfOfDisjointTypes(t *testing.T) {
 		_, err = b.Contract().Prepare(tool.Request{Name: "pick", Arguments: args}, tool.Admission{})
 		require.NoError(t, err)
 	}
+}
+
+// calls returns tools.Calls(msg), which must not fail.
+func calls(t testing.TB, tools *toolanthropic.Tools, msg anthropic.Message) []dispatch.Call {
+	t.Helper()
+	calls, err := tools.Calls(msg)
+	require.NoError(t, err)
+	return calls
+}
+
+// TestCallsRefuseAToolUseWithoutID: its result could not echo the ID.
+func TestCallsRefuseAToolUseWithoutID(t *testing.T) {
+	tools, err := toolanthropic.New(toolanthropic.Config{Definitions: []tool.Definition{def("a", `{"type":"object"}`)}})
+	require.NoError(t, err)
+	var msg anthropic.Message
+	require.NoError(t, json.Unmarshal([]byte(`{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"x"},{"type":"tool_use","id":"","name":"a","input":{}}]}`), &msg))
+	got, err := tools.Calls(msg)
+	require.ErrorIs(t, err, toolanthropic.ErrInvalidReply)
+	require.EqualError(t, err, `tool: invalid reply from Anthropic: tool_use block 1 ("a") has no ID`)
+	require.Nil(t, got)
 }

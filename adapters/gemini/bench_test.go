@@ -2,6 +2,7 @@ package toolgemini_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	toolgemini "github.com/agentcontract/tool/adapters/gemini"
 	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 )
 
@@ -37,6 +39,15 @@ func hundredDefinitions(b *testing.B, distinct bool) []tool.Definition {
 		defs[i] = tool.Definition{Name: name, Description: "A tool of the benchmark.", InputSchema: json.RawMessage(schema)}
 	}
 	return defs
+}
+
+// definedTool is a tool of the given definition that is never called.
+type definedTool struct{ def tool.Definition }
+
+func (t definedTool) Definition() tool.Definition { return t.def }
+
+func (definedTool) Call(context.Context, tool.Invocation) (tool.Result, error) {
+	return tool.Result{}, nil
 }
 
 func derivedSchema[T any](b *testing.B) string {
@@ -72,8 +83,8 @@ func BenchmarkProject100OpenAPI(b *testing.B) {
 	})
 }
 
-// benchmarkProject runs Project over the distinct and the shared hundred
-// definitions, after adjust, when not nil, has changed them.
+// benchmarkProject runs New over a registry of the distinct or the shared hundred
+// definitions (after adjust, when not nil, has changed them), then Tools.
 func benchmarkProject(b *testing.B, config toolgemini.Config, adjust func(defs []tool.Definition, distinct bool)) {
 	for _, bc := range []struct {
 		name     string
@@ -83,9 +94,22 @@ func benchmarkProject(b *testing.B, config toolgemini.Config, adjust func(defs [
 		if adjust != nil {
 			adjust(defs, bc.distinct)
 		}
+		// A registry, as the other adapters' benchmarks use: its
+		// definitions were validated when registered, so New measures the
+		// projection alone.
+		bindings := make([]tool.Binding, len(defs))
+		for i, d := range defs {
+			bound, err := tool.Bind(definedTool{d})
+			require.NoError(b, err)
+			bindings[i] = bound
+		}
+		reg, err := tool.NewRegistry(bindings...)
+		require.NoError(b, err)
+		config.Registry = reg
 		b.Run(bc.name, func(b *testing.B) {
 			adaptertest.LoopCPU(b, func() {
-				if _, err := toolgemini.Project(defs, config); err != nil {
+				tools, err := toolgemini.New(config)
+				if err != nil || len(tools.Tools()) != 1 {
 					b.Fatal(err)
 				}
 			})

@@ -47,9 +47,9 @@ func TestConversation(t *testing.T) {
 	d := adaptertest.Dispatcher(t, reg)
 	ctx := context.Background()
 
-	projection, err := toolgemini.Tools(reg, toolgemini.Config{})
+	tools, err := toolgemini.New(toolgemini.Config{Registry: reg})
 	require.NoError(t, err)
-	config := &genai.GenerateContentConfig{Tools: projection.Tools}
+	config := &genai.GenerateContentConfig{Tools: tools.Tools()}
 	contents := []*genai.Content{genai.NewContentFromText(conv.Prompt, genai.RoleUser)}
 
 	var kinds [][]dispatch.Kind
@@ -116,14 +116,14 @@ func TestConversation(t *testing.T) {
 func TestWhatTheSDKSends(t *testing.T) {
 	srv := newGeminiServer(t, json.RawMessage(`{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]}}]}`))
 	client := newClient(t, srv.URL)
-	p, err := toolgemini.Project([]tool.Definition{def("big",
+	p, err := project([]tool.Definition{def("big",
 		`{"type":"object","properties":{"n":{"type":"integer","minimum":0,"maximum":18446744073709551615}}}`)}, toolgemini.Config{})
 	require.NoError(t, err)
-	part, err := toolgemini.Part(dispatch.Outcome{CallID: "c", Tool: "big", Kind: dispatch.KindCompleted,
+	part, err := part(dispatch.Outcome{CallID: "c", Tool: "big", Kind: dispatch.KindCompleted,
 		Output: tool.Output{Details: json.RawMessage(`{"total":1.50}`)}})
 	require.NoError(t, err)
 	contents := []*genai.Content{genai.NewContentFromText("hi", genai.RoleUser), {Role: genai.RoleUser, Parts: []*genai.Part{part}}}
-	_, err = client.Models.GenerateContent(context.Background(), "m", contents, &genai.GenerateContentConfig{Tools: p.Tools})
+	_, err = client.Models.GenerateContent(context.Background(), "m", contents, &genai.GenerateContentConfig{Tools: p.Tools()})
 	require.NoError(t, err)
 	_, body := srv.request(t, 0)
 	require.JSONEq(t, `[{"functionDeclarations":[{"name":"big","parametersJsonSchema":{"type":"object",

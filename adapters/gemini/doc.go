@@ -2,12 +2,22 @@
 // its official Go SDK, google.golang.org/genai, and carries the model's
 // function calls to a [dispatch.Dispatcher] and the outcomes back, in the SDK's
 // own types. The name reads as "tool, for Gemini" at the call site:
-// toolgemini.Tools(registry, toolgemini.Config{}).
+// toolgemini.New, tools.Tools(), toolgemini.Results(…).
+//
+// The provider adapters of this repository (toolopenai, toolanthropic,
+// toolgemini) share one shape: [New] from one [Config] (a Registry or
+// Definitions; here OpenAPI, as Gemini has no strict mode), the tools to
+// advertise ([Tools.Tools]), the calls of the model's reply ([Tools.Calls]),
+// the results for the outcomes ([Results]), [Tools.Relaxed] as [Lint]
+// values, and the error sentinels [ErrInvalidConfig], [ErrInvalidReply] and
+// [ErrInvalidOutcome]. Gemini adds turn threading: [NewTurn] keeps the
+// model's content, which must be replayed unchanged, and [Turn.Next] builds
+// the next request's contents.
 //
 // A loop with the SDK reads (see the package example):
 //
-//	projection, err := toolgemini.Tools(registry, toolgemini.Config{})
-//	config := &genai.GenerateContentConfig{Tools: projection.Tools}
+//	tools, err := toolgemini.New(toolgemini.Config{Registry: registry})
+//	config := &genai.GenerateContentConfig{Tools: tools.Tools()}
 //	resp, err := client.Models.GenerateContent(ctx, model, contents, config)
 //	turn, err := toolgemini.NewTurn(resp)
 //	outcomes := dispatcher.RunAll(ctx, turn.Calls())
@@ -15,12 +25,12 @@
 //
 // # Tools out
 //
-// [Project] (and [Tools], for a [tool.Registry]) turns definitions
-// ([tool.Definition]) into one [genai.Tool] of function declarations
-// ([genai.FunctionDeclaration]). By default the input schema goes to
-// parametersJsonSchema and the output schema to responseJsonSchema, the JSON
-// Schema path Gemini prefers; [Config].OpenAPI selects the older parameters and
-// response fields (a [*genai.Schema], an OpenAPI 3.0 subset).
+// [New] turns definitions ([tool.Definition]) into one [genai.Tool] of
+// function declarations ([genai.FunctionDeclaration]), which [Tools.Tools]
+// returns. By default the input schema goes to parametersJsonSchema and the
+// output schema to responseJsonSchema, the JSON Schema path Gemini prefers;
+// [Config].OpenAPI selects the older parameters and response fields (a
+// [*genai.Schema], an OpenAPI 3.0 subset).
 //
 // Gemini does not take every keyword of JSON Schema 2020-12, so each schema
 // is lowered to what it documents. A rewrite that keeps the meaning is silent
@@ -28,7 +38,7 @@
 // one-branch anyOf, annotations are dropped, and on the OpenAPI path $refs
 // are inlined and null branches become nullable). A keyword Gemini cannot
 // express is dropped, written into the description so that the model still
-// reads it, and reported as a [Lint] naming the tool, the JSON pointer and
+// reads it, and reported by [Tools.Relaxed] as a [Lint] naming the tool, the JSON pointer and
 // the rule: the schema Gemini receives is then looser than the canonical one,
 // never stricter. [tool.Contract.Prepare] checks the canonical schema
 // whatever Gemini enforced, so a value that breaks a dropped constraint is
@@ -36,9 +46,20 @@
 // (recursion through required members only, dynamic references; on the
 // OpenAPI path any recursion and parameter names outside
 // ^[A-Za-z_][A-Za-z0-9_]{0,63}$), and a name Gemini refuses (it must start
-// with a letter or an underscore), make [Project] fail when the tools are
-// projected, not when Gemini answers with a 400: the [*ProjectionError] lists
-// every problem as a [Lint].
+// with a letter or an underscore), make [New] fail when the tools are
+// projected, not when Gemini answers with a 400: the error, wrapping
+// [ErrInvalidConfig], names every problem.
+//
+// The two paths lose different keywords, and the choice is a trade-off: the
+// JSON path keeps additionalProperties (closed objects stay closed) but
+// drops pattern, minLength, maxLength, minProperties, maxProperties and
+// allOf; the OpenAPI path keeps those but drops additionalProperties, false
+// included (the proto Schema cannot close an object). Each loss is a lint,
+// with the constraint written into the description, and Prepare enforces it
+// either way; the JSON path is the default.
+//
+// The JSON path moves draft-07's definitions at the root into $defs, the
+// only name Gemini documents, and rewrites the $refs that point into them.
 //
 // Gemini has no strict flag: nothing is sent to switch validation on or off.
 //
@@ -59,7 +80,7 @@
 //
 // # Results back
 //
-// [Part] renders a [dispatch.Outcome] as a functionResponse part echoing the
+// [Results] renders each [dispatch.Outcome] as a functionResponse part echoing the
 // call's ID and name ([genai.FunctionResponse]): {"output": …} for a
 // completed call (the text of its content, or its [tool.Output].Details as
 // JSON when it has no content), {"error": …} with the public text otherwise.
@@ -79,9 +100,9 @@
 //
 // # Concurrency and ownership
 //
-// [Project], [Tools] and [Part] are safe for concurrent use. Project's
-// results share no memory with the Definitions it was given; Part copies the
-// media and Details it sends. A [Turn] is immutable and safe for concurrent
+// [New] and [Results] are safe for concurrent use, and so is a [Tools]. What
+// [Tools.Tools] returns shares no memory with the Definitions or with another
+// call's; Results copies the media and Details it sends. A [Turn] is immutable and safe for concurrent
 // use; it shares the model's content with the response it was read from,
 // because that content is what must be replayed.
 package toolgemini

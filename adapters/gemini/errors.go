@@ -3,17 +3,21 @@ package toolgemini
 import "github.com/agentcontract/tool/internal/errprefix"
 
 // Errors returned by this package. Every error wraps exactly one of them, so
-// that [errors.Is] tells them apart.
+// that [errors.Is] tells them apart. The other provider adapters
+// (toolopenai, toolanthropic) use the same names for the same meanings.
 var (
-	// ErrProjection: a Definition cannot be offered to Gemini at all: its
-	// name is one Gemini refuses, its schema does not parse, or its schema
-	// needs something Gemini has no way to express (recursion through
-	// required members, a parameter name the OpenAPI path refuses, …).
-	// The message names every such tool and JSON pointer.
-	ErrProjection = errprefix.New("cannot project for gemini")
-	// ErrResponse: a model response that holds no candidate content.
-	ErrResponse = errprefix.New("unusable gemini response")
-	// ErrReply: outcomes that cannot answer the calls of a turn: one is
-	// missing, does not match a call, or is suspended and has no result yet.
-	ErrReply = errprefix.New("cannot reply to gemini")
+	// ErrInvalidConfig: [New] was given a [Config] Gemini would refuse:
+	// both a Registry and Definitions, a definition that does not
+	// validate, a name Gemini refuses, a name given twice, or a schema
+	// that needs something Gemini has no way to express (recursion
+	// through required members, a parameter name the OpenAPI path
+	// refuses, …). The message names every such tool and JSON pointer.
+	ErrInvalidConfig = errprefix.New("invalid config for Gemini")
+	// ErrInvalidReply: a model response that holds no candidate content,
+	// or a streamed function call this package does not assemble.
+	ErrInvalidReply = errprefix.New("invalid reply from Gemini")
+	// ErrInvalidOutcome: outcomes that cannot answer the calls: one is
+	// the zero Outcome or suspended and has no result yet, or, for
+	// [Turn.Reply], one is missing or does not match a call.
+	ErrInvalidOutcome = errprefix.New("invalid outcome for Gemini")
 )

@@ -44,11 +44,11 @@ func Example() {
 		log.Fatal(err)
 	}
 
-	projection, err := toolgemini.Tools(registry, toolgemini.Config{})
+	tools, err := toolgemini.New(toolgemini.Config{Registry: registry})
 	if err != nil {
 		log.Fatal(err)
 	}
-	config := &genai.GenerateContentConfig{Tools: projection.Tools}
+	config := &genai.GenerateContentConfig{Tools: tools.Tools()}
 	contents := genai.Text("What is the weather in Lisbon?")
 	for {
 		resp, err := client.Models.GenerateContent(ctx, "gemini-3-flash-preview", contents, config)
@@ -80,26 +80,45 @@ func Example() {
 	// It is 21°C and clear in Lisbon.
 }
 
-// Project reports what Gemini receives in a looser form than the canonical
+// Relaxed reports what Gemini receives in a looser form than the canonical
 // schema: Prepare still checks the canonical one.
-func ExampleProject() {
+func ExampleTools_Relaxed() {
 	code := tool.Definition{
 		Name:        "lookup_airport",
 		Description: "Find an airport by its IATA code.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"code":{"type":"string","pattern":"^[A-Z]{3}$"}},"required":["code"]}`),
 	}
-	projection, err := toolgemini.Project([]tool.Definition{code}, toolgemini.Config{})
+	tools, err := toolgemini.New(toolgemini.Config{Definitions: []tool.Definition{code}})
 	if err != nil {
 		log.Fatal(err)
 	}
-	schema, _ := json.Marshal(projection.Tools[0].FunctionDeclarations[0].ParametersJsonSchema)
+	schema, _ := json.Marshal(tools.Tools()[0].FunctionDeclarations[0].ParametersJsonSchema)
 	fmt.Println(string(schema))
-	for _, lint := range projection.Lints {
+	for _, lint := range tools.Relaxed() {
 		fmt.Println(lint)
 	}
 	// Output:
 	// {"properties":{"code":{"description":"(pattern: \"^[A-Z]{3}$\")","type":"string"}},"required":["code"],"type":"object"}
 	// lookup_airport input schema at /properties/code/pattern: pattern is not supported; dropped and written into the description
+}
+
+// Results answers the calls of a model turn: {"output": …} for a completed
+// call, {"error": …} for one the model should read as an error.
+func ExampleResults() {
+	content, err := toolgemini.Results([]dispatch.Outcome{
+		{CallID: "c1", Tool: "get_weather", Kind: dispatch.KindCompleted, Output: tool.NewTextOutput("21°C in Lisbon")},
+		{CallID: "c2", Tool: "refund", Kind: dispatch.KindFailed, IsError: true, Output: tool.NewTextOutput("refunds are closed today")},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, part := range content.Parts {
+		r, _ := json.Marshal(part.FunctionResponse.Response)
+		fmt.Println(content.Role, part.FunctionResponse.ID, part.FunctionResponse.Name, string(r))
+	}
+	// Output:
+	// user c1 get_weather {"output":"21°C in Lisbon"}
+	// user c2 refund {"error":"refunds are closed today"}
 }
 
 func weatherRegistry() *tool.Registry {

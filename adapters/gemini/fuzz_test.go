@@ -60,12 +60,12 @@ func FuzzProject(f *testing.F) {
 		f.Add([]byte(s), true)
 	}
 	f.Fuzz(func(t *testing.T, schema []byte, openAPI bool) {
-		p, err := toolgemini.Project([]tool.Definition{{Name: "f", InputSchema: schema, OutputSchema: schema}}, toolgemini.Config{OpenAPI: openAPI})
+		p, err := project([]tool.Definition{{Name: "f", InputSchema: schema, OutputSchema: schema}}, toolgemini.Config{OpenAPI: openAPI})
 		if err != nil {
-			require.ErrorIs(t, err, toolgemini.ErrProjection)
+			require.ErrorIs(t, err, toolgemini.ErrInvalidConfig)
 			return
 		}
-		_, err = json.Marshal(p.Tools)
+		_, err = json.Marshal(p.Tools())
 		require.NoError(t, err)
 	})
 }

@@ -14,7 +14,9 @@ import (
 	"testing"
 
 	"github.com/agentcontract/tool"
+	toolgemini "github.com/agentcontract/tool/adapters/gemini"
 	"github.com/agentcontract/tool/adapters/internal/adaptertest"
+	"github.com/agentcontract/tool/dispatch"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 )
@@ -170,4 +172,19 @@ func newRegistry(t testing.TB) *tool.Registry {
 	reg, err := tool.NewRegistry(bindings...)
 	require.NoError(t, err)
 	return reg
+}
+
+// project returns New with config's Definitions set to defs.
+func project(defs []tool.Definition, config toolgemini.Config) (*toolgemini.Tools, error) {
+	config.Definitions = defs
+	return toolgemini.New(config)
+}
+
+// part is the one part of Results for o.
+func part(o dispatch.Outcome) (*genai.Part, error) {
+	c, err := toolgemini.Results([]dispatch.Outcome{o})
+	if err != nil {
+		return nil, err
+	}
+	return c.Parts[0], nil
 }

@@ -85,8 +85,66 @@ func decodeSchema(raw []byte) (any, error) {
 // lowerJSON lowers one schema document for the JSON path.
 func (l *lowering) lowerJSON(doc any) any {
 	out := l.node(doc, "")
+	normalizeDefinitions(out)
 	checkCycles(l, out)
 	return out
+}
+
+// normalizeDefinitions moves the members of the root's "definitions"
+// (draft-07's name) into "$defs", the only one Gemini documents, and
+// rewrites every $ref that points into them ("#/definitions/x…" becomes
+// "#/$defs/x…"). The meaning is unchanged: only where the subschemas live
+// and how they are named. When the root has both and a name is in both,
+// nothing is moved (the $refs could not all be kept apart). Definitions
+// below the root are left where they are.
+func normalizeDefinitions(root any) {
+	obj, ok := root.(map[string]any)
+	if !ok {
+		return
+	}
+	old, ok := obj["definitions"].(map[string]any)
+	if !ok {
+		return
+	}
+	defs, ok := obj["$defs"].(map[string]any)
+	if _, present := obj["$defs"]; present && !ok {
+		return
+	}
+	if defs == nil {
+		defs = make(map[string]any, len(old))
+	}
+	for name := range old {
+		if _, clash := defs[name]; clash {
+			return
+		}
+	}
+	for name, d := range old {
+		defs[name] = d
+	}
+	obj["$defs"] = defs
+	delete(obj, "definitions")
+	rewriteRefs(obj)
+}
+
+// rewriteRefs rewrites, in place, each $ref of v that points into the
+// root's definitions to the same place under $defs.
+func rewriteRefs(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if ref, ok := e.(string); ok && k == "$ref" {
+				if rest, ok := strings.CutPrefix(ref, "#/definitions"); ok && (rest == "" || rest[0] == '/') {
+					x[k] = "#/$defs" + rest
+				}
+				continue
+			}
+			rewriteRefs(e)
+		}
+	case []any:
+		for _, e := range x {
+			rewriteRefs(e)
+		}
+	}
 }
 
 func (l *lowering) node(v any, ptr string) any {

@@ -48,15 +48,15 @@ func TestOpenAPI(t *testing.T) {
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := toolgemini.Project([]tool.Definition{def("t", tc.input)}, toolgemini.Config{OpenAPI: true})
+			p, err := project([]tool.Definition{def("t", tc.input)}, toolgemini.Config{OpenAPI: true})
 			require.NoError(t, err)
-			decl := p.Tools[0].FunctionDeclarations[0]
+			decl := p.Tools()[0].FunctionDeclarations[0]
 			require.Nil(t, decl.ParametersJsonSchema)
 			got, err := json.Marshal(decl.Parameters)
 			require.NoError(t, err)
 			require.JSONEq(t, tc.want, string(got))
 			var lints []string
-			for _, l := range p.Lints {
+			for _, l := range p.Relaxed() {
 				lints = append(lints, l.String())
 			}
 			require.Equal(t, tc.lints, lints)
@@ -69,17 +69,17 @@ func derivedNested(t *testing.T) string { return derived[propNested](t) }
 func TestOpenAPIRefuses(t *testing.T) {
 	for _, tc := range []struct{ name, input, want string }{
 		{"recursion", `{"type":"object","properties":{"next":{"$ref":"#"}}}`,
-			`tool: cannot project for gemini: t input schema at /properties/next/properties/next/$ref: $ref "#" is recursive; parameters cannot express recursion (use the JSON path)`},
+			`tool: invalid config for Gemini: t input schema at /properties/next/properties/next/$ref: $ref "#" is recursive; parameters cannot express recursion (use the JSON path)`},
 		{"a parameter name with a dash", `{"type":"object","properties":{"a-b":{"type":"string"}}}`,
-			`tool: cannot project for gemini: t input schema at /properties/a-b: parameter name "a-b" is not one Gemini takes in parameters (^[A-Za-z_][A-Za-z0-9_]{0,63}$); use the JSON path`},
+			`tool: invalid config for Gemini: t input schema at /properties/a-b: parameter name "a-b" is not one Gemini takes in parameters (^[A-Za-z_][A-Za-z0-9_]{0,63}$); use the JSON path`},
 		{"a chain of 65 $refs", chain(65),
-			`tool: cannot project for gemini: t input schema at /properties/x: more than 64 nested $ref, allOf and one-branch anyOf to inline at one place`},
+			`tool: invalid config for Gemini: t input schema at /properties/x: more than 64 nested $ref, allOf and one-branch anyOf to inline at one place`},
 		{"exponential inlining", fanOut(7),
-			`tool: cannot project for gemini: t input schema at (root): inlining every $ref makes more than 10000 schema nodes`},
+			`tool: invalid config for Gemini: t input schema at (root): inlining every $ref makes more than 10000 schema nodes`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := toolgemini.Project([]tool.Definition{def("t", tc.input)}, toolgemini.Config{OpenAPI: true})
-			require.ErrorIs(t, err, toolgemini.ErrProjection)
+			_, err := project([]tool.Definition{def("t", tc.input)}, toolgemini.Config{OpenAPI: true})
+			require.ErrorIs(t, err, toolgemini.ErrInvalidConfig)
 			require.EqualError(t, err, tc.want)
 		})
 	}

@@ -116,14 +116,14 @@ const (
 func checkLowering(t *testing.T, schema string, config toolgemini.Config, want string) {
 	const values = 600
 	def := tool.Definition{Name: "p", InputSchema: json.RawMessage(schema)}
-	p, err := toolgemini.Project([]tool.Definition{def}, config)
+	p, err := project([]tool.Definition{def}, config)
 	if want == refused {
-		require.ErrorIs(t, err, toolgemini.ErrProjection)
+		require.ErrorIs(t, err, toolgemini.ErrInvalidConfig)
 		return
 	}
 	require.NoError(t, err)
-	require.Equal(t, want == exact, len(p.Lints) == 0, "lints: %v", p.Lints)
-	decl := p.Tools[0].FunctionDeclarations[0]
+	require.Equal(t, want == exact, len(p.Relaxed()) == 0, "lints: %v", p.Relaxed())
+	decl := p.Tools()[0].FunctionDeclarations[0]
 	var lowered []byte
 	if config.OpenAPI {
 		// The proto Schema's meaning, written as JSON Schema.

@@ -17,9 +17,11 @@ import (
 // announced in the text with [dispatch.MediaNote].
 var mediaTypes = []string{"image/png", "image/jpeg", "image/webp", "application/pdf", "text/plain"}
 
-// Part renders one outcome as a functionResponse part ([genai.Part] holding a
-// [genai.FunctionResponse]) that echoes the call's ID
-// ([dispatch.Outcome].CallID, possibly empty) and name (o.Tool):
+// Results returns the user content that answers the calls of one model
+// turn: one functionResponse part ([genai.Part] holding a
+// [genai.FunctionResponse]) per outcome, in order, each echoing its call's
+// ID ([dispatch.Outcome].CallID, possibly empty: Gemini leaves it out on
+// some models) and name (o.Tool):
 //
 //   - completed: response {"output": …}: the text of the Output's text
 //     blocks (a string), or its [tool.Output].Details when it has no
@@ -33,27 +35,43 @@ var mediaTypes = []string{"image/png", "image/jpeg", "image/webp", "application/
 // [genai.FunctionResponse].Parts as inlineData, each also named in the text
 // so that the model can tell which is which. Other media, and media given by
 // URI (the Gemini API documents no fileData in function responses), is
-// announced in the text with [dispatch.MediaNote], URI included. The part
-// shares no memory with o.
+// announced in the text with [dispatch.MediaNote], URI included. The content
+// shares no memory with outcomes. No outcomes give a nil content.
 //
-// A suspended outcome has no result yet: Part fails with [ErrReply]. Resume
-// it ([dispatch.Dispatcher.Resume]) and render the outcome Resume returns.
-func Part(o dispatch.Outcome) (*genai.Part, error) {
-	if err := check(&o); err != nil {
-		return nil, err
+// Errors wrap [ErrInvalidOutcome]: a suspended outcome (it has no result
+// until resumed: resume it with [dispatch.Dispatcher.Resume] and send the
+// outcome Resume returns) or the zero Outcome. Nothing is returned then.
+// [Turn.Reply] does the same for the calls of a [Turn], matching outcomes
+// to calls.
+func Results(outcomes []dispatch.Outcome) (*genai.Content, error) {
+	if len(outcomes) == 0 {
+		return nil, nil
 	}
-	pr := &responsePart{}
-	pr.fill(&o)
-	return &pr.part, nil
+	for i := range outcomes {
+		if err := check(&outcomes[i]); err != nil {
+			return nil, err
+		}
+	}
+	parts, content, spare := replyParts(len(outcomes))
+	for i := range outcomes {
+		pr := spare
+		if pr == nil {
+			pr = &responsePart{}
+		}
+		pr.fill(&outcomes[i])
+		parts[i] = &pr.part
+	}
+	content.Role, content.Parts = genai.RoleUser, parts
+	return content, nil
 }
 
 // check refuses an outcome that has no result to render yet.
 func check(o *dispatch.Outcome) error {
 	switch o.Kind {
 	case dispatch.KindSuspended:
-		return errprefix.Errorf("%w: call %q of %s is suspended; resume it first", ErrReply, o.CallID, o.Tool)
+		return errprefix.Errorf("%w: call %q of %s is suspended; resume it first", ErrInvalidOutcome, o.CallID, o.Tool)
 	case "":
-		return errprefix.Errorf("%w: outcome of call %q has no kind", ErrReply, o.CallID)
+		return errprefix.Errorf("%w: outcome of call %q has no kind", ErrInvalidOutcome, o.CallID)
 	}
 	return nil
 }
@@ -121,8 +139,9 @@ func render(out tool.Output) (string, []*genai.FunctionResponsePart) {
 // the k-th outcome of that name without an ID), so the outcomes of
 // [dispatch.Dispatcher.RunAll](ctx, t.Calls()) match in any order.
 //
-// It fails, with an error wrapping [ErrReply], when a call has no outcome, an
-// outcome matches no call, or an outcome is suspended (see [Part]). A turn
+// It fails, with an error wrapping [ErrInvalidOutcome], when a call has no
+// outcome, an outcome matches no call, or an outcome is suspended or the
+// zero Outcome (see [Results]). A turn
 // without calls has nothing to reply: Reply returns nil and no error.
 func (t Turn) Reply(outcomes []dispatch.Outcome) (*genai.Content, error) {
 	if t.n == 0 && len(outcomes) == 0 {
@@ -138,7 +157,7 @@ func (t Turn) Reply(outcomes []dispatch.Outcome) (*genai.Content, error) {
 	for i, fc := range t.calls() {
 		j := match(outcomes, used, fc)
 		if j < 0 {
-			return nil, errprefix.Errorf("%w: no outcome for call %d (%s, id %q)", ErrReply, i, fc.Name, fc.ID)
+			return nil, errprefix.Errorf("%w: no outcome for call %d (%s, id %q)", ErrInvalidOutcome, i, fc.Name, fc.ID)
 		}
 		used[j] = true
 		o := &outcomes[j]
@@ -153,7 +172,7 @@ func (t Turn) Reply(outcomes []dispatch.Outcome) (*genai.Content, error) {
 		parts[i] = &pr.part
 	}
 	if k := slices.Index(used, false); k >= 0 {
-		return nil, errprefix.Errorf("%w: outcome of %s (id %q) answers no call of the turn", ErrReply, outcomes[k].Tool, outcomes[k].CallID)
+		return nil, errprefix.Errorf("%w: outcome of %s (id %q) answers no call of the turn", ErrInvalidOutcome, outcomes[k].Tool, outcomes[k].CallID)
 	}
 	content.Role, content.Parts = genai.RoleUser, parts
 	return content, nil

@@ -64,10 +64,10 @@ func compact(t *testing.T, s string) string {
 
 func TestNewStreamTurnRefuses(t *testing.T) {
 	_, err := toolgemini.NewStreamTurn(nil)
-	require.EqualError(t, err, "tool: unusable gemini response: no candidate content in 0 chunks")
+	require.EqualError(t, err, "tool: invalid reply from Gemini: no candidate content in 0 chunks")
 	partial := &genai.GenerateContentResponse{Candidates: []*genai.Candidate{{Content: &genai.Content{Parts: []*genai.Part{
 		{FunctionCall: &genai.FunctionCall{Name: "f", WillContinue: genai.Ptr(true)}}}}}}}
 	_, err = toolgemini.NewStreamTurn([]*genai.GenerateContentResponse{nil, {Candidates: []*genai.Candidate{{Content: &genai.Content{Parts: []*genai.Part{nil}}}}}, partial})
-	require.ErrorIs(t, err, toolgemini.ErrResponse)
-	require.EqualError(t, err, `tool: unusable gemini response: function call "f" has streamed arguments, which this package does not assemble`)
+	require.ErrorIs(t, err, toolgemini.ErrInvalidReply)
+	require.EqualError(t, err, `tool: invalid reply from Gemini: function call "f" has streamed arguments, which this package does not assemble`)
 }

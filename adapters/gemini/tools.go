@@ -2,140 +2,156 @@ package toolgemini
 
 import (
 	"encoding/json"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/adapters/internal/adapterkit"
+	"github.com/agentcontract/tool/dispatch"
 	"github.com/agentcontract/tool/internal/errprefix"
 	"google.golang.org/genai"
 )
 
-// Config says how definitions ([tool.Definition]) are projected by [Project]
-// and [Tools]. The zero Config projects every
-// schema on the JSON path (parametersJsonSchema and responseJsonSchema), the
-// path Gemini prefers.
+// Config says which tools to offer to Gemini and how. The zero Config
+// offers no tools.
 type Config struct {
+	// Registry, when not nil, holds the tools to offer: its definitions
+	// at the time of New, which were validated when they were registered.
+	Registry *tool.Registry
+	// Definitions are the tools to offer when Registry is nil. New copies
+	// them and validates each, which compiles its schemas.
+	Definitions []tool.Definition
 	// OpenAPI, when true, projects input schemas into
 	// FunctionDeclaration.Parameters and output schemas into Response: the
 	// OpenAPI 3.0 subset (*genai.Schema) that older models and Vertex AI
 	// endpoints read. $refs are inlined, so recursive schemas are refused,
-	// and parameter names must match ^[A-Za-z_][A-Za-z0-9_]{0,63}$.
+	// and parameter names must match ^[A-Za-z_][A-Za-z0-9_]{0,63}$. When
+	// false (the default), schemas go to parametersJsonSchema and
+	// responseJsonSchema, the JSON Schema path Gemini prefers.
+	//
+	// The two paths lose different constraints. The JSON path (false)
+	// keeps additionalProperties (a closed object stays closed) and drops
+	// pattern, minLength, maxLength, minProperties, maxProperties and
+	// allOf; the OpenAPI path (true) keeps those and drops
+	// additionalProperties, false included, so Gemini may add members the
+	// schema forbids. Either way the dropped constraint is written into
+	// the description, listed by [Tools.Relaxed], and still enforced by
+	// [tool.Contract.Prepare]. Prefer the JSON path unless the model or
+	// endpoint reads only parameters, or the patterns and lengths matter
+	// more to the model than closed objects.
 	OpenAPI bool
 }
 
-// Projection is a list of definitions as Gemini tools, made by [Project] or
-// [Tools]: a [genai.Tool] for [genai.GenerateContentConfig].Tools, and the
-// [Lint] findings of the lowering. The zero Projection
-// offers no tools. It is the caller's: nothing in it is shared with the
-// Definitions it came from.
-type Projection struct {
-	// Tools holds one genai.Tool whose FunctionDeclarations are the
-	// Definitions in the order given; nil when there were none. Put it in
-	// GenerateContentConfig.Tools.
-	Tools []*genai.Tool
-	// Lints lists, per tool and JSON pointer, what Gemini receives in a
-	// looser form than the canonical schema says. Empty when every schema
-	// was projected exactly.
-	Lints []Lint
-}
+// Lint is one thing Gemini cannot express in a tool's schema, found by
+// [New]: a loss listed by [Tools.Relaxed] (the schema Gemini receives is
+// looser than the canonical one there, and the constraint is written into
+// the description), or, in the message of an error wrapping
+// [ErrInvalidConfig], a refusal. Its fields are Tool, Schema ("input" or
+// "output"; empty for a problem with the name), Pointer (RFC 6901, into the
+// canonical schema, "" for the root; on the OpenAPI path, which inlines
+// every $ref, the path as if the $refs were inlined: /properties/a/x where
+// /properties/a holds a $ref to a schema with keyword x) and Rule; its
+// String method renders it on one line. It is the same type in every
+// provider adapter of this repository.
+type Lint = adapterkit.Lint
 
-// Tools projects the definitions of reg ([tool.Registry.Definitions]), in
-// name order; see [Project]. A nil reg is an error wrapping [ErrProjection].
-func Tools(reg *tool.Registry, config Config) (Projection, error) {
-	if reg == nil {
-		return Projection{}, errprefix.Errorf("%w: nil registry", ErrProjection)
-	}
-	return Project(reg.Definitions(), config)
-}
-
-// Project turns definitions into Gemini function declarations
-// ([genai.FunctionDeclaration]), lowering each
-// schema to what Gemini can express (see the package documentation). defs is
-// not retained; the Projection shares no memory with it.
+// Tools is a set of tool definitions projected for Gemini: the function
+// declarations, the lints of the lowering, and the reading of the model's
+// calls. It is made by [New], is immutable and safe for concurrent use;
+// what its methods return is fresh on every call and belongs to the
+// caller. The zero Tools, and a nil *Tools, offer no tools.
 //
-// It fails, with a [*ProjectionError] (which wraps [ErrProjection]) that
-// names every tool and JSON pointer at fault, when a name is one Gemini
-// refuses (it must start with a letter or an underscore) or breaks the core's
-// rule, when two Definitions share a name, when a schema is not a JSON
-// document, or when a schema needs what Gemini cannot express at all. Project
-// does not compile the schemas ([tool.Bind] does, and the definitions of a
-// [tool.Registry] are valid); a definition Bind would refuse may project
-// without error. Looser projections are not errors: they are listed in
-// [Projection].Lints. A schema shared by several Definitions (byte for byte)
-// is lowered once and copied for each.
-func Project(defs []tool.Definition, config Config) (Projection, error) {
-	var p Projection
-	var refusals []Lint
-	seen := make(map[string]bool, len(defs))
-	decls := make([]*genai.FunctionDeclaration, 0, len(defs))
+// [Tools.Tools] goes out with the request, [Tools.Calls] reads the model's
+// reply, and [Results] answers its calls; [NewTurn] and [Turn] do the last
+// two for a conversation whose model turns must be replayed.
+type Tools struct {
+	decls   []*genai.FunctionDeclaration
+	relaxed []Lint
+}
+
+// namePattern is the core's rule for tool names and Gemini's, that the
+// first character is a letter or an underscore.
+var namePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
+
+// New projects the definitions of [Config].Registry or
+// [Config].Definitions into Gemini function declarations
+// ([genai.FunctionDeclaration]), lowering each schema to what Gemini can
+// express (see the package documentation).
+//
+// Errors wrap [ErrInvalidConfig] and name every problem (the lints of the
+// refusals among them): both a Registry and Definitions given, a
+// definition that does not validate, a name Gemini refuses (1 to 64 of
+// A-Z, a-z, 0-9, _ and -, starting with a letter or an underscore), a name
+// given twice, or a schema that needs what Gemini cannot express at all.
+// Looser projections are not errors: see [Tools.Relaxed]. A schema shared
+// by several definitions (byte for byte) is lowered once.
+func New(config Config) (*Tools, error) {
+	defs, problems := adapterkit.Definitions(config.Registry, config.Definitions, namePattern,
+		"1 to 64 of A-Z, a-z, 0-9, _ and -, starting with a letter or an underscore")
+	t := &Tools{decls: make([]*genai.FunctionDeclaration, 0, len(defs))}
 	lowerings := memo{}
 	for _, d := range defs {
-		if msg := checkName(d.Name); msg != "" {
-			refusals = append(refusals, Lint{Tool: d.Name, Rule: msg})
-			continue
-		}
-		if seen[d.Name] {
-			refusals = append(refusals, Lint{Tool: d.Name, Rule: "the name is used by two definitions"})
-			continue
-		}
-		seen[d.Name] = true
 		decl, lints, refused := declare(d, config, lowerings)
-		refusals = append(refusals, refused...)
-		p.Lints = append(p.Lints, lints...)
-		decls = append(decls, decl)
-	}
-	if len(refusals) > 0 {
-		return Projection{}, &ProjectionError{Problems: refusals}
-	}
-	if len(decls) > 0 {
-		p.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
-	}
-	return p, nil
-}
-
-// ProjectionError lists every reason a projection failed, one [Lint] each: a
-// refused name (Schema and Pointer empty) or a schema Gemini cannot take.
-// [errors.Is](err, [ErrProjection]) holds for it. Safe on a nil receiver.
-type ProjectionError struct {
-	// Problems are in the order of the Definitions.
-	Problems []Lint
-}
-
-// Error lists the problems on one line, separated by semicolons.
-func (e *ProjectionError) Error() string {
-	if e == nil {
-		return ErrProjection.Error()
-	}
-	parts := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		parts[i] = p.String()
-	}
-	return ErrProjection.Error() + ": " + strings.Join(parts, "; ")
-}
-
-// Unwrap returns [ErrProjection].
-func (e *ProjectionError) Unwrap() error { return ErrProjection }
-
-// checkName says why a function name is refused, or "" when Gemini takes
-// it: the core's rule, [A-Za-z0-9_-]{1,64}, and Gemini's, that the first
-// character is a letter or an underscore.
-func checkName(name string) string {
-	if len(name) == 0 || len(name) > 64 {
-		return "a tool name has 1 to 64 characters"
-	}
-	for i := range len(name) {
-		if c := name[i]; !isLetter(c) && c != '_' && c != '-' && (c < '0' || c > '9') {
-			return "a tool name has only the characters A-Z, a-z, 0-9, _ and -"
+		for _, r := range refused {
+			problems = append(problems, r.String())
 		}
+		t.relaxed = append(t.relaxed, lints...)
+		t.decls = append(t.decls, decl)
 	}
-	if !isLetter(name[0]) && name[0] != '_' {
-		return "Gemini requires a function name to start with a letter or an underscore"
+	if len(problems) > 0 {
+		return nil, errprefix.Errorf("%w: %s", ErrInvalidConfig, strings.Join(problems, "; "))
 	}
-	return ""
+	return t, nil
 }
 
-func isLetter(c byte) bool { return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') }
+// Tools returns one [genai.Tool] whose FunctionDeclarations are the
+// definitions, in their order (a [tool.Registry] lists its own sorted by
+// name), for [genai.GenerateContentConfig].Tools; nil when there are none.
+// It is a deep copy, the caller's.
+func (t *Tools) Tools() []*genai.Tool {
+	if t == nil || len(t.decls) == 0 {
+		return nil
+	}
+	decls := make([]*genai.FunctionDeclaration, len(t.decls))
+	for i, d := range t.decls {
+		c := *d
+		if d.ParametersJsonSchema != nil {
+			c.ParametersJsonSchema = adapterkit.Clone(d.ParametersJsonSchema)
+		}
+		if d.ResponseJsonSchema != nil {
+			c.ResponseJsonSchema = adapterkit.Clone(d.ResponseJsonSchema)
+		}
+		c.Parameters, c.Response = deepSchema(d.Parameters), deepSchema(d.Response)
+		decls[i] = &c
+	}
+	return []*genai.Tool{{FunctionDeclarations: decls}}
+}
+
+// Relaxed lists, per tool and JSON pointer, what Gemini receives in a
+// looser form than the canonical schema says: the constraint was written
+// into the description there, and [tool.Contract.Prepare] still enforces
+// it. Empty when every schema was projected exactly. Gemini has no strict
+// mode, so there is no Lints or Strict as in the other adapters. The slice
+// is the caller's.
+func (t *Tools) Relaxed() []Lint {
+	if t == nil {
+		return nil
+	}
+	return slices.Clone(t.relaxed)
+}
+
+// Calls reads the model's turn from resp, as [NewTurn] does, and returns
+// its function calls ([Turn.Calls]). Errors wrap [ErrInvalidReply]: resp is
+// nil or its first candidate has no content. Use [NewTurn] instead when the
+// turn must be replayed with the results ([Turn.Next]), as Gemini 3 needs.
+func (t *Tools) Calls(resp *genai.GenerateContentResponse) ([]dispatch.Call, error) {
+	turn, err := NewTurn(resp)
+	if err != nil {
+		return nil, err
+	}
+	return turn.Calls(), nil
+}
 
 // declare projects one valid [tool.Definition]; lowerings holds the lowerings
 // of the schemas projected before.
@@ -171,7 +187,7 @@ type lowered struct {
 
 // lower returns lowerDoc(l, raw), computed once per schema text and role:
 // the first tool gets the lowered schema, the later ones copies of it made
-// by clone (while [Project] runs, before the caller can change the first), so
+// by clone (while [New] runs, before the caller can change the first), so
 // that no two share memory; the findings are the memoized ones, told of l's
 // tool.
 func (m memo) lower(l *lowering, raw json.RawMessage, lowerDoc func(*lowering, json.RawMessage) any, clone func(any) any) any {

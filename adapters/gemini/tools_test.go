@@ -24,36 +24,33 @@ func TestProjectRefuses(t *testing.T) {
 		want string
 	}{
 		{"a name starting with a digit: Gemini wants a letter or _", []tool.Definition{def("1st", obj)},
-			`tool: cannot project for gemini: tool "1st": Gemini requires a function name to start with a letter or an underscore`},
+			`tool: invalid config for Gemini: name "1st" is not 1 to 64 of A-Z, a-z, 0-9, _ and -, starting with a letter or an underscore`},
 		{"a name starting with a dash", []tool.Definition{def("-x", obj)},
-			`tool: cannot project for gemini: tool "-x": Gemini requires a function name to start with a letter or an underscore`},
+			`tool: invalid config for Gemini: name "-x" is not 1 to 64 of A-Z, a-z, 0-9, _ and -, starting with a letter or an underscore`},
 		{"two definitions of one name", []tool.Definition{def("a", obj), def("a", obj)},
-			`tool: cannot project for gemini: tool "a": the name is used by two definitions`},
+			`tool: invalid config for Gemini: name "a" is given twice`},
 		{"recursion through a required member only", []tool.Definition{def("r",
 			`{"type":"object","properties":{"next":{"$ref":"#"}},"required":["next"]}`)},
-			`tool: cannot project for gemini: r input schema at /properties/next/$ref: $ref "#" recurses through required members only; Gemini unrolls recursion only through optional properties`},
+			`tool: invalid config for Gemini: r input schema at /properties/next/$ref: $ref "#" recurses through required members only; Gemini unrolls recursion only through optional properties`},
 		{"recursion through items of a required member", []tool.Definition{def("r",
 			`{"type":"object","$defs":{"n":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/n"}}},"required":["kids"]}},
 			"properties":{"root":{"$ref":"#/$defs/n"}}}`)},
-			`tool: cannot project for gemini: r input schema at /$defs/n/properties/kids/items/$ref: $ref "#/$defs/n" recurses through required members only; Gemini unrolls recursion only through optional properties`},
+			`tool: invalid config for Gemini: r input schema at /$defs/n/properties/kids/items/$ref: $ref "#/$defs/n" recurses through required members only; Gemini unrolls recursion only through optional properties`},
 		{"dynamic references", []tool.Definition{def("d",
 			`{"type":"object","$dynamicAnchor":"x","properties":{"a":{"$dynamicRef":"#x"}}}`)},
-			`tool: cannot project for gemini: d input schema at /$dynamicAnchor: $dynamicAnchor depends on dynamic scope, which Gemini cannot express; d input schema at /properties/a/$dynamicRef: $dynamicRef depends on dynamic scope, which Gemini cannot express`},
+			`tool: invalid config for Gemini: d input schema at /$dynamicAnchor: $dynamicAnchor depends on dynamic scope, which Gemini cannot express; d input schema at /properties/a/$dynamicRef: $dynamicRef depends on dynamic scope, which Gemini cannot express`},
 		{"a name the core refuses", []tool.Definition{def("a.b", obj)},
-			`tool: cannot project for gemini: tool "a.b": a tool name has only the characters A-Z, a-z, 0-9, _ and -`},
+			`tool: invalid config for Gemini: name "a.b" is not 1 to 64 of A-Z, a-z, 0-9, _ and -, starting with a letter or an underscore`},
 		{"an empty name", []tool.Definition{def("", obj)},
-			`tool: cannot project for gemini: tool "": a tool name has 1 to 64 characters`},
+			`tool: invalid config for Gemini: name "" is not 1 to 64 of A-Z, a-z, 0-9, _ and -, starting with a letter or an underscore`},
 		{"a schema that is not JSON", []tool.Definition{def("a", `{"type":`)},
-			`tool: cannot project for gemini: a input schema at (root): schema does not decode: at /type (byte 8): unexpected end of input, expected a value`},
+			`tool: invalid config for Gemini: invalid definition: input schema of tool "a": invalid schema: not one I-JSON document: at /type (byte 8): unexpected end of input, expected a value`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := toolgemini.Project(tc.defs, toolgemini.Config{})
-			require.ErrorIs(t, err, toolgemini.ErrProjection)
+			p, err := project(tc.defs, toolgemini.Config{})
+			require.ErrorIs(t, err, toolgemini.ErrInvalidConfig)
 			require.EqualError(t, err, tc.want)
-			require.Empty(t, p.Tools)
-			var pe *toolgemini.ProjectionError
-			require.ErrorAs(t, err, &pe)
-			require.NotEmpty(t, pe.Problems)
+			require.Nil(t, p)
 		})
 	}
 }
@@ -108,13 +105,13 @@ func TestProjectLowers(t *testing.T) {
 			`{"type":"object","properties":{"next":{"$ref":"#"},"v":{"type":"integer"}},"required":["v"]}`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := toolgemini.Project([]tool.Definition{def("t", tc.input)}, toolgemini.Config{})
+			p, err := project([]tool.Definition{def("t", tc.input)}, toolgemini.Config{})
 			require.NoError(t, err)
-			got, err := json.Marshal(p.Tools[0].FunctionDeclarations[0].ParametersJsonSchema)
+			got, err := json.Marshal(p.Tools()[0].FunctionDeclarations[0].ParametersJsonSchema)
 			require.NoError(t, err)
 			require.JSONEq(t, tc.want, string(got))
 			var lints []string
-			for _, l := range p.Lints {
+			for _, l := range p.Relaxed() {
 				lints = append(lints, l.String())
 			}
 			require.Equal(t, tc.lints, lints)
@@ -126,38 +123,41 @@ func TestProjectOutputSchema(t *testing.T) {
 	d := def("t", obj)
 	d.Description = "Does t."
 	d.OutputSchema = json.RawMessage(`{"type":"array","items":{"type":"string","minLength":1}}`)
-	p, err := toolgemini.Project([]tool.Definition{d}, toolgemini.Config{})
+	p, err := project([]tool.Definition{d}, toolgemini.Config{})
 	require.NoError(t, err)
-	decl := p.Tools[0].FunctionDeclarations[0]
+	decl := p.Tools()[0].FunctionDeclarations[0]
 	require.Equal(t, "t", decl.Name)
 	require.Equal(t, "Does t.", decl.Description)
 	got, err := json.Marshal(decl.ResponseJsonSchema)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"type":"array","items":{"type":"string","description":"(minLength: 1)"}}`, string(got))
 	require.Equal(t, []toolgemini.Lint{{Tool: "t", Schema: "output", Pointer: "/items/minLength",
-		Rule: "minLength is not supported; dropped and written into the description"}}, p.Lints)
+		Rule: "minLength is not supported; dropped and written into the description"}}, p.Relaxed())
 	require.Nil(t, decl.Parameters)
 	require.Nil(t, decl.Response)
 }
 
 func TestProjectEmptyAndCopies(t *testing.T) {
-	p, err := toolgemini.Project(nil, toolgemini.Config{})
+	p, err := project(nil, toolgemini.Config{})
 	require.NoError(t, err)
-	require.Nil(t, p.Tools)
+	require.Nil(t, p.Tools())
 
-	_, err = toolgemini.Tools(nil, toolgemini.Config{})
-	require.ErrorIs(t, err, toolgemini.ErrProjection)
+	var zero *toolgemini.Tools
+	require.Nil(t, zero.Tools())
+	require.Nil(t, zero.Relaxed())
+	_, err = toolgemini.New(toolgemini.Config{Registry: newRegistry(t), Definitions: []tool.Definition{def("a", obj)}})
+	require.ErrorIs(t, err, toolgemini.ErrInvalidConfig)
 
 	// The projection shares no memory with the Definitions.
 	input := []byte(`{"type":"object","properties":{"a":{"type":"string"}}}`)
-	p, err = toolgemini.Project([]tool.Definition{def("t", string(input))}, toolgemini.Config{})
+	p, err = project([]tool.Definition{def("t", string(input))}, toolgemini.Config{})
 	require.NoError(t, err)
 	d := tool.Definition{Name: "t", InputSchema: input}
-	p2, err := toolgemini.Project([]tool.Definition{d}, toolgemini.Config{})
+	p2, err := project([]tool.Definition{d}, toolgemini.Config{})
 	require.NoError(t, err)
 	copy(input, `{"type":"xxxxxx"`)
-	a, _ := json.Marshal(p.Tools[0].FunctionDeclarations[0].ParametersJsonSchema)
-	b, _ := json.Marshal(p2.Tools[0].FunctionDeclarations[0].ParametersJsonSchema)
+	a, _ := json.Marshal(p.Tools()[0].FunctionDeclarations[0].ParametersJsonSchema)
+	b, _ := json.Marshal(p2.Tools()[0].FunctionDeclarations[0].ParametersJsonSchema)
 	require.JSONEq(t, string(a), string(b))
 }
 
@@ -165,9 +165,9 @@ func TestProjectEmptyAndCopies(t *testing.T) {
 // that share no memory, and each its own lints.
 func TestProjectSharedSchema(t *testing.T) {
 	schema := `{"type":"object","properties":{"s":{"type":"string","maxLength":3},"e":{"enum":["x","y"]}}}`
-	p, err := toolgemini.Project([]tool.Definition{def("a", schema), def("b", schema), def("c", schema)}, toolgemini.Config{})
+	p, err := project([]tool.Definition{def("a", schema), def("b", schema), def("c", schema)}, toolgemini.Config{})
 	require.NoError(t, err)
-	decls := p.Tools[0].FunctionDeclarations
+	decls := p.Tools()[0].FunctionDeclarations
 	require.Equal(t, decls[0].ParametersJsonSchema, decls[1].ParametersJsonSchema)
 	decls[0].ParametersJsonSchema.(map[string]any)["properties"].(map[string]any)["e"].(map[string]any)["enum"].([]any)[0] = "changed"
 	decls[1].ParametersJsonSchema.(map[string]any)["type"] = "changed"
@@ -180,7 +180,7 @@ func TestProjectSharedSchema(t *testing.T) {
 		{Tool: "a", Schema: "input", Pointer: "/properties/s/maxLength", Rule: rule},
 		{Tool: "b", Schema: "input", Pointer: "/properties/s/maxLength", Rule: rule},
 		{Tool: "c", Schema: "input", Pointer: "/properties/s/maxLength", Rule: rule},
-	}, p.Lints)
+	}, p.Relaxed())
 }
 
 // TestProjectSharedSchemaOpenAPI: on the OpenAPI path too, tools with one
@@ -188,9 +188,9 @@ func TestProjectSharedSchema(t *testing.T) {
 func TestProjectSharedSchemaOpenAPI(t *testing.T) {
 	schema := `{"type":"object","properties":{"n":{"type":"integer","minimum":1,"maximum":9},"e":{"enum":["x","y"]},
 		"l":{"type":"array","items":{"type":"string"},"maxItems":2},"o":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"required":["n"]}`
-	p, err := toolgemini.Project([]tool.Definition{def("a", schema), def("b", schema)}, toolgemini.Config{OpenAPI: true})
+	p, err := project([]tool.Definition{def("a", schema), def("b", schema)}, toolgemini.Config{OpenAPI: true})
 	require.NoError(t, err)
-	a, b := p.Tools[0].FunctionDeclarations[0].Parameters, p.Tools[0].FunctionDeclarations[1].Parameters
+	a, b := p.Tools()[0].FunctionDeclarations[0].Parameters, p.Tools()[0].FunctionDeclarations[1].Parameters
 	require.Equal(t, a, b)
 	want, err := json.Marshal(b)
 	require.NoError(t, err)
@@ -221,8 +221,30 @@ func TestSchemaFieldsCopied(t *testing.T) {
 		"MinItems", "MinLength", "MinProperties", "Minimum", "Nullable", "Properties", "PropertyOrdering", "Required"}, shared)
 }
 
-func TestProjectionErrorNil(t *testing.T) {
-	var e *toolgemini.ProjectionError
-	require.EqualError(t, e, "tool: cannot project for gemini")
-	require.ErrorIs(t, e, toolgemini.ErrProjection)
+// TestDefinitionsBecomeDefs: Gemini documents $defs, not draft-07's
+// definitions; the JSON path moves the root's definitions into $defs and
+// rewrites the $refs that point into them.
+func TestDefinitionsBecomeDefs(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"definitions only",
+			`{"type":"object","definitions":{"addr":{"type":"object","properties":{"city":{"type":"string"},"next":{"$ref":"#/definitions/addr"}}}},
+			"properties":{"home":{"$ref":"#/definitions/addr"},"work":{"$ref":"#/definitions/addr/properties/city"}}}`,
+			`{"$defs":{"addr":{"properties":{"city":{"type":"string"},"next":{"$ref":"#/$defs/addr"}},"type":"object"}},
+			"properties":{"home":{"$ref":"#/$defs/addr"},"work":{"$ref":"#/$defs/addr/properties/city"}},"type":"object"}`},
+		{"definitions beside $defs, names apart",
+			`{"type":"object","$defs":{"a":{"type":"string"}},"definitions":{"b":{"type":"integer"}},
+			"properties":{"x":{"$ref":"#/$defs/a"},"y":{"$ref":"#/definitions/b"}}}`,
+			`{"$defs":{"a":{"type":"string"},"b":{"type":"integer"}},
+			"properties":{"x":{"$ref":"#/$defs/a"},"y":{"$ref":"#/$defs/b"}},"type":"object"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := project([]tool.Definition{def("t", tc.in)}, toolgemini.Config{})
+			require.NoError(t, err)
+			got, err := json.Marshal(p.Tools()[0].FunctionDeclarations[0].ParametersJsonSchema)
+			require.NoError(t, err)
+			require.JSONEq(t, tc.want, string(got))
+		})
+	}
 }

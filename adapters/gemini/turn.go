@@ -28,11 +28,11 @@ type Turn struct {
 // NewTurn reads the first candidate of resp, the one the SDK's
 // [genai.GenerateContentResponse.FunctionCalls] and
 // [genai.GenerateContentResponse.Text] read too. It fails, with an error
-// wrapping [ErrResponse], when resp is nil or its first candidate has no
+// wrapping [ErrInvalidReply], when resp is nil or its first candidate has no
 // content (a blocked prompt, say: resp.PromptFeedback says why).
 func NewTurn(resp *genai.GenerateContentResponse) (Turn, error) {
 	if resp == nil || len(resp.Candidates) == 0 || resp.Candidates[0] == nil || resp.Candidates[0].Content == nil {
-		return Turn{}, errprefix.Errorf("%w: no candidate content", ErrResponse)
+		return Turn{}, errprefix.Errorf("%w: no candidate content", ErrInvalidReply)
 	}
 	t := Turn{content: resp.Candidates[0].Content}
 	for range t.calls() {
@@ -68,7 +68,7 @@ func (t Turn) calls() iter.Seq2[int, *genai.FunctionCall] {
 // parts that carried them), which is the content to replay. chunks is not
 // retained, its parts are shared.
 //
-// It fails, with an error wrapping [ErrResponse], when no chunk has candidate
+// It fails, with an error wrapping [ErrInvalidReply], when no chunk has candidate
 // content, and when a function call is incomplete (its arguments streamed
 // as partialArgs, or willContinue set): leave the stream's function-call
 // argument streaming off.
@@ -86,14 +86,14 @@ func NewStreamTurn(chunks []*genai.GenerateContentResponse) (Turn, error) {
 		content.Parts = append(content.Parts, c.Candidates[0].Content.Parts...)
 	}
 	if !found {
-		return Turn{}, errprefix.Errorf("%w: no candidate content in %d chunks", ErrResponse, len(chunks))
+		return Turn{}, errprefix.Errorf("%w: no candidate content in %d chunks", ErrInvalidReply, len(chunks))
 	}
 	for _, p := range content.Parts {
 		if p == nil {
 			continue
 		}
 		if fc := p.FunctionCall; fc != nil && (len(fc.PartialArgs) > 0 || (fc.WillContinue != nil && *fc.WillContinue)) {
-			return Turn{}, errprefix.Errorf("%w: function call %q has streamed arguments, which this package does not assemble", ErrResponse, fc.Name)
+			return Turn{}, errprefix.Errorf("%w: function call %q has streamed arguments, which this package does not assemble", ErrInvalidReply, fc.Name)
 		}
 	}
 	return NewTurn(&genai.GenerateContentResponse{Candidates: []*genai.Candidate{{Content: content}}})

@@ -58,8 +58,8 @@ func TestNewTurnRefuses(t *testing.T) {
 		{Candidates: []*genai.Candidate{{FinishReason: genai.FinishReasonSafety}}},
 	} {
 		_, err := toolgemini.NewTurn(resp)
-		require.ErrorIs(t, err, toolgemini.ErrResponse)
-		require.EqualError(t, err, "tool: unusable gemini response: no candidate content")
+		require.ErrorIs(t, err, toolgemini.ErrInvalidReply)
+		require.EqualError(t, err, "tool: invalid reply from Gemini: no candidate content")
 	}
 	var zero toolgemini.Turn
 	require.Empty(t, zero.Calls())
@@ -73,7 +73,7 @@ func TestNewTurnRefuses(t *testing.T) {
 
 func partJSON(t *testing.T, o dispatch.Outcome) string {
 	t.Helper()
-	p, err := toolgemini.Part(o)
+	p, err := part(o)
 	require.NoError(t, err)
 	b, err := json.Marshal(p)
 	require.NoError(t, err)
@@ -113,18 +113,18 @@ func TestPart(t *testing.T) {
 func TestPartCopiesMedia(t *testing.T) {
 	data := []byte{1, 2, 3}
 	o := dispatch.Outcome{Tool: "f", Kind: dispatch.KindCompleted, Output: tool.Output{Content: []tool.Block{tool.NewMediaBlock("image/png", data)}}}
-	p, err := toolgemini.Part(o)
+	p, err := part(o)
 	require.NoError(t, err)
 	data[0] = 9
 	require.Equal(t, []byte{1, 2, 3}, p.FunctionResponse.Parts[0].InlineData.Data)
 }
 
 func TestPartRefusesSuspended(t *testing.T) {
-	_, err := toolgemini.Part(dispatch.Outcome{CallID: "a", Tool: "f", Kind: dispatch.KindSuspended})
-	require.ErrorIs(t, err, toolgemini.ErrReply)
-	require.EqualError(t, err, `tool: cannot reply to gemini: call "a" of f is suspended; resume it first`)
-	_, err = toolgemini.Part(dispatch.Outcome{CallID: "a"})
-	require.EqualError(t, err, `tool: cannot reply to gemini: outcome of call "a" has no kind`)
+	_, err := part(dispatch.Outcome{CallID: "a", Tool: "f", Kind: dispatch.KindSuspended})
+	require.ErrorIs(t, err, toolgemini.ErrInvalidOutcome)
+	require.EqualError(t, err, `tool: invalid outcome for Gemini: call "a" of f is suspended; resume it first`)
+	_, err = part(dispatch.Outcome{CallID: "a"})
+	require.EqualError(t, err, `tool: invalid outcome for Gemini: outcome of call "a" has no kind`)
 }
 
 func TestReplyCorrelates(t *testing.T) {
@@ -148,15 +148,15 @@ func TestReplyCorrelates(t *testing.T) {
 		want     string
 	}{
 		{"a call without outcome", []dispatch.Outcome{done("x", "g", "G"), done("", "f", "F1")},
-			`tool: cannot reply to gemini: no outcome for call 2 (f, id "")`},
+			`tool: invalid outcome for Gemini: no outcome for call 2 (f, id "")`},
 		{"an outcome of another call", []dispatch.Outcome{done("x", "g", "G"), done("", "f", "F1"), done("", "f", "F2"), done("y", "g", "G")},
-			`tool: cannot reply to gemini: outcome of g (id "y") answers no call of the turn`},
+			`tool: invalid outcome for Gemini: outcome of g (id "y") answers no call of the turn`},
 		{"a suspended outcome", []dispatch.Outcome{{CallID: "x", Tool: "g", Kind: dispatch.KindSuspended}, done("", "f", "F1"), done("", "f", "F2")},
-			`tool: cannot reply to gemini: call "x" of g is suspended; resume it first`},
+			`tool: invalid outcome for Gemini: call "x" of g is suspended; resume it first`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := turn.Reply(tc.outcomes)
-			require.ErrorIs(t, err, toolgemini.ErrReply)
+			require.ErrorIs(t, err, toolgemini.ErrInvalidOutcome)
 			require.EqualError(t, err, tc.want)
 		})
 	}
@@ -178,4 +178,48 @@ func TestNextReplaysUnchanged(t *testing.T) {
 	require.Equal(t, genai.RoleUser, next[2].Role)
 	require.Equal(t, map[string]any{"error": `There is no tool named "f". Available tools: get_weather, refund_order, render_chart, search_orders.`},
 		next[2].Parts[0].FunctionResponse.Response)
+}
+
+// TestToolsCallsAndResults: the shape the other adapters share, without a
+// Turn: calls from a response, results in the order of the outcomes, and
+// tools that are the caller's.
+func TestToolsCallsAndResults(t *testing.T) {
+	tools, err := toolgemini.New(toolgemini.Config{Definitions: []tool.Definition{def("f", `{"type":"object","properties":{"a":{"type":"string"}}}`)}})
+	require.NoError(t, err)
+	first := tools.Tools()
+	first[0].FunctionDeclarations[0].Name = "changed"
+	first[0].FunctionDeclarations[0].ParametersJsonSchema.(map[string]any)["type"] = "array"
+	again := tools.Tools()[0].FunctionDeclarations[0]
+	require.Equal(t, "f", again.Name)
+	require.Equal(t, "object", again.ParametersJsonSchema.(map[string]any)["type"])
+
+	_, err = tools.Calls(nil)
+	require.ErrorIs(t, err, toolgemini.ErrInvalidReply)
+	resp := &genai.GenerateContentResponse{Candidates: []*genai.Candidate{{Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{
+		{FunctionCall: &genai.FunctionCall{ID: "c1", Name: "f", Args: map[string]any{"a": "x"}}},
+		{FunctionCall: &genai.FunctionCall{Name: "f"}},
+	}}}}}
+	calls, err := tools.Calls(resp)
+	require.NoError(t, err)
+	require.Equal(t, []dispatch.Call{
+		{ID: "c1", Request: tool.Request{Name: "f", Arguments: `{"a":"x"}`}},
+		{Request: tool.Request{Name: "f", Arguments: `{}`}},
+	}, calls)
+
+	content, err := toolgemini.Results([]dispatch.Outcome{
+		{CallID: "c1", Tool: "f", Kind: dispatch.KindCompleted, Output: tool.NewTextOutput("ok")},
+		{Tool: "f", Kind: dispatch.KindRejected, IsError: true, Output: tool.NewTextOutput("no")},
+	})
+	require.NoError(t, err)
+	require.Equal(t, genai.RoleUser, content.Role)
+	require.Len(t, content.Parts, 2)
+	require.Equal(t, map[string]any{"output": "ok"}, content.Parts[0].FunctionResponse.Response)
+	require.Equal(t, map[string]any{"error": "no"}, content.Parts[1].FunctionResponse.Response)
+	require.Empty(t, content.Parts[1].FunctionResponse.ID)
+
+	content, err = toolgemini.Results(nil)
+	require.NoError(t, err)
+	require.Nil(t, content)
+	_, err = toolgemini.Results([]dispatch.Outcome{{CallID: "c1", Tool: "f", Kind: dispatch.KindCompleted}, {CallID: "c2", Tool: "f", Kind: dispatch.KindSuspended}})
+	require.ErrorIs(t, err, toolgemini.ErrInvalidOutcome)
 }

@@ -60,14 +60,14 @@ func BenchmarkCall(b *testing.B) {
 	require.NoError(b, err)
 	sent := `{"customer":"ana@example.com","status":"open","limit":null}`
 	msg := chatMessage(b, "search_orders", sent)
-	canonical := tools.ChatCalls(msg)[0]
+	canonical := chatCalls(b, tools, msg)[0]
 	require.Equal(b, `{"customer":"ana@example.com","status":"open"}`, canonical.Request.Arguments)
 
 	outcome, dispatchOnly := adaptertest.DispatchBase(b, d, canonical)
 	b.Run("chat", func(b *testing.B) {
 		adaptertest.Overhead(b, dispatchOnly, func() {
-			calls := tools.ChatCalls(msg)
-			if _, err := toolopenai.ChatMessages([]dispatch.Outcome{outcome}); err != nil || calls[0].Request != canonical.Request {
+			calls, _ := tools.ChatCalls(msg)
+			if _, err := toolopenai.ChatResults([]dispatch.Outcome{outcome}); err != nil || calls[0].Request != canonical.Request {
 				b.Fatal(calls, err)
 			}
 		})
@@ -89,8 +89,8 @@ func BenchmarkCall(b *testing.B) {
 	resp := responseWithCall(b, "search_orders", sent)
 	b.Run("responses", func(b *testing.B) {
 		adaptertest.Overhead(b, dispatchOnly, func() {
-			calls := tools.ResponseCalls(resp)
-			if _, err := toolopenai.ResponseOutputs([]dispatch.Outcome{outcome}); err != nil || calls[0].Request != canonical.Request {
+			calls, _ := tools.ResponseCalls(resp)
+			if _, err := toolopenai.ResponseResults([]dispatch.Outcome{outcome}); err != nil || calls[0].Request != canonical.Request {
 				b.Fatal(calls, err)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/adapters/internal/adapterkit"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // ChatTools returns the tools as Chat Completions tool parameters, for
@@ -39,33 +40,44 @@ func (t *Tools) ChatTools() []openai.ChatCompletionToolUnionParam {
 // ID ([dispatch.Call].ID), ready for [dispatch.Dispatcher.RunAll]. The
 // argument text reaches [tool.Contract.Prepare] as the model wrote it, except
 // that for a strict tool a null sent for an absent optional member is
-// removed. Custom tool calls are not function calls and are left out.
-func (t *Tools) ChatCalls(message openai.ChatCompletionMessage) []dispatch.Call {
+// removed. Custom tool calls are not function calls and are left out. A
+// message without tool calls has none: an empty slice.
+//
+// A function call without an ID cannot be answered ([ChatResults] must echo
+// it): it is an error wrapping [ErrInvalidReply], and no calls are
+// returned.
+func (t *Tools) ChatCalls(message openai.ChatCompletionMessage) ([]dispatch.Call, error) {
 	calls := make([]dispatch.Call, 0, len(message.ToolCalls))
 	for i := range message.ToolCalls {
 		tc := &message.ToolCalls[i] // 352 bytes: not copied
 		if tc.Type != "function" {
 			continue
 		}
+		if tc.ID == "" {
+			return nil, errprefix.Errorf("%w: function call %d (%q) has no ID", ErrInvalidReply, i, tc.Function.Name)
+		}
 		calls = append(calls, dispatch.Call{
 			ID:      tc.ID,
 			Request: t.request(tc.Function.Name, tc.Function.Arguments),
 		})
 	}
-	return calls
+	return calls, nil
 }
 
-// ChatMessages returns the messages that answer the calls of one assistant
+// ChatResults returns the messages that answer the calls of one assistant
 // message: one tool message per outcome, in order, whose text is what the
-// model may see ([dispatch.Text]; errors are told in the text, as Chat
-// Completions has no error flag). Tool messages carry text only, so images
-// and PDF files follow in one user message after the tool messages, each
-// introduced by the call ID it belongs to, and the tool message notes them;
-// other media are noted only.
+// model may see. Chat Completions has no error flag, so the text of an
+// outcome the model should read as an error starts with [ErrorMarker].
+// Tool messages carry text only, so images and PDF files follow in one user
+// message after the tool messages, each introduced by the call ID it
+// belongs to; in the tool message's text each such block is replaced by a
+// note that it was delivered ("[delivered: image/png, attachment 1, in the
+// user message after the tool results]"), and every other media block by a
+// note that it was not ("[not delivered: attachment text/csv, 28 bytes]").
 //
 // Errors wrap [ErrInvalidOutcome]: a suspended or zero outcome, or one
 // without a call ID. Nothing is returned then.
-func ChatMessages(outcomes []dispatch.Outcome) ([]openai.ChatCompletionMessageParamUnion, error) {
+func ChatResults(outcomes []dispatch.Outcome) ([]openai.ChatCompletionMessageParamUnion, error) {
 	if err := checkOutcomes(outcomes); err != nil {
 		return nil, err
 	}
@@ -73,15 +85,34 @@ func ChatMessages(outcomes []dispatch.Outcome) ([]openai.ChatCompletionMessagePa
 	var parts []openai.ChatCompletionContentPartUnionParam
 	for i := range outcomes {
 		o := &outcomes[i]
-		tools[i].Content.OfString = openai.String(o.Text())
+		var attached []openai.ChatCompletionContentPartUnionParam
+		var text string
+		if hasMedia(o.Output) {
+			var b strings.Builder
+			for _, block := range o.Output.Content {
+				if b.Len() > 0 {
+					b.WriteByte('\n')
+				}
+				if block.Kind != tool.BlockMedia {
+					b.WriteString(block.Text)
+					continue
+				}
+				n := len(parts) + len(attached) + 1
+				part, ok := chatPart(block, o.Tool, n)
+				if !ok {
+					b.WriteString(undelivered(block))
+					continue
+				}
+				attached = append(attached, part)
+				fmt.Fprintf(&b, "[delivered: %s, attachment %d, in the user message after the tool results]", block.MediaType, n)
+			}
+			text = b.String()
+		} else {
+			text = o.Text()
+		}
+		tools[i].Content.OfString = openai.String(marked(o, text))
 		tools[i].ToolCallID = o.CallID
 		msgs = append(msgs, openai.ChatCompletionMessageParamUnion{OfTool: &tools[i]})
-		var attached []openai.ChatCompletionContentPartUnionParam
-		for _, b := range o.Output.Content {
-			if part, ok := chatPart(b, o.Tool, len(parts)+len(attached)+1); ok {
-				attached = append(attached, part)
-			}
-		}
 		if len(attached) > 0 {
 			intro := fmt.Sprintf("Attachments of tool call %s (%s):", o.CallID, o.Tool)
 			parts = append(parts, openai.TextContentPart(intro))
@@ -106,6 +137,28 @@ func toolMessages(n int) ([]openai.ChatCompletionMessageParamUnion, []openai.Cha
 		return one.msgs[:0], one.tools[:]
 	}
 	return make([]openai.ChatCompletionMessageParamUnion, 0, n+1), make([]openai.ChatCompletionToolMessageParam, n)
+}
+
+// ErrorMarker starts the result text of every outcome the model should
+// read as an error (failed, rejected, unknown tool, unknown), in both
+// [ChatResults] and [ResponseResults]: OpenAI's tool results have no error
+// flag, and a Failure's public text could otherwise read as a success. The
+// marker is part of the package's stable output: a completed call's text
+// is sent as it is, without it.
+const ErrorMarker = "[tool error] "
+
+// marked is text, preceded by [ErrorMarker] when o is an error.
+func marked(o *dispatch.Outcome, text string) string {
+	if o.IsError {
+		return ErrorMarker + text
+	}
+	return text
+}
+
+// undelivered notes a media block that OpenAI's tool results cannot carry:
+// "[not delivered: attachment text/csv, 28 bytes]".
+func undelivered(b tool.Block) string {
+	return "[not delivered: " + strings.TrimPrefix(dispatch.MediaNote(b), "[")
 }
 
 // chatPart is the user-message part that carries a media block, when Chat

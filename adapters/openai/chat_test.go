@@ -3,12 +3,14 @@ package toolopenai_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	"github.com/agentcontract/tool/dispatch"
 
@@ -45,7 +47,8 @@ func TestChatConversation(t *testing.T) {
 		completion, err := client.Chat.Completions.New(ctx, params)
 		require.NoError(t, err)
 		msg := completion.Choices[0].Message
-		calls := tools.ChatCalls(msg)
+		calls, err := tools.ChatCalls(msg)
+		require.NoError(t, err)
 		if len(calls) == 0 {
 			final = msg.Content
 			break
@@ -56,7 +59,7 @@ func TestChatConversation(t *testing.T) {
 			k = append(k, o.Kind)
 		}
 		kinds = append(kinds, k)
-		answers, err := toolopenai.ChatMessages(outcomes)
+		answers, err := toolopenai.ChatResults(outcomes)
 		require.NoError(t, err)
 		params.Messages = append(params.Messages, msg.ToParam())
 		params.Messages = append(params.Messages, answers...)
@@ -93,13 +96,79 @@ func TestChatConversation(t *testing.T) {
 	fourth := reqs[3]
 	require.Equal(t, "call_9Sp1lookup", adaptertest.Field(t, fourth, "messages.7.tool_call_id"))
 	require.Equal(t, "call_9Sp2chart", adaptertest.Field(t, fourth, "messages.8.tool_call_id"))
-	require.Contains(t, adaptertest.Field(t, fourth, "messages.8.content"), "[attachment text/csv, 28 bytes]")
+	require.True(t, strings.HasPrefix(adaptertest.Field(t, fourth, "messages.7.content").(string), toolopenai.ErrorMarker))
+	require.Contains(t, adaptertest.Field(t, fourth, "messages.8.content"), "[not delivered: attachment text/csv, 28 bytes]")
+	require.Contains(t, adaptertest.Field(t, fourth, "messages.8.content"), "[delivered: image/png, attachment 1, in the user message after the tool results]")
 	require.Equal(t, "user", adaptertest.Field(t, fourth, "messages.9.role"))
 	require.Equal(t, "image_url", adaptertest.Field(t, fourth, "messages.9.content.1.type"))
 	require.Len(t, adaptertest.Field(t, fourth, "messages.9.content"), 2)
 }
 
-func TestChatMessagesRefuseSuspendedAndZero(t *testing.T) {
+// TestResultsMarkErrorsAndDeliveries: an error's text starts with
+// ErrorMarker and a success's does not, in both APIs; a delivered image and
+// an undelivered attachment are noted differently.
+func TestResultsMarkErrorsAndDeliveries(t *testing.T) {
+	media := tool.Output{Content: []tool.Block{
+		{Kind: tool.BlockText, Text: "chart"},
+		{Kind: tool.BlockMedia, MediaType: "image/png", Data: []byte{1, 2}},
+		{Kind: tool.BlockMedia, MediaType: "text/csv", Data: []byte("a,b")},
+	}}
+	for _, tc := range []struct {
+		name    string
+		outcome dispatch.Outcome
+		chat    string
+		resp    any
+	}{
+		{
+			"failure", dispatch.Outcome{CallID: "c1", Tool: "t", Kind: dispatch.KindFailed, IsError: true, Output: tool.NewTextOutput("the store is closed")},
+			"[tool error] the store is closed", "[tool error] the store is closed",
+		},
+		{
+			"success", dispatch.Outcome{CallID: "c1", Tool: "t", Kind: dispatch.KindCompleted, Output: tool.NewTextOutput("the store is closed")},
+			"the store is closed", "the store is closed",
+		},
+		{
+			"success with media", dispatch.Outcome{CallID: "c1", Tool: "t", Kind: dispatch.KindCompleted, Output: media},
+			"chart\n[delivered: image/png, attachment 1, in the user message after the tool results]\n[not delivered: attachment text/csv, 3 bytes]",
+			[]any{
+				map[string]any{"type": "input_text", "text": "chart"},
+				map[string]any{"type": "input_image", "image_url": "data:image/png;base64,AQI="},
+				map[string]any{"type": "input_text", "text": "[not delivered: attachment text/csv, 3 bytes]"},
+			},
+		},
+		{
+			"failure with media", dispatch.Outcome{CallID: "c1", Tool: "t", Kind: dispatch.KindFailed, IsError: true, Output: media},
+			"[tool error] chart\n[delivered: image/png, attachment 1, in the user message after the tool results]\n[not delivered: attachment text/csv, 3 bytes]",
+			[]any{
+				map[string]any{"type": "input_text", "text": "[tool error]"},
+				map[string]any{"type": "input_text", "text": "chart"},
+				map[string]any{"type": "input_image", "image_url": "data:image/png;base64,AQI="},
+				map[string]any{"type": "input_text", "text": "[not delivered: attachment text/csv, 3 bytes]"},
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msgs, err := toolopenai.ChatResults([]dispatch.Outcome{tc.outcome})
+			require.NoError(t, err)
+			raw, err := json.Marshal(msgs[0])
+			require.NoError(t, err)
+			require.Equal(t, tc.chat, adaptertest.Field(t, raw, "content"))
+			items, err := toolopenai.ResponseResults([]dispatch.Outcome{tc.outcome})
+			require.NoError(t, err)
+			raw, err = json.Marshal(items[0])
+			require.NoError(t, err)
+			got := adaptertest.Field(t, raw, "output")
+			if list, ok := got.([]any); ok {
+				for _, item := range list {
+					delete(item.(map[string]any), "detail")
+				}
+			}
+			require.Equal(t, tc.resp, got)
+		})
+	}
+}
+
+func TestChatResultsRefuseSuspendedAndZero(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		outcome dispatch.Outcome
@@ -110,11 +179,11 @@ func TestChatMessagesRefuseSuspendedAndZero(t *testing.T) {
 		{"no call ID", dispatch.Outcome{Kind: dispatch.KindCompleted}, `tool: invalid outcome for OpenAI: outcome 0 has no call ID to answer`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			msgs, err := toolopenai.ChatMessages([]dispatch.Outcome{tc.outcome})
+			msgs, err := toolopenai.ChatResults([]dispatch.Outcome{tc.outcome})
 			require.ErrorIs(t, err, toolopenai.ErrInvalidOutcome)
 			require.EqualError(t, err, tc.want)
 			require.Nil(t, msgs)
-			items, err := toolopenai.ResponseOutputs([]dispatch.Outcome{tc.outcome})
+			items, err := toolopenai.ResponseResults([]dispatch.Outcome{tc.outcome})
 			require.ErrorIs(t, err, toolopenai.ErrInvalidOutcome)
 			require.Nil(t, items)
 		})
@@ -146,4 +215,12 @@ func chatMessage(t testing.TB, name, args string) openai.ChatCompletionMessage {
 	var msg openai.ChatCompletionMessage
 	require.NoError(t, json.Unmarshal(raw, &msg))
 	return msg
+}
+
+// chatCalls returns tools.ChatCalls(msg), which must not fail.
+func chatCalls(t testing.TB, tools *toolopenai.Tools, msg openai.ChatCompletionMessage) []dispatch.Call {
+	t.Helper()
+	calls, err := tools.ChatCalls(msg)
+	require.NoError(t, err)
+	return calls
 }

@@ -2,7 +2,16 @@
 // through the official Go SDK (github.com/openai/openai-go/v3), in both the
 // Chat Completions and the Responses API, and brings the model's calls back
 // through [dispatch]. The name reads at the call site as what it converts
-// between: toolopenai.New, tools.ChatTools(), toolopenai.ChatMessages(…).
+// between: toolopenai.New, tools.ChatTools(), toolopenai.ChatResults(…).
+//
+// The provider adapters of this repository (toolopenai, toolanthropic,
+// toolgemini) share one shape: [New] from one [Config] (a Registry or
+// Definitions, and Strict), the tools to advertise, the calls of the
+// model's reply, the results for the outcomes, [Tools.Lints] and
+// [Tools.Relaxed] as [Lint] values, and the error sentinels
+// [ErrInvalidConfig], [ErrInvalidReply] and [ErrInvalidOutcome]. OpenAI has
+// two wire APIs, so each step comes in a pair: Chat… for Chat Completions,
+// Response… for Responses.
 //
 // # One turn
 //
@@ -10,13 +19,14 @@
 //	params.Tools = tools.ChatTools()
 //	completion, err := client.Chat.Completions.New(ctx, params)
 //	msg := completion.Choices[0].Message
-//	outcomes := dispatcher.RunAll(ctx, tools.ChatCalls(msg))
-//	answers, err := toolopenai.ChatMessages(outcomes)
+//	calls, err := tools.ChatCalls(msg)
+//	outcomes := dispatcher.RunAll(ctx, calls)
+//	answers, err := toolopenai.ChatResults(outcomes)
 //	params.Messages = append(params.Messages, msg.ToParam())
 //	params.Messages = append(params.Messages, answers...)
 //
 // With Responses, [Tools.ResponseTools], [Tools.ResponseCalls] and
-// [ResponseOutputs] play the same parts.
+// [ResponseResults] play the same parts.
 //
 // # Strict mode
 //
@@ -51,10 +61,15 @@
 //
 // # Results
 //
-// OpenAI has no error flag: an error is told in the text of the result,
-// which is what [dispatch.Outcome] holds for the model. Chat Completions tool
-// messages carry text only, so images and PDF files follow in a user
-// message; Responses function_call_output items carry images and PDF files
-// themselves. Every other media block is announced by a note
-// ([dispatch.MediaNote]) rather than dropped.
+// OpenAI has no error flag: the text of a result the model should read as
+// an error (failed, rejected, unknown tool, unknown) starts with
+// [ErrorMarker], "[tool error] ", followed by the public text
+// [dispatch.Outcome] holds for the model; a success's text never carries
+// it. Chat Completions tool messages carry text only, so images and PDF
+// files follow in a user message, and the tool message says where each
+// went ("[delivered: image/png, attachment 1, in the user message after the
+// tool results]"); Responses function_call_output items carry images and
+// PDF files themselves. Every other media block is replaced by a note that
+// it was not delivered ("[not delivered: attachment text/csv, 28 bytes]")
+// rather than dropped.
 package toolopenai

@@ -69,7 +69,10 @@ func Example() {
 			panic(err)
 		}
 		msg := completion.Choices[0].Message
-		calls := tools.ChatCalls(msg)
+		calls, err := tools.ChatCalls(msg)
+		if err != nil {
+			panic(err)
+		}
 		if len(calls) == 0 {
 			fmt.Println(msg.Content)
 			return
@@ -78,7 +81,7 @@ func Example() {
 		for _, o := range outcomes {
 			fmt.Printf("%s(%s) %s: %s\n", o.Tool, calls[0].Request.Arguments, o.Kind, o.Text())
 		}
-		answers, err := toolopenai.ChatMessages(outcomes)
+		answers, err := toolopenai.ChatResults(outcomes)
 		if err != nil {
 			panic(err)
 		}
@@ -106,6 +109,6 @@ func ExampleTools_Lints() {
 	}
 	// Output:
 	// false
-	// tag /properties/labels: an object that declares no properties and does not forbid others is free-form, which strict mode cannot express
-	// tag /properties/labels/additionalProperties: additionalProperties with a schema (a map) cannot be strict: every member must be named
+	// tag input schema at /properties/labels: an object that declares no properties and does not forbid others is free-form, which strict mode cannot express
+	// tag input schema at /properties/labels/additionalProperties: additionalProperties with a schema (a map) cannot be strict: every member must be named
 }

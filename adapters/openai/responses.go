@@ -1,12 +1,15 @@
 package toolopenai
 
 import (
+	"strings"
+
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/adapters/internal/adapterkit"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // ResponseTools returns the tools as Responses function tools
@@ -38,16 +41,21 @@ func (t *Tools) ResponseTools() []responses.ToolUnionParam {
 
 // ResponseCalls returns the function_call items of a response as
 // [dispatch.Call] values, in order, with call_id as the correlation ID.
-// Arguments are handled as by [Tools.ChatCalls]. A nil response has no calls.
-func (t *Tools) ResponseCalls(response *responses.Response) []dispatch.Call {
+// Arguments are handled as by [Tools.ChatCalls]. A nil response, or a
+// function_call item without a call_id, is an error wrapping
+// [ErrInvalidReply], and no calls are returned.
+func (t *Tools) ResponseCalls(response *responses.Response) ([]dispatch.Call, error) {
 	if response == nil {
-		return nil
+		return nil, errprefix.Errorf("%w: nil response", ErrInvalidReply)
 	}
 	var calls []dispatch.Call
 	for i := range response.Output {
 		item := &response.Output[i] // nearly 4 KB: not copied
 		if item.Type != "function_call" {
 			continue
+		}
+		if item.CallID == "" {
+			return nil, errprefix.Errorf("%w: function_call item %d (%q) has no call_id", ErrInvalidReply, i, item.Name)
 		}
 		// The union's own fields, not AsFunctionCall, which decodes the
 		// item again.
@@ -56,18 +64,21 @@ func (t *Tools) ResponseCalls(response *responses.Response) []dispatch.Call {
 			Request: t.request(item.Name, item.Arguments.OfString),
 		})
 	}
-	return calls
+	return calls, nil
 }
 
-// ResponseOutputs returns one function_call_output input item per
+// ResponseResults returns one function_call_output input item per
 // outcome, in order, answering its call_id. An output of text only (or
 // details, as JSON) is sent as a string; one with media as a list of
 // input_text, input_image (images, by URL or data URL) and input_file (PDF
-// files) items, every other media block announced in an input_text note.
-// Errors are told in the text, as Responses has no error flag.
+// files) items, every other media block replaced by an input_text note that
+// it was not delivered ("[not delivered: attachment text/csv, 28 bytes]").
+// Responses has no error flag: the output of an outcome the model should
+// read as an error starts with [ErrorMarker] (its first input_text item,
+// when it is a list).
 //
-// Errors wrap [ErrInvalidOutcome], as for [ChatMessages].
-func ResponseOutputs(outcomes []dispatch.Outcome) ([]responses.ResponseInputItemUnionParam, error) {
+// Errors wrap [ErrInvalidOutcome], as for [ChatResults].
+func ResponseResults(outcomes []dispatch.Outcome) ([]responses.ResponseInputItemUnionParam, error) {
 	if err := checkOutcomes(outcomes); err != nil {
 		return nil, err
 	}
@@ -75,9 +86,9 @@ func ResponseOutputs(outcomes []dispatch.Outcome) ([]responses.ResponseInputItem
 	for i := range outcomes {
 		o, out := &outcomes[i], &outputs[i]
 		if hasMedia(o.Output) {
-			out.Output.OfResponseFunctionCallOutputItemArray = outputItems(*o)
+			out.Output.OfResponseFunctionCallOutputItemArray = outputItems(o)
 		} else {
-			out.Output.OfString = openai.String(o.Text())
+			out.Output.OfString = openai.String(marked(o, o.Text()))
 		}
 		out.CallID = openai.String(o.CallID)
 		items[i].OfFunctionCallOutput = out
@@ -108,10 +119,13 @@ func hasMedia(out tool.Output) bool {
 }
 
 // outputItems renders an output with media as function_call_output items.
-func outputItems(o dispatch.Outcome) responses.ResponseFunctionCallOutputItemListParam {
-	list := make(responses.ResponseFunctionCallOutputItemListParam, 0, len(o.Output.Content))
+func outputItems(o *dispatch.Outcome) responses.ResponseFunctionCallOutputItemListParam {
+	list := make(responses.ResponseFunctionCallOutputItemListParam, 0, len(o.Output.Content)+1)
 	text := func(s string) responses.ResponseFunctionCallOutputItemUnionParam {
 		return responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: s}}
+	}
+	if o.IsError {
+		list = append(list, text(strings.TrimSuffix(ErrorMarker, " ")))
 	}
 	for i, b := range o.Output.Content {
 		switch {
@@ -130,7 +144,7 @@ func outputItems(o dispatch.Outcome) responses.ResponseFunctionCallOutputItemLis
 			}
 			list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputFile: f})
 		default:
-			list = append(list, text(dispatch.MediaNote(b)))
+			list = append(list, text(undelivered(b)))
 		}
 	}
 	return list

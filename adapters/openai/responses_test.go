@@ -39,7 +39,8 @@ func TestResponsesConversation(t *testing.T) {
 	for turn := 0; turn < 5; turn++ {
 		resp, err := client.Responses.New(ctx, params)
 		require.NoError(t, err)
-		calls := tools.ResponseCalls(resp)
+		calls, err := tools.ResponseCalls(resp)
+		require.NoError(t, err)
 		if len(calls) == 0 {
 			final = resp.OutputText()
 			break
@@ -50,7 +51,7 @@ func TestResponsesConversation(t *testing.T) {
 			k = append(k, o.Kind)
 		}
 		kinds = append(kinds, k)
-		items, err := toolopenai.ResponseOutputs(outcomes)
+		items, err := toolopenai.ResponseResults(outcomes)
 		require.NoError(t, err)
 		params.PreviousResponseID = openai.String(resp.ID)
 		params.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
@@ -83,11 +84,11 @@ func TestResponsesConversation(t *testing.T) {
 	// Turn 4: the Failure's text; the chart as input_text, input_image
 	// and a note for the CSV.
 	fourth := reqs[3]
-	require.Equal(t, `the tool "flaky_lookup" failed`, adaptertest.Field(t, fourth, "input.0.output"))
+	require.Equal(t, toolopenai.ErrorMarker+`the tool "flaky_lookup" failed`, adaptertest.Field(t, fourth, "input.0.output"))
 	require.Equal(t, "input_text", adaptertest.Field(t, fourth, "input.1.output.0.type"))
 	require.Equal(t, "input_image", adaptertest.Field(t, fourth, "input.1.output.1.type"))
 	require.Contains(t, adaptertest.Field(t, fourth, "input.1.output.1.image_url"), "data:image/png;base64,")
-	require.Equal(t, "[attachment text/csv, 28 bytes]", adaptertest.Field(t, fourth, "input.1.output.2.text"))
+	require.Equal(t, "[not delivered: attachment text/csv, 28 bytes]", adaptertest.Field(t, fourth, "input.1.output.2.text"))
 }
 
 // responseWithCall decodes a response with one function_call item, as the

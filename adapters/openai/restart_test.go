@@ -23,8 +23,8 @@ func TestTurnSurvivesRestart(t *testing.T) {
 		{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Lisbon\"}"}},
 		{"id":"call_2","type":"function","function":{"name":"publish_draft","arguments":"{\"draft\":7}"}}]}`), &msg))
 
-	outcomes := adaptertest.RestartedTurn(t, tools.ChatCalls(msg))
-	answers, err := toolopenai.ChatMessages(outcomes)
+	outcomes := adaptertest.RestartedTurn(t, chatCalls(t, tools, msg))
+	answers, err := toolopenai.ChatResults(outcomes)
 	require.NoError(t, err)
 	raw, err := json.Marshal(answers)
 	require.NoError(t, err)

@@ -13,12 +13,22 @@ import (
 	"github.com/agentcontract/tool/internal/errprefix"
 )
 
-// ErrInvalidTools: [New] was given definitions OpenAI would refuse.
-var ErrInvalidTools = errprefix.New("invalid tools for OpenAI")
-
-// ErrInvalidOutcome: an outcome that has no result to send yet (a
-// suspended call, or the zero [dispatch.Outcome]).
-var ErrInvalidOutcome = errprefix.New("invalid outcome for OpenAI")
+// Errors returned by this package; every error wraps one of them. The
+// other provider adapters (toolanthropic, toolgemini) use the same names
+// for the same meanings.
+var (
+	// ErrInvalidConfig: [New] was given a [Config] OpenAI would refuse:
+	// both a Registry and Definitions, a definition that does not
+	// validate, a name OpenAI refuses or a name given twice.
+	ErrInvalidConfig = errprefix.New("invalid config for OpenAI")
+	// ErrInvalidReply: a reply of the model whose calls cannot be
+	// answered: no response, or a function call without the ID its
+	// result must echo.
+	ErrInvalidReply = errprefix.New("invalid reply from OpenAI")
+	// ErrInvalidOutcome: an outcome that has no result to send yet (a
+	// suspended call, or the zero [dispatch.Outcome]) or no call ID.
+	ErrInvalidOutcome = errprefix.New("invalid outcome for OpenAI")
+)
 
 // Limits of one strict schema, from the Structured Outputs documentation.
 const (
@@ -47,23 +57,13 @@ type Config struct {
 }
 
 // Lint is one finding about a tool's input schema: what blocks strict mode
-// ([Tools.Lints]), or a constraint OpenAI does not enforce that was moved into
-// the description ([Tools.Relaxed]). Pointer is a JSON pointer into the
-// tool's canonical input schema.
-type Lint struct {
-	Tool    string
-	Pointer string
-	Rule    string
-}
-
-// String renders l as "tool /pointer: rule".
-func (l Lint) String() string {
-	ptr := l.Pointer
-	if ptr == "" {
-		ptr = "(root)"
-	}
-	return l.Tool + " " + ptr + ": " + l.Rule
-}
+// ([Tools.Lints]), or a constraint OpenAI does not enforce that was moved
+// into the description ([Tools.Relaxed]). Its fields are Tool, Schema
+// ("input"), Pointer (a JSON pointer into the tool's canonical input
+// schema, "" for the root) and Rule; its String method renders it on one
+// line ("get_weather input schema at /properties/unit: rule"). It is the
+// same type in every provider adapter of this repository.
+type Lint = adapterkit.Lint
 
 type projected struct {
 	def    tool.Definition
@@ -82,9 +82,10 @@ type projected struct {
 // the parameters it returns are fresh on every call and belong to the
 // caller. The zero Tools offers no tools.
 //
-// [Tools.ChatTools], [Tools.ChatCalls] and [ChatMessages] serve Chat
-// Completions; [Tools.ResponseTools], [Tools.ResponseCalls] and
-// [ResponseOutputs] serve Responses.
+// Each of the two APIs has the same three steps, named alike: the tools to
+// advertise ([Tools.ChatTools], [Tools.ResponseTools]), the calls of the
+// model's reply ([Tools.ChatCalls], [Tools.ResponseCalls]) and the results
+// that answer them ([ChatResults], [ResponseResults]).
 type Tools struct {
 	tools   []projected
 	byName  map[string]int
@@ -93,7 +94,7 @@ type Tools struct {
 }
 
 // New projects the definitions of [Config].Registry or [Config].Definitions.
-// Errors wrap [ErrInvalidTools]: both given, a definition that does not
+// Errors wrap [ErrInvalidConfig]: both given, a definition that does not
 // validate, a name OpenAI refuses (it allows 1 to 64 of a-z, A-Z, 0-9, _ and
 // -), or a name given twice; every such definition is named in the one error.
 // A schema that cannot be strict is not an error: see [Tools.Lints]. Tools
@@ -102,7 +103,7 @@ type Tools struct {
 func New(config Config) (*Tools, error) {
 	defs, problems := adapterkit.Definitions(config.Registry, config.Definitions, namePattern, "1 to 64 of a-z, A-Z, 0-9, _ and -")
 	if len(problems) > 0 {
-		return nil, errprefix.Errorf("%w: %s", ErrInvalidTools, strings.Join(problems, "; "))
+		return nil, errprefix.Errorf("%w: %s", ErrInvalidConfig, strings.Join(problems, "; "))
 	}
 	t := &Tools{byName: make(map[string]int, len(defs))}
 	var schemas adapterkit.Schemas
@@ -136,19 +137,12 @@ func (t *Tools) lower(p projected, schemas *adapterkit.Schemas) projected {
 		}
 	}
 	if len(blocked) > 0 {
-		t.lints = appendLints(t.lints, p.def.Name, blocked)
+		t.lints = adapterkit.InputLints(t.lints, p.def.Name, blocked)
 		return p
 	}
-	t.relaxed = appendLints(t.relaxed, p.def.Name, res.Relaxed)
+	t.relaxed = adapterkit.InputLints(t.relaxed, p.def.Name, res.Relaxed)
 	p.strict, p.tree, p.undo = true, res.Tree, res.Undo
 	return p
-}
-
-func appendLints(dst []Lint, name string, fs []strictschema.Finding) []Lint {
-	for _, f := range fs {
-		dst = append(dst, Lint{Tool: name, Pointer: f.Pointer, Rule: f.Rule})
-	}
-	return dst
 }
 
 // Lints lists, tool by tool and place by place, why a tool is sent with

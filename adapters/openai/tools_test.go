@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openai/openai-go/v3"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	"github.com/agentcontract/tool/dispatch"
 
 	toolopenai "github.com/agentcontract/tool/adapters/openai"
@@ -25,8 +27,8 @@ func TestNewRefusesWhatOpenAIRefuses(t *testing.T) {
 		def("ok", `{"type":"object"}`),
 		def("bad_schema", `{"type":"object","properties":1}`),
 	}})
-	require.ErrorIs(t, err, toolopenai.ErrInvalidTools)
-	require.ErrorContains(t, err, `tool: invalid tools for OpenAI: name "`+strings.Repeat("x", 65)+`" is not 1 to 64 of a-z, A-Z, 0-9, _ and -; name "ok" is given twice; invalid definition: `)
+	require.ErrorIs(t, err, toolopenai.ErrInvalidConfig)
+	require.ErrorContains(t, err, `tool: invalid config for OpenAI: name "`+strings.Repeat("x", 65)+`" is not 1 to 64 of a-z, A-Z, 0-9, _ and -; name "ok" is given twice; invalid definition: `)
 }
 
 // TestStrictOrNot: every tool is sent with strict set explicitly; a tool
@@ -78,13 +80,13 @@ func TestChatCallsUndo(t *testing.T) {
 		{"unknown", `{"b":null}`, `{"b":null}`},
 	} {
 		var msg = chatMessage(t, tc.name, tc.args)
-		calls := tools.ChatCalls(msg)
+		calls := chatCalls(t, tools, msg)
 		require.Equal(t, []dispatch.Call{{ID: "call_1", Request: tool.Request{Name: tc.name, Arguments: tc.want}}}, calls)
 	}
 }
 
-func TestResponseOutputsMedia(t *testing.T) {
-	items, err := toolopenai.ResponseOutputs([]dispatch.Outcome{{
+func TestResponseResultsMedia(t *testing.T) {
+	items, err := toolopenai.ResponseResults([]dispatch.Outcome{{
 		CallID: "call_1", Tool: "report", Kind: dispatch.KindCompleted,
 		Output: tool.Output{Content: []tool.Block{
 			tool.NewMediaBlock("application/pdf", []byte("%PDF-1.7")),
@@ -98,7 +100,7 @@ func TestResponseOutputsMedia(t *testing.T) {
 	require.JSONEq(t, `[{"type":"function_call_output","call_id":"call_1","output":[
 		{"type":"input_file","filename":"report-1.pdf","file_data":"data:application/pdf;base64,JVBERi0xLjc="},
 		{"type":"input_image","image_url":"https://example.com/a.png"},
-		{"type":"input_text","text":"[attachment video/mp4 at https://example.com/a.mp4]"}]}]`, string(raw))
+		{"type":"input_text","text":"[not delivered: attachment video/mp4 at https://example.com/a.mp4]"}]}]`, string(raw))
 }
 
 // TestZeroToolsAndCopies: the zero Tools offers nothing and passes calls
@@ -110,7 +112,7 @@ func TestZeroToolsAndCopies(t *testing.T) {
 	require.Empty(t, zero.Lints())
 	require.False(t, zero.Strict("x"))
 	require.Equal(t, []dispatch.Call{{ID: "call_1", Request: tool.Request{Name: "x", Arguments: `{"a":null}`}}},
-		zero.ChatCalls(chatMessage(t, "x", `{"a":null}`)))
+		chatCalls(t, &zero, chatMessage(t, "x", `{"a":null}`)))
 
 	tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: []tool.Definition{
 		def("free", `{"type":"object","additionalProperties":true}`),
@@ -119,7 +121,7 @@ func TestZeroToolsAndCopies(t *testing.T) {
 	require.NoError(t, err)
 	lints, relaxed := tools.Lints(), tools.Relaxed()
 	require.Len(t, lints, 1)
-	require.Equal(t, []toolopenai.Lint{{Tool: "bounded", Pointer: "/properties/s/maxLength", Rule: "maxLength is not enforced in strict mode; moved into the description"}}, relaxed)
+	require.Equal(t, []toolopenai.Lint{{Tool: "bounded", Schema: "input", Pointer: "/properties/s/maxLength", Rule: "maxLength is not enforced in strict mode; moved into the description"}}, relaxed)
 	lints[0].Tool, relaxed[0].Tool = "changed", "changed"
 	require.Equal(t, "free", tools.Lints()[0].Tool)
 	require.Equal(t, "bounded", tools.Relaxed()[0].Tool)
@@ -143,9 +145,9 @@ func TestNeverStrictAgainstPrepare(t *testing.T) {
 		lint               toolopenai.Lint
 	}{
 		{"undeclared_required", `{"type":"object","properties":{"a":{"type":"string"}},"required":["a","b"]}`, `{"a":"x","b":1}`,
-			toolopenai.Lint{Tool: "undeclared_required", Pointer: "/required/1", Rule: `required names the member "b", which properties does not declare: a closed strict schema would refuse every call or admit none`}},
+			toolopenai.Lint{Tool: "undeclared_required", Schema: "input", Pointer: "/required/1", Rule: `required names the member "b", which properties does not declare: a closed strict schema would refuse every call or admit none`}},
 		{"string_enum_integer", `{"type":"object","properties":{"n":{"type":["integer","string"],"enum":["1","2"]},"m":{"type":"integer","enum":["1"]}},"required":["n"]}`, `{"n":"1"}`,
-			toolopenai.Lint{Tool: "string_enum_integer", Pointer: "/properties/m/enum", Rule: "no value of enum has the declared type, so no value is valid"}},
+			toolopenai.Lint{Tool: "string_enum_integer", Schema: "input", Pointer: "/properties/m/enum", Rule: "no value of enum has the declared type, so no value is valid"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := def(tc.name, tc.schema)
@@ -153,7 +155,7 @@ func TestNeverStrictAgainstPrepare(t *testing.T) {
 			require.NoError(t, err)
 			require.False(t, tools.Strict(tc.name))
 			require.Equal(t, []toolopenai.Lint{tc.lint}, tools.Lints())
-			calls := tools.ChatCalls(chatMessage(t, tc.name, tc.args))
+			calls := chatCalls(t, tools, chatMessage(t, tc.name, tc.args))
 			require.Equal(t, tc.args, calls[0].Request.Arguments, "the meaning is kept")
 			b, err := tool.Bind(schemaTool{d})
 			require.NoError(t, err)
@@ -179,7 +181,7 @@ func TestNoArgumentsStrict(t *testing.T) {
 			raw, err := json.Marshal(tools.ChatTools())
 			require.NoError(t, err)
 			require.JSONEq(t, `[{"type":"function","function":{"name":"`+tc.name+`","strict":true,"parameters":{"type":"object","properties":{},"required":[],"additionalProperties":false}}}]`, string(raw))
-			calls := tools.ChatCalls(chatMessage(t, tc.name, `{}`))
+			calls := chatCalls(t, tools, chatMessage(t, tc.name, `{}`))
 			b, err := tool.Bind(schemaTool{d})
 			require.NoError(t, err)
 			_, err = b.Contract().Prepare(calls[0].Request, tool.Admission{})
@@ -202,7 +204,7 @@ func TestDraft07(t *testing.T) {
 		{"same_meaning", `{` + dialect + `"type":"object","properties":{"p":{"$ref":"#/definitions/pt"}},"required":["p"],"additionalProperties":false,
 			"definitions":{"pt":{"type":"object","properties":{"x":{"type":"number"}},"required":["x"],"additionalProperties":false}}}`, `{"p":{"x":1}}`, true, nil},
 		{"tuple", `{` + dialect + `"type":"object","properties":{"t":{"type":"array","items":[{"type":"string"}]}},"required":["t"]}`, `{"t":["a",2]}`, false,
-			[]toolopenai.Lint{{Tool: "tuple", Pointer: "/properties/t/items", Rule: "items as an array is a tuple in draft-07 (prefixItems in 2020-12): the draft-07 schema is not lowered"}}},
+			[]toolopenai.Lint{{Tool: "tuple", Schema: "input", Pointer: "/properties/t/items", Rule: "items as an array is a tuple in draft-07 (prefixItems in 2020-12): the draft-07 schema is not lowered"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := def(tc.name, tc.schema)
@@ -221,7 +223,7 @@ func TestDraft07(t *testing.T) {
 			}
 			b, err := tool.Bind(schemaTool{d})
 			require.NoError(t, err)
-			_, err = b.Contract().Prepare(tools.ChatCalls(chatMessage(t, tc.name, tc.args))[0].Request, tool.Admission{})
+			_, err = b.Contract().Prepare(chatCalls(t, tools, chatMessage(t, tc.name, tc.args))[0].Request, tool.Admission{})
 			require.NoError(t, err)
 		})
 	}
@@ -237,14 +239,37 @@ func TestOneOfOfDisjointTypes(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, tools.Strict("pick"))
 	require.False(t, tools.Strict("overlap"))
-	require.Equal(t, []toolopenai.Lint{{Tool: "overlap", Pointer: "/properties/v/oneOf", Rule: "oneOf is not supported in strict mode unless its branches admit disjoint JSON types, so that it means anyOf"}}, tools.Lints())
+	require.Equal(t, []toolopenai.Lint{{Tool: "overlap", Schema: "input", Pointer: "/properties/v/oneOf", Rule: "oneOf is not supported in strict mode unless its branches admit disjoint JSON types, so that it means anyOf"}}, tools.Lints())
 	raw, err := json.Marshal(tools.ChatTools())
 	require.NoError(t, err)
 	require.Contains(t, string(raw), `"v":{"anyOf":[{"type":"string"},{"type":"integer"}]}`)
 	b, err := tool.Bind(schemaTool{d})
 	require.NoError(t, err)
 	for _, args := range []string{`{"v":"a"}`, `{"v":3}`} {
-		_, err = b.Contract().Prepare(tools.ChatCalls(chatMessage(t, "pick", args))[0].Request, tool.Admission{})
+		_, err = b.Contract().Prepare(chatCalls(t, tools, chatMessage(t, "pick", args))[0].Request, tool.Admission{})
 		require.NoError(t, err)
 	}
+}
+
+// TestCallsRefuseWhatCannotBeAnswered: a call whose result could not echo
+// its ID, and a nil response, are errors wrapping ErrInvalidReply.
+func TestCallsRefuseWhatCannotBeAnswered(t *testing.T) {
+	tools, err := toolopenai.New(toolopenai.Config{Registry: adaptertest.Registry(t)})
+	require.NoError(t, err)
+	var msg openai.ChatCompletionMessage
+	require.NoError(t, json.Unmarshal([]byte(`{"role":"assistant","tool_calls":[{"id":"","type":"function","function":{"name":"get_weather","arguments":"{}"}}]}`), &msg))
+	calls, err := tools.ChatCalls(msg)
+	require.ErrorIs(t, err, toolopenai.ErrInvalidReply)
+	require.EqualError(t, err, `tool: invalid reply from OpenAI: function call 0 ("get_weather") has no ID`)
+	require.Nil(t, calls)
+
+	calls, err = tools.ResponseCalls(nil)
+	require.ErrorIs(t, err, toolopenai.ErrInvalidReply)
+	require.Nil(t, calls)
+	resp := responseWithCall(t, "get_weather", `{}`)
+	resp.Output[0].CallID = ""
+	calls, err = tools.ResponseCalls(resp)
+	require.ErrorIs(t, err, toolopenai.ErrInvalidReply)
+	require.EqualError(t, err, `tool: invalid reply from OpenAI: function_call item 0 ("get_weather") has no call_id`)
+	require.Nil(t, calls)
 }

@@ -37,7 +37,7 @@ func (anthropicProvider) play(ctx context.Context, o options, key string, reg *t
 		Model:     model,
 		MaxTokens: 2048,
 		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(o.prompt))},
-		Tools:     tools.Params(),
+		Tools:     tools.Tools(),
 	}
 	fmt.Fprintf(out, "anthropic %s, %d tools\n", model, len(params.Tools))
 	notes(out, tools.Lints(), tools.Relaxed())
@@ -47,7 +47,10 @@ func (anthropicProvider) play(ctx context.Context, o options, key string, reg *t
 		if err != nil {
 			return err
 		}
-		calls := tools.Calls(*message)
+		calls, err := tools.Calls(*message)
+		if err != nil {
+			return err
+		}
 		if len(calls) == 0 {
 			var text []string
 			for _, b := range message.Content {

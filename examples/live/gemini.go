@@ -28,17 +28,15 @@ func (geminiProvider) play(ctx context.Context, o options, key string, reg *tool
 	if err != nil {
 		return err
 	}
-	projection, err := toolgemini.Tools(reg, toolgemini.Config{})
+	tools, err := toolgemini.New(toolgemini.Config{Registry: reg})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "gemini %s, %d tools\n", model, len(projection.Tools[0].FunctionDeclarations))
-	for _, lint := range projection.Lints {
-		fmt.Fprintf(out, "  note: %s\n", lint)
-	}
+	config := &genai.GenerateContentConfig{Tools: tools.Tools()}
+	fmt.Fprintf(out, "gemini %s, %d tools\n", model, len(config.Tools[0].FunctionDeclarations))
+	notes(out, nil, tools.Relaxed())
 	fmt.Fprintf(out, "user: %s\n", o.prompt)
 
-	config := &genai.GenerateContentConfig{Tools: projection.Tools}
 	contents := genai.Text(o.prompt)
 	for turnNo := 1; turnNo <= o.turns; turnNo++ {
 		resp, err := client.Models.GenerateContent(ctx, model, contents, config)

@@ -49,7 +49,10 @@ func (openaiProvider) play(ctx context.Context, o options, key string, reg *tool
 			return errors.New("the model returned no choice")
 		}
 		msg := completion.Choices[0].Message
-		calls := tools.ChatCalls(msg)
+		calls, err := tools.ChatCalls(msg)
+		if err != nil {
+			return err
+		}
 		if len(calls) == 0 {
 			fmt.Fprintf(out, "model: %s\n", msg.Content)
 			return nil
@@ -57,7 +60,7 @@ func (openaiProvider) play(ctx context.Context, o options, key string, reg *tool
 		fmt.Fprintf(out, "turn %d: the model calls %d tool(s)\n", turnNo, len(calls))
 		outcomes := d.RunAll(ctx, calls)
 		report(out, calls, outcomes)
-		answers, err := toolopenai.ChatMessages(outcomes)
+		answers, err := toolopenai.ChatResults(outcomes)
 		if err != nil {
 			return err
 		}

@@ -163,6 +163,16 @@ func exportedAPI(dir, importPath string) (string, error) {
 				st.Fields.List = kept
 			}
 			lines = append(lines, "type "+render(ts))
+			if ts.Assign.IsValid() && ts.Name.IsExported() {
+				// An alias of a type of an internal package of this
+				// repository: its API is that type's, which users
+				// reach only through the alias, so it is listed here.
+				target, err := internalTarget(dir, importPath, d.Imports, ts.Type)
+				if err != nil {
+					return "", err
+				}
+				lines = append(lines, target...)
+			}
 		}
 		values(typ.Consts, "const")
 		values(typ.Vars, "var")
@@ -171,4 +181,49 @@ func exportedAPI(dir, importPath string) (string, error) {
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n") + "\n", renderErr
+}
+
+// internalTarget lists the API of the type an alias names, when it is a type
+// of an internal package of the same repository (pkg.Name, pkg imported by
+// a path with an internal element under the path of the repository's root
+// module): its declaration and its methods, each written with pkg.Name.
+// Otherwise it lists nothing. dir is the directory of the package whose
+// import path is importPath; imports are that package's imports.
+func internalTarget(dir, importPath string, imports []string, typ ast.Expr) ([]string, error) {
+	sel, ok := typ.(*ast.SelectorExpr)
+	if !ok {
+		return nil, nil
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return nil, nil
+	}
+	var path string
+	for _, imp := range imports {
+		if strings.HasSuffix(imp, "/"+pkg.Name) && slices.Contains(strings.Split(imp, "/"), "internal") {
+			path = imp
+		}
+	}
+	// The root of the repository: dir with the part of importPath below
+	// the root module's path removed.
+	rel, ok := strings.CutPrefix(importPath, rootModule)
+	targetRel, inRepo := strings.CutPrefix(path, rootModule+"/")
+	if path == "" || !ok || !inRepo {
+		return nil, nil
+	}
+	root := filepath.Clean(filepath.Join(dir, strings.Repeat("../", strings.Count(rel, "/"))))
+	all, err := exportedAPI(filepath.Join(root, filepath.FromSlash(targetRel)), path)
+	if err != nil {
+		return nil, err
+	}
+	name := sel.Sel.Name
+	var out []string
+	for _, line := range strings.Split(strings.TrimSuffix(all, "\n"), "\n") {
+		for _, prefix := range []string{"type " + name + " ", "func (" + name + ") ", "func (*" + name + ") "} {
+			if rest, ok := strings.CutPrefix(line, prefix); ok {
+				out = append(out, strings.Replace(prefix, name, pkg.Name+"."+name, 1)+rest)
+			}
+		}
+	}
+	return out, nil
 }

@@ -39,6 +39,17 @@ func TestAPI(t *testing.T) {
 	}
 }
 
+// TestAPIListsInternalAliases: an alias of a type of an internal package
+// (the adapters' Lint) lists that type's fields and methods, which a user
+// reaches through the alias, so that a change of them shows in api.txt.
+func TestAPIListsInternalAliases(t *testing.T) {
+	got, err := exportedAPI("../../adapters/openai", rootModule+"/adapters/openai")
+	require.NoError(t, err)
+	require.Contains(t, got, "type Lint = adapterkit.Lint\n")
+	require.Contains(t, got, "type adapterkit.Lint struct { Tool string Schema string Pointer string Rule string }\n")
+	require.Contains(t, got, "func (adapterkit.Lint) String() string\n")
+}
+
 // TestPackagesCovered checks that the gate covers the packages users
 // import, and no command or internal package.
 func TestPackagesCovered(t *testing.T) {

@@ -18,6 +18,50 @@ import (
 	"github.com/agentcontract/tool/internal/errprefix"
 )
 
+// Lint is one finding about a tool, made when an adapter projects its
+// definitions: what keeps a tool from strict mode, a constraint the provider
+// does not enforce (moved into the description, still enforced by
+// tool.Contract.Prepare), or a refusal. Each adapter exports it under its
+// own name (toolopenai.Lint, toolanthropic.Lint, toolgemini.Lint), so that
+// its users never name this package. The zero Lint is a finding about no
+// tool; a Lint is a value, safe to copy and to share.
+type Lint struct {
+	// Tool is the name of the definition.
+	Tool string
+	// Schema is "input" or "output", the schema Pointer is in; empty for
+	// a finding about the tool as a whole (its name, a request-wide
+	// budget).
+	Schema string
+	// Pointer is the JSON pointer (RFC 6901) of the keyword in the
+	// canonical schema; "" is the root.
+	Pointer string
+	// Rule says what the provider cannot take there and what was done.
+	Rule string
+}
+
+// String renders l on one line: `get_weather input schema at
+// /properties/unit: rule`, the root written "(root)", or, for a finding
+// about the tool as a whole, `tool "get_weather": rule`.
+func (l Lint) String() string {
+	if l.Schema == "" {
+		return fmt.Sprintf("tool %q: %s", l.Tool, l.Rule)
+	}
+	p := l.Pointer
+	if p == "" {
+		p = "(root)"
+	}
+	return l.Tool + " " + l.Schema + " schema at " + p + ": " + l.Rule
+}
+
+// InputLints returns fs as lints of the input schema of tool, appended to
+// dst.
+func InputLints(dst []Lint, tool string, fs []strictschema.Finding) []Lint {
+	for _, f := range fs {
+		dst = append(dst, Lint{Tool: tool, Schema: "input", Pointer: f.Pointer, Rule: f.Rule})
+	}
+	return dst
+}
+
 // Definitions returns the definitions to project: registry's, when it is
 // not nil (they were validated when registered), or copies of defs, each
 // validated here (which compiles its schemas); and a problem for each

@@ -62,3 +62,18 @@ func TestClone(t *testing.T) {
 	c["c"].(map[string]any)["d"] = "y"
 	require.Equal(t, adapterkit.Tree([]byte(`{"a":[1.50,{"b":null}],"c":{"d":"x"}}`)), tree)
 }
+
+func TestLintString(t *testing.T) {
+	for _, tc := range []struct {
+		lint adapterkit.Lint
+		want string
+	}{
+		{adapterkit.Lint{Tool: "w", Schema: "input", Pointer: "/properties/a", Rule: "r"}, "w input schema at /properties/a: r"},
+		{adapterkit.Lint{Tool: "w", Schema: "output", Rule: "r"}, "w output schema at (root): r"},
+		{adapterkit.Lint{Tool: "w", Rule: "budget"}, `tool "w": budget`},
+	} {
+		require.Equal(t, tc.want, tc.lint.String())
+	}
+	got := adapterkit.InputLints(nil, "w", []strictschema.Finding{{Pointer: "/a", Rule: "r"}})
+	require.Equal(t, []adapterkit.Lint{{Tool: "w", Schema: "input", Pointer: "/a", Rule: "r"}}, got)
+}

@@ -73,13 +73,13 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Println("anthropic:", len(anthropicTools.Params()), "tool param(s)")
+	fmt.Println("anthropic:", len(anthropicTools.Tools()), "tool param(s)")
 
-	projection, err := toolgemini.Tools(registry, toolgemini.Config{})
+	geminiTools, err := toolgemini.New(toolgemini.Config{Registry: registry})
 	if err != nil {
 		return err
 	}
-	fmt.Println("gemini:", len(projection.Tools[0].FunctionDeclarations), "function declaration(s)")
+	fmt.Println("gemini:", len(geminiTools.Tools()[0].FunctionDeclarations), "function declaration(s)")
 
 	telemetry, err := toolotel.New(toolotel.Config{Registry: registry})
 	if err != nil {
