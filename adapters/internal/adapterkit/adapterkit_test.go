@@ -14,8 +14,8 @@ import (
 func TestSchemaMap(t *testing.T) {
 	tree := adapterkit.Tree([]byte(`{"a":[1,2.5,{"b":null},[]],"c":{"d":"x","e":{}},"n":-7}`))
 	want := map[string]any{
-		"a":   []any{int64(1), 2.5, map[string]any{"b": nil}, []any{}},
-		"c":   map[string]any{"d": "x", "e": map[string]any{}},
+		"a": []any{int64(1), 2.5, map[string]any{"b": nil}, []any{}},
+		"c": map[string]any{"d": "x", "e": map[string]any{}},
 		"n": int64(-7),
 	}
 	first := adapterkit.SchemaMap(tree)
