@@ -75,7 +75,11 @@ func TestSuspensionAcrossReplicas(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = ss.Close() })
 		client := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v0"},
-			&mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
+			&mcp.ClientOptions{
+				MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+				// It puts forms to a person itself, and says so.
+				Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+			})
 		cs, err := client.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = cs.Close() })
