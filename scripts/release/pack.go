@@ -33,14 +33,63 @@ func (r *repo) pack(dir string) error {
 	return nil
 }
 
+// moduleFiles lists the files of the module in dir as its zip would hold
+// them from the repository: what the go command leaves out of any module
+// zip (other modules' directories, vendor, version control) it leaves out
+// too, and so does it with node_modules, which npm ci installs for tests
+// and git ignores: a release is cut from the repository, where they are
+// not.
+func moduleFiles(dir string) ([]zip.File, error) {
+	var files []zip.File
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path == dir {
+				return nil
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+				return filepath.SkipDir // another module
+			}
+			switch d.Name() {
+			case "node_modules", ".git", ".hg", ".svn", ".bzr":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		files = append(files, diskFile{rel: filepath.ToSlash(rel), path: path})
+		return nil
+	})
+	return files, err
+}
+
+// diskFile is one file of a module on disk, for zip.Create.
+type diskFile struct{ rel, path string }
+
+func (f diskFile) Path() string                 { return f.rel }
+func (f diskFile) Lstat() (os.FileInfo, error)  { return os.Lstat(f.path) }
+func (f diskFile) Open() (io.ReadCloser, error) { return os.Open(f.path) }
+
 // packModule packs one module into the proxy in dir.
 func packModule(dir string, m modEntry) error {
 	mv := module.Version{Path: m.Path, Version: m.Version}
-	checked, err := zip.CheckDir(m.Dir)
+	files, err := moduleFiles(m.Dir)
+	if err != nil {
+		return err
+	}
+	checked, err := zip.CheckFiles(files)
 	if err != nil {
 		return fmt.Errorf("its zip would be refused: %w", err)
 	}
-	if !slices.Contains(checked.Valid, filepath.Join(m.Dir, "LICENSE")) {
+	if !slices.Contains(checked.Valid, "LICENSE") {
 		return fmt.Errorf("its zip would hold no LICENSE, so its documentation would not be shown")
 	}
 	escaped, err := module.EscapePath(m.Path)
@@ -52,7 +101,7 @@ func packModule(dir string, m modEntry) error {
 		return err
 	}
 	var z bytes.Buffer
-	if err := zip.CreateFromDir(&z, mv, m.Dir); err != nil {
+	if err := zip.Create(&z, mv, files); err != nil {
 		return fmt.Errorf("creating its zip: %w", err)
 	}
 	gomod, err := os.ReadFile(filepath.Join(m.Dir, "go.mod"))
