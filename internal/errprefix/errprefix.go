@@ -28,6 +28,11 @@ func (s *sentinel) body() string  { return s.text }
 // of one) is made with [Part]. The format starts with the sentinel the error wraps:
 // Errorf("%w: name %q: %w", ErrInvalidRequest, name, cause).
 func Errorf(format string, args ...any) error {
+	return &wrapped{quoting(format, args)}
+}
+
+// quoting is fmt.Errorf with every error operand shown by its body.
+func quoting(format string, args []any) error {
 	shown := make([]any, len(args))
 	for i, a := range args {
 		if err, ok := a.(error); ok && err != nil {
@@ -35,7 +40,7 @@ func Errorf(format string, args ...any) error {
 		}
 		shown[i] = a
 	}
-	return &wrapped{fmt.Errorf(format, shown...)}
+	return fmt.Errorf(format, shown...)
 }
 
 // Part formats a piece of a message, such as the position of a problem,
@@ -43,7 +48,7 @@ func Errorf(format string, args ...any) error {
 // Prefix, since the error quoting it supplies that:
 // Errorf("%w: %w", ErrInvalidFailure, Part("content[%d]: %w", i, err)).
 func Part(format string, args ...any) error {
-	return part{Errorf(format, args...).(*wrapped).err}
+	return part{quoting(format, args)}
 }
 
 // part is the result of Part: err's text is both its message and its body.

@@ -224,7 +224,7 @@ func hasAny(m map[string]any, keys ...string) bool {
 // describesObject reports whether schema m says something of an object's
 // members or declares the type object.
 func describesObject(m map[string]any) bool {
-	return m["type"] == "object" || hasAny(m, "properties", "required", "additionalProperties", "minProperties",
+	return hasType(m, "object") || hasAny(m, "properties", "required", "additionalProperties", "minProperties",
 		"maxProperties", "patternProperties", "propertyNames", "unevaluatedProperties", "dependentRequired", "dependentSchemas")
 }
 

@@ -14,13 +14,13 @@ import (
 // reads arguments and Bind reads schemas by). A canonical schema has been
 // read by those rules already, at Bind.
 func Decode(raw []byte) (any, error) {
-	tree, _, err := strictjson.ParseInterning(raw, typeNames)
+	tree, _, err := strictjson.ParseInterning(raw, commonStrings)
 	return tree, err
 }
 
-// typeNames are the strings a schema repeats most, given to the reader so
+// commonStrings are the strings a schema repeats most, given to the reader so
 // that it does not allocate them for every node.
-var typeNames = map[string]string{
+var commonStrings = map[string]string{
 	"type": "type", "properties": "properties", "required": "required", "description": "description",
 	"items": "items", "enum": "enum", "additionalProperties": "additionalProperties",
 	"string": "string", "object": "object", "array": "array", "integer": "integer",
