@@ -5,11 +5,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"github.com/agentcontract/tool/internal/metacheck"
-	"github.com/agentcontract/tool/internal/schemacost"
-	"github.com/agentcontract/tool/internal/schemagraph"
+	"github.com/agentcontract/tool/internal/engine"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
@@ -50,7 +46,7 @@ func ShownValid(s Schema, value []byte) bool { return s.shownValid(value) }
 
 // ParseSchemaWithoutShortcut is ParseSchema that always has the validator
 // check the document against the meta-schema, for comparison with the
-// shortcut ParseSchema takes for documents metacheck accepts.
+// shortcut ParseSchema takes for documents engine.Conforms accepts.
 func ParseSchemaWithoutShortcut(raw []byte) (Schema, error) { return parseSchema(raw, false) }
 
 // TookShortcut reports whether s was compiled without the validator's
@@ -59,31 +55,36 @@ func TookShortcut(s Schema) bool {
 	return s.s.built || strings.HasPrefix(s.s.compiled.Location, shortcutBase)
 }
 
-// Built reports whether s was compiled by schemagraph, without the
-// validator's compiler.
+// Built reports whether s was compiled straight from its document
+// (engine.FromDocument), without the validator's compiler.
 func Built(s Schema) bool { return s.s.built }
 
 // SchemaGraphs parses raw and, when the meta-schema shortcut applies to it
-// and schemagraph builds it, returns the graph built and the validator's
-// compilation of the document under the shortcut's URL, with that
-// compilation's error; ok is false when no graph is built.
-func SchemaGraphs(raw []byte) (built, compiled *jsonschema.Schema, ok bool, err error) {
+// and engine.FromDocument compiles it, returns that program and the
+// program converted from the validator's compilation of the document
+// under the shortcut's URL, with that compilation's error; ok is false
+// when FromDocument declines.
+func SchemaGraphs(raw []byte) (built, compiled *engine.Program, ok bool, err error) {
 	tree, err := strictjson.Parse(raw)
 	if err != nil {
 		return nil, nil, false, nil
 	}
-	engine, validRegex := documentEngine()
-	if !metacheck.Conforms(tree, validRegex) {
+	patterns, validRegex := documentEngine()
+	if !engine.Conforms(tree, validRegex) {
 		return nil, nil, false, nil
 	}
-	if built, ok = schemagraph.Build(tree, shortcutBase, engine, validatorFormat); !ok {
+	if built, ok = engine.FromDocument(tree, shortcutBase, patterns, validatorFormat); !ok {
 		return nil, nil, false, nil
 	}
-	_, compiled, err = compileValidator(tree, refuseLoader{}, shortcutBase, engine)
+	_, validated, err := compileValidator(tree, refuseLoader{}, shortcutBase, patterns)
+	if err != nil {
+		return built, nil, true, err
+	}
+	compiled = engine.FromValidator(validated)
 	// As ParseSchema does, so that no check pays for a compilation: the
 	// charge for matching a pattern reads the size of its program.
-	if err == nil && compilePatterns(schemacost.Analyze(compiled, MaxSchemaVisits, strictjson.MaxDepth).Schemas) != nil {
+	if compilePatterns(compiled.Analyze(MaxSchemaVisits, strictjson.MaxDepth).Patterns) != nil {
 		return nil, nil, false, nil
 	}
-	return built, compiled, true, err
+	return built, compiled, true, nil
 }

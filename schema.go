@@ -15,11 +15,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/agentcontract/tool/internal/fastcheck"
-	"github.com/agentcontract/tool/internal/metacheck"
+	"github.com/agentcontract/tool/internal/engine"
 	"github.com/agentcontract/tool/internal/regex"
-	"github.com/agentcontract/tool/internal/schemacost"
-	"github.com/agentcontract/tool/internal/schemagraph"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
@@ -53,9 +50,9 @@ type Schema struct {
 
 type compiledSchema struct {
 	canonical []byte             // compact, member order and number text as given
-	compiled  *jsonschema.Schema // nil when built; see built
-	built     bool               // compiled by schemagraph: fast is non-nil, and the full validator never runs
-	fast      *fastcheck.Checker // nil when the schema needs the full validator
+	compiled  *jsonschema.Schema // nil when built
+	built     bool               // compiled straight from the document: fast is non-nil, and the validator never runs
+	fast      *engine.Checker    // nil when the schema needs the full validator
 	strings   map[string]string  // short strings of the document, for interning
 	object    bool               // the document is an object whose "type" is "object"
 	visits    int                // the most subschemas one location of a value can meet
@@ -140,10 +137,10 @@ func compileSchema(tree any, canonical []byte) (Schema, error) {
 	return compileSchemaWith(tree, canonical, refuseLoader{}, true)
 }
 
-// shortcutBase is the URL under which a document that metacheck.Conforms
+// shortcutBase is the URL under which a document that engine.Conforms
 // accepts is compiled. The validator does not validate documents under
 // https://json-schema.org/ against their meta-schema, taking them for
-// meta-schemas of its own; metacheck has established that this one
+// meta-schemas of its own; engine.Conforms has established that this one
 // satisfies the draft 2020-12 meta-schema, and that it has no $id and only
 // references to fragments of itself, so the URL changes nothing the
 // document means and nothing is ever loaded from it.
@@ -152,8 +149,10 @@ const shortcutBase = "https://json-schema.org/schema.invalid/schema.json"
 // compileSchemaWith compiles with loader; only tests install another loader
 // than refuseLoader, and only they turn shortcut off.
 //
-// With shortcut on, a document metacheck.Conforms accepts is compiled
-// under shortcutBase, without the validator's pass over the meta-schema.
+// With shortcut on, a document engine.Conforms accepts is compiled
+// straight into the engine's program (engine.FromDocument) or, where that
+// declines, by the validator under shortcutBase, without its pass over
+// the meta-schema.
 // The result is kept when that compilation succeeds and the fast check
 // covers the schema, so that every message about a value comes from the
 // fast check, which names no URL (the full validator's message about a
@@ -178,33 +177,31 @@ func compileSchemaWith(tree any, canonical []byte, loader jsonschema.URLLoader, 
 	if err := checkPatternText(tree); err != nil {
 		return Schema{}, err
 	}
-	engine, validRegex := documentEngine()
-	if shortcut {
-		if metacheck.Conforms(tree, validRegex) {
-			if built, ok := schemagraph.Build(tree, shortcutBase, engine, validatorFormat); ok {
-				s, err := finishSchema(tree, canonical, nil, built, shortcutBase)
-				if err != nil || s.s.fast != nil {
-					return s, err
-				}
+	patterns, validRegex := documentEngine()
+	if shortcut && engine.Conforms(tree, validRegex) {
+		if program, ok := engine.FromDocument(tree, shortcutBase, patterns, validatorFormat); ok {
+			s, err := finishSchema(tree, canonical, nil, nil, program, shortcutBase)
+			if err != nil || s.s.fast != nil {
+				return s, err
 			}
-			c, compiled, err := compileValidator(tree, loader, shortcutBase, engine)
-			if err == nil {
-				s, err := finishSchema(tree, canonical, c, compiled, shortcutBase)
-				if err != nil || s.s.fast != nil {
-					return s, err
-				}
+		}
+		c, compiled, err := compileValidator(tree, loader, shortcutBase, patterns)
+		if err == nil {
+			s, err := finishSchema(tree, canonical, c, compiled, engine.FromValidator(compiled), shortcutBase)
+			if err != nil || s.s.fast != nil {
+				return s, err
 			}
 		}
 	}
-	c, compiled, err := compileValidator(tree, loader, schemaBase, engine)
+	c, compiled, err := compileValidator(tree, loader, schemaBase, patterns)
 	if err != nil {
 		return Schema{}, err
 	}
-	return finishSchema(tree, canonical, c, compiled, schemaBase)
+	return finishSchema(tree, canonical, c, compiled, engine.FromValidator(compiled), schemaBase)
 }
 
 // documentEngine returns the regular-expression engine that compiles the
-// patterns of one document, and the check metacheck is given, which hands
+// patterns of one document, and the check engine.Conforms is given, which hands
 // the engine what it parses so that no pattern is parsed twice. The
 // remembered patterns are written only by validRegex, before any
 // compilation; a compiled schema keeps the engine (for the "regex"
@@ -301,35 +298,34 @@ func validatorFormat(name string) (*jsonschema.Format, bool) {
 	return f, true
 }
 
-// finishSchema bounds and completes compiled, the validator's schema of
-// tree compiled by c under base: the cost bounds, the definitions, the
-// patterns, the fast check and the strings to intern. A nil c means that
-// compiled was built by schemagraph, not by the validator: it is read, not
-// kept, so that nothing can hand it to the validator.
-func finishSchema(tree any, canonical []byte, c *jsonschema.Compiler, compiled *jsonschema.Schema, base string) (Schema, error) {
-	cost := schemacost.Analyze(compiled, MaxSchemaVisits, strictjson.MaxDepth)
+// finishSchema bounds and completes program, the engine's program of
+// tree: the cost bounds, the definitions, the patterns, the fast check and
+// the strings to intern. Compiled is the validator's schema of tree,
+// compiled by c under base, or nil (with c) when the program was compiled
+// straight from the document.
+func finishSchema(tree any, canonical []byte, c *jsonschema.Compiler, compiled *jsonschema.Schema, program *engine.Program, base string) (Schema, error) {
+	cost := program.Analyze(MaxSchemaVisits, strictjson.MaxDepth)
 	switch {
 	case cost.Visits > MaxSchemaVisits:
 		return Schema{}, errorf("%w: validating one value could apply %d subschemas, more than the limit of %d (nested anyOf/oneOf/allOf through $ref multiply)", ErrInvalidSchema, cost.Visits, MaxSchemaVisits)
 	case !cost.Bounded:
-		return Schema{}, errorf("%w: counting the subschemas validating one value could apply would take more than %d steps", ErrInvalidSchema, schemacost.MaxWork)
+		return Schema{}, errorf("%w: counting the subschemas validating one value could apply would take more than %d steps", ErrInvalidSchema, engine.MaxWork)
 	case cost.Located > MaxSchemaVisits:
 		return Schema{}, errorf("%w: validating one value could apply %d subschemas to one of its members or items, more than the limit of %d (subschemas reached through several keywords multiply at every level)", ErrInvalidSchema, cost.Located, MaxSchemaVisits)
 	}
 	// A document compiled under shortcutBase has no reference outside
-	// itself (metacheck), so its definitions need no such check.
+	// itself (engine.Conforms), so its definitions need no such check.
 	if base != shortcutBase {
 		if err := compileDefinitions(c, base, tree); err != nil {
 			return Schema{}, err
 		}
 	}
-	if err := compilePatterns(cost.Schemas); err != nil {
+	if err := compilePatterns(cost.Patterns); err != nil {
 		return Schema{}, err
 	}
-	fast := fastcheck.Compile(compiled)
 	interned := map[string]string{}
 	collectStrings(tree, interned)
-	out := &compiledSchema{canonical: canonical, fast: fast, built: c == nil, strings: interned, object: isObjectSchema(tree), visits: max(cost.Visits, cost.Located), costs: keywordCostsOf(cost.Schemas)}
+	out := &compiledSchema{canonical: canonical, fast: program.Checker(), built: c == nil, strings: interned, object: isObjectSchema(tree), visits: max(cost.Visits, cost.Located), costs: keywordCostsOf(cost)}
 	if !out.built {
 		out.compiled = compiled
 	}
@@ -441,7 +437,7 @@ func (s Schema) shownValid(value []byte) bool {
 	if fast == nil {
 		return false
 	}
-	maxValues := MaxValidationWork / (max(1, s.s.visits) * fastcheck.CostPerApplication)
+	maxValues := MaxValidationWork / (max(1, s.s.visits) * engine.CostPerApplication)
 	return fast.CheckJSON(value, streamWork, maxValues).Valid
 }
 
@@ -456,8 +452,8 @@ const streamWork = MaxValidationWork / 8
 // MaxValidationWork; the full validator runs only for the schemas it does
 // not cover, after checkWork.
 func (s Schema) validateTree(tree any, values int) error {
-	if work := values * s.s.visits * fastcheck.CostPerApplication; work > MaxValidationWork {
-		return tooCostly("at the root: the value holds %d JSON values and each may meet %d subschemas: checking it could take %d steps of work, more than the limit of %d (MaxValidationWork); send at most %d values", values, s.s.visits, work, MaxValidationWork, MaxValidationWork/(s.s.visits*fastcheck.CostPerApplication))
+	if work := values * s.s.visits * engine.CostPerApplication; work > MaxValidationWork {
+		return tooCostly("at the root: the value holds %d JSON values and each may meet %d subschemas: checking it could take %d steps of work, more than the limit of %d (MaxValidationWork); send at most %d values", values, s.s.visits, work, MaxValidationWork, MaxValidationWork/(s.s.visits*engine.CostPerApplication))
 	}
 	if fast := s.s.fast; fast != nil {
 		checked := fast.Check(tree, MaxValidationWork)
@@ -524,40 +520,20 @@ func (c *compiledSchema) validateFully(tree any) (err error) {
 // compile.
 const MaxSchemaPrograms = 1 << 17
 
-// patternsOf lists the regular expressions of s: its pattern and the keys
-// of its patternProperties, in the order of their source text.
-func patternsOf(s *jsonschema.Schema) []*regex.Regexp {
-	var out []*regex.Regexp
-	if re, ok := s.Pattern.(*regex.Regexp); ok {
-		out = append(out, re)
-	}
-	for re := range s.PatternProperties {
-		if re, ok := re.(*regex.Regexp); ok {
-			out = append(out, re)
-		}
-	}
-	slices.SortFunc(out[min(1, len(out)):], func(a, b *regex.Regexp) int { return strings.Compare(a.String(), b.String()) })
-	return out
-}
-
-// compilePatterns compiles every regular expression of all, every
-// subschema of a schema, once their programs together are known to stay
-// within MaxSchemaPrograms, so that no validation pays for a compilation.
-func compilePatterns(all []*jsonschema.Schema) error {
+// compilePatterns compiles every regular expression of a schema, once
+// their programs together are known to stay within MaxSchemaPrograms, so
+// that no validation pays for a compilation.
+func compilePatterns(all []engine.Pattern) error {
 	total := 0
-	for _, s := range all {
-		for _, re := range patternsOf(s) {
-			total += re.Size()
-			if total > MaxSchemaPrograms {
-				return errorf("%w: at %s: the patterns of the schema expand to more than %d instructions of program together (MaxSchemaPrograms)", ErrInvalidSchema, schemaLocation(s.Location), MaxSchemaPrograms)
-			}
+	for _, re := range all {
+		total += re.Size()
+		if total > MaxSchemaPrograms {
+			return errorf("%w: at %s: the patterns of the schema expand to more than %d instructions of program together (MaxSchemaPrograms)", ErrInvalidSchema, schemaLocation(re.Location), MaxSchemaPrograms)
 		}
 	}
-	for _, s := range all {
-		for _, re := range patternsOf(s) {
-			if err := re.Compile(); err != nil {
-				return errorf("%w: at %s: pattern %q does not compile: %v", ErrInvalidSchema, schemaLocation(s.Location), clipRunes(re.String(), maxQuoted), err)
-			}
+	for _, re := range all {
+		if err := re.Compile(); err != nil {
+			return errorf("%w: at %s: pattern %q does not compile: %v", ErrInvalidSchema, schemaLocation(re.Location), clipRunes(re.String(), maxQuoted), err)
 		}
 	}
 	return nil

@@ -11,16 +11,15 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/agentcontract/tool"
-	"github.com/agentcontract/tool/internal/fastcheck"
-	"github.com/agentcontract/tool/internal/schemacost"
+	"github.com/agentcontract/tool/internal/engine"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
-// sameGraph requires the graph schemagraph builds of raw, when it builds
-// one, to be what the validator's compiler makes of it: a compilation
-// that succeeds, fast check node graphs that are structurally equal, the
+// sameGraph requires the program engine.FromDocument compiles of raw,
+// when it compiles one, to be what the validator's compiler makes of it:
+// a compilation that succeeds, programs that are structurally equal, the
 // same cost analysis, and the same verdicts and explanations for values.
-// It reports whether a graph was built.
+// It reports whether a program was compiled from the document.
 func sameGraph(t *testing.T, raw []byte, values []jsontext.Value, where string) bool {
 	t.Helper()
 	built, compiled, ok, err := tool.SchemaGraphs(raw)
@@ -28,11 +27,11 @@ func sameGraph(t *testing.T, raw []byte, values []jsontext.Value, where string) 
 		return false
 	}
 	require.NoError(t, err, "%s: built, but the validator refuses it", where)
-	fastBuilt, fastCompiled := fastcheck.Compile(built), fastcheck.Compile(compiled)
-	require.Empty(t, fastcheck.Diff(fastBuilt, fastCompiled), where)
+	require.Empty(t, engine.Diff(built, compiled), where)
+	fastBuilt, fastCompiled := built.Checker(), compiled.Checker()
 
-	costBuilt := schemacost.Analyze(built, tool.MaxSchemaVisits, strictjson.MaxDepth)
-	costCompiled := schemacost.Analyze(compiled, tool.MaxSchemaVisits, strictjson.MaxDepth)
+	costBuilt := built.Analyze(tool.MaxSchemaVisits, strictjson.MaxDepth)
+	costCompiled := compiled.Analyze(tool.MaxSchemaVisits, strictjson.MaxDepth)
 	require.Equal(t, summary(costCompiled), summary(costBuilt), where)
 
 	if fastBuilt == nil {
@@ -54,19 +53,19 @@ func sameGraph(t *testing.T, raw []byte, values []jsontext.Value, where string) 
 	return true
 }
 
-// summary is an Analysis with its subschemas named by location.
-func summary(a schemacost.Analysis) string {
-	locations := make([]string, len(a.Schemas))
-	for i, s := range a.Schemas {
-		locations[i] = s.Location
+// summary is an Analysis with its patterns named by location.
+func summary(a engine.Analysis) string {
+	patterns := make([]string, len(a.Patterns))
+	for i, p := range a.Patterns {
+		patterns[i] = p.Location + " " + p.String()
 	}
-	return fmt.Sprintf("visits %d, located %d, bounded %v, schemas %q", a.Visits, a.Located, a.Bounded, locations)
+	return fmt.Sprintf("visits %d, located %d, bounded %v, largest enum %d, patterns %q", a.Visits, a.Located, a.Bounded, a.LargestEnum, patterns)
 }
 
 // explained renders a Report with its violations' messages. Its work is
 // left out: a match of the backtracking engine is charged the time it
 // takes.
-func explained(r fastcheck.Report) string {
+func explained(r engine.Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "valid %v, exhausted %v, where %q, total %d", r.Valid, r.Exhausted, r.Where, r.Total)
 	for _, v := range r.Violations {
@@ -99,9 +98,9 @@ func TestSchemaGraphCatalogue(t *testing.T) {
 	}
 }
 
-// TestSchemaGraph holds documents at the edges of what schemagraph
-// builds: each is built or declined as listed, and what is built is what
-// the validator compiles.
+// TestSchemaGraph holds documents at the edges of what engine.FromDocument
+// compiles: each is compiled or declined as listed, and what is compiled
+// is what the validator compiles.
 func TestSchemaGraph(t *testing.T) {
 	for _, c := range []struct {
 		schema string
@@ -143,8 +142,9 @@ func TestSchemaGraph(t *testing.T) {
 	}
 }
 
-// FuzzSchemaGraph mutates schema documents and requires every graph
-// schemagraph builds to be what the validator compiles (see sameGraph).
+// FuzzSchemaGraph mutates schema documents and requires every program
+// engine.FromDocument compiles to be what the validator compiles (see
+// sameGraph).
 func FuzzSchemaGraph(f *testing.F) {
 	for _, seed := range append(schemaSeeds, `{"prefixItems":[{"type":"string"}],"items":{"$ref":"#/prefixItems/0"},"contains":{"const":1},"minContains":1}`) {
 		f.Add([]byte(seed))

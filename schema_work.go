@@ -4,8 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/agentcontract/tool/internal/engine"
 	"github.com/agentcontract/tool/internal/regex"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
@@ -104,29 +103,18 @@ type keywordCosts struct {
 
 // keywordCostsOf gathers the keyword costs of all, every subschema of a
 // schema.
-func keywordCostsOf(all []*jsonschema.Schema) keywordCosts {
-	var k keywordCosts
-	for _, s := range all {
-		for _, re := range patternsOf(s) {
-			if re.Backtracking() {
-				k.backtracking = append(k.backtracking, re)
-				continue
-			}
-			k.patternPerByte += re.MatchCost(1) - re.MatchCost(0)
+func keywordCostsOf(a engine.Analysis) keywordCosts {
+	k := keywordCosts{largestEnum: a.LargestEnum}
+	for _, re := range a.Patterns {
+		if re.Backtracking() {
+			k.backtracking = append(k.backtracking, re.Regexp)
+			continue
 		}
-		if s.Enum != nil {
-			k.largestEnum = max(k.largestEnum, len(s.Enum.Values))
-		}
+		k.patternPerByte += re.MatchCost(1) - re.MatchCost(0)
 	}
 	return k
 }
 
-// fullValidatorWork bounds, in the steps of MaxValidationWork, what the
-// full validator may spend on tree: every value may meet every subschema
-// one of its locations can meet (visits), every byte of every string and
-// member name every pattern of the schema, every value the largest enum,
-// and every violation copies its location. The bound is coarse, and it is
-// used only for the schemas the fast check does not cover.
 func (c *compiledSchema) fullValidatorWork(tree any) int {
 	perValue := func(depth int) int { return c.visits * (4 + depth + c.costs.largestEnum) }
 	perString := func(s string) int { return c.visits * (len(s) + 1) * (1 + c.costs.patternPerByte) }

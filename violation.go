@@ -14,7 +14,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
-	"github.com/agentcontract/tool/internal/fastcheck"
+	"github.com/agentcontract/tool/internal/engine"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
@@ -177,9 +177,9 @@ func shortened(k jsonschema.ErrorKind) jsonschema.ErrorKind {
 	case *kind.AdditionalProperties:
 		names, left := shortList(k.Properties, shortString)
 		return withMore(&kind.AdditionalProperties{Properties: names}, left, "properties")
-	case *fastcheck.Misspelled:
+	case *engine.Misspelled:
 		return &suggestion{ErrorKind: shortened(&k.AdditionalProperties), meant: k.Meant, names: k.Properties}
-	case *fastcheck.NullForOptional:
+	case *engine.NullForOptional:
 		return &omitNull{want: k.Want}
 	case *kind.PropertyNames:
 		return &kind.PropertyNames{Property: shortString(k.Property)}
@@ -193,7 +193,7 @@ func shortened(k jsonschema.ErrorKind) jsonschema.ErrorKind {
 
 // leafViolations lists the violations verr reports, as collectViolations
 // groups them.
-func leafViolations(verr *jsonschema.ValidationError) []fastcheck.Violation {
+func leafViolations(verr *jsonschema.ValidationError) []engine.Violation {
 	var leaves []*jsonschema.ValidationError
 	collectViolations(verr, &leaves)
 	if len(leaves) == 0 {
@@ -206,16 +206,16 @@ func leafViolations(verr *jsonschema.ValidationError) []fastcheck.Violation {
 	slices.SortStableFunc(leaves, func(a, b *jsonschema.ValidationError) int {
 		return cmp.Or(slices.Compare(a.InstanceLocation, b.InstanceLocation), strings.Compare(a.SchemaURL, b.SchemaURL))
 	})
-	violations := make([]fastcheck.Violation, len(leaves))
+	violations := make([]engine.Violation, len(leaves))
 	for i, l := range leaves {
-		violations[i] = fastcheck.Violation{Location: l.InstanceLocation, Kind: l.ErrorKind}
+		violations[i] = engine.Violation{Location: l.InstanceLocation, Kind: l.ErrorKind}
 	}
 	return violations
 }
 
 // rejectViolations is the rejection of a value that breaks the schema in
 // total ways, of which violations are the first found.
-func rejectViolations(violations []fastcheck.Violation, total int) *InputRejection {
+func rejectViolations(violations []engine.Violation, total int) *InputRejection {
 	message := oneLine(violationMessage(violations, total))
 	var all strings.Builder
 	for i, v := range violations {
@@ -248,9 +248,9 @@ const maxMessage = 4096
 // to maxListedViolations of them, sorted by location, each with the JSON
 // pointer of the offending value and the rule it breaks, then how many
 // other problems were found.
-func violationMessage(violations []fastcheck.Violation, total int) string {
+func violationMessage(violations []engine.Violation, total int) string {
 	sorted := slices.Clone(violations)
-	slices.SortStableFunc(sorted, func(a, b fastcheck.Violation) int {
+	slices.SortStableFunc(sorted, func(a, b engine.Violation) int {
 		return compareLocations(a.Location, b.Location)
 	})
 	var b strings.Builder
@@ -296,7 +296,7 @@ func compareTokens(a, b string) int {
 
 // describeLocated renders one violation with its location, both clipped
 // so that a message stays short whatever the value holds.
-func describeLocated(v fastcheck.Violation) string {
+func describeLocated(v engine.Violation) string {
 	return clip(fmt.Sprintf("at %s: %s", clippedPointer(v.Location), describeViolation(v.Kind)), maxViolationText)
 }
 

@@ -35,11 +35,11 @@ var workflowSide = []string{
 var mapRangeReviewed = map[string]string{
 	// A conjunction of checks on every member: the answer does not
 	// depend on the order the members are visited in.
-	"(*github.com/agentcontract/tool/internal/fastcheck.run).equal": "every member compared; true only if all equal",
-	"(*github.com/agentcontract/tool/internal/fastcheck.run).object": "deciding (not explaining): true only if every member passes; " +
+	"(*github.com/agentcontract/tool/internal/engine.run).equal": "every member compared; true only if all equal",
+	"(*github.com/agentcontract/tool/internal/engine.run).object": "deciding (not explaining): true only if every member passes; " +
 		"the budget is charged per member, so a value whose check exceeds the budget is refused in any order",
-	"(*github.com/agentcontract/tool/internal/fastcheck.run).names": "sorted whenever the names are used to explain",
-	"maps.Keys": "called by fastcheck's unknownMembers as slices.Sorted(maps.Keys(…))",
+	"(*github.com/agentcontract/tool/internal/engine.run).names": "sorted whenever the names are used to explain",
+	"maps.Keys": "called by the engine's unknownMembers as slices.Sorted(maps.Keys(…))",
 	"(*github.com/agentcontract/tool.compiledSchema).fullValidatorWork":    "a saturating sum over the members",
 	"(*github.com/agentcontract/tool.compiledSchema).rehearseBacktracking": "a conjunction over every string; the budget runs out on the total",
 	// The validator behind Schema.Validate. Its verdict is the same in any

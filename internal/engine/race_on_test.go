@@ -1,7 +1,7 @@
-//go:build !race
+//go:build race
 
-package fastcheck_test
+package engine_test
 
 // raceEnabled reports whether the race detector is on: it makes sync.Pool
 // drop some of what it is given, so pooled code allocates now and then.
-const raceEnabled = false
+const raceEnabled = true

@@ -1,4 +1,4 @@
-package fastcheck
+package engine
 
 import (
 	"reflect"
@@ -17,11 +17,11 @@ func TestOnlyRefConsidersEveryField(t *testing.T) {
 		fields = append(fields, f.Name)
 	}
 	require.Equal(t, []string{
-		"src", "boolean", "types", "integer", "number", "hasType", "enum", "ref", "not", "allOf", "anyOf",
+		"location", "boolean", "types", "integer", "number", "hasType", "constant", "enum", "format", "ref", "not", "allOf", "anyOf",
 		"oneOf", "ifN", "thenN", "elseN", "dependentSchemas", "dependentRequired", "properties",
 		"patternProperties", "additional", "noAdditional", "propertyNames", "required", "minProps",
 		"maxProps", "prefixItems", "items", "contains", "minContains", "maxContains", "minItems",
 		"maxItems", "uniqueItems", "minLength", "maxLength", "pattern", "minimum", "maximum",
-		"exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+		"exclusiveMinimum", "exclusiveMaximum", "multipleOf", "uncovered",
 	}, fields)
 }

@@ -1,4 +1,4 @@
-package schemagraph
+package engine
 
 import (
 	"net/url"

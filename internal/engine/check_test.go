@@ -1,4 +1,4 @@
-package fastcheck_test
+package engine_test
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentcontract/tool/internal/fastcheck"
+	"github.com/agentcontract/tool/internal/engine"
 	"github.com/agentcontract/tool/internal/regex"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
@@ -54,7 +54,7 @@ func compile(t testing.TB, schema []byte, loader jsonschema.URLLoader) *jsonsche
 // agree requires the Checker's verdicts, with and without explanation, to
 // equal the full validator's, and an explanation of an invalid value to
 // hold at least one violation.
-func agree(t *testing.T, s *jsonschema.Schema, checker *fastcheck.Checker, value any, format string, args ...any) {
+func agree(t *testing.T, s *jsonschema.Schema, checker *engine.Checker, value any, format string, args ...any) {
 	t.Helper()
 	where := fmt.Sprintf(format, args...)
 	want := s.Validate(value) == nil
@@ -63,7 +63,7 @@ func agree(t *testing.T, s *jsonschema.Schema, checker *fastcheck.Checker, value
 	require.Equal(t, want, checked.Valid, where)
 	require.Equal(t, want, explained.Valid, where)
 	require.Equal(t, want, explained.Total == 0, where)
-	require.LessOrEqual(t, len(explained.Violations), min(explained.Total, fastcheck.MaxKept), where)
+	require.LessOrEqual(t, len(explained.Violations), min(explained.Total, engine.MaxKept), where)
 	require.False(t, checked.Exhausted || explained.Exhausted)
 }
 
@@ -93,7 +93,7 @@ type suiteTest struct {
 	where   string
 	raw     []byte
 	schema  *jsonschema.Schema
-	checker *fastcheck.Checker
+	checker *engine.Checker
 	data    []byte
 }
 
@@ -140,7 +140,7 @@ func eachSuiteTest(t *testing.T, fn func(suiteTest)) {
 			if s == nil {
 				continue
 			}
-			checker := fastcheck.Compile(s)
+			checker := compileChecker(s)
 			for _, tc := range g.Tests {
 				fn(suiteTest{
 					where:  fmt.Sprintf("%s: %s: %s", filepath.Base(file), g.Description, tc.Description),
@@ -173,7 +173,7 @@ func FuzzAgreesWithValidator(f *testing.F) {
 		if s == nil {
 			return
 		}
-		checker := fastcheck.Compile(s)
+		checker := compileChecker(s)
 		if checker == nil {
 			return
 		}
@@ -183,4 +183,10 @@ func FuzzAgreesWithValidator(f *testing.F) {
 		}
 		agree(t, s, checker, v, "schema %s value %s", schema, value)
 	})
+}
+
+// compileChecker returns the check of a schema the validator compiled, or
+// nil where the check does not cover it.
+func compileChecker(s *jsonschema.Schema) *engine.Checker {
+	return engine.FromValidator(s).Checker()
 }

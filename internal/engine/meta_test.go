@@ -1,4 +1,4 @@
-package metacheck_test
+package engine_test
 
 import (
 	"io/fs"
@@ -12,7 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentcontract/tool/internal/metacheck"
+	"github.com/agentcontract/tool/internal/engine"
 	"github.com/agentcontract/tool/internal/regex"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
@@ -33,16 +33,16 @@ func metaSchema(tb testing.TB) *jsonschema.Schema {
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
 	c.UseRegexpEngine(regex.Engine)
-	meta, err := c.Compile(metacheck.Draft2020)
+	meta, err := c.Compile(engine.Draft2020)
 	require.NoError(tb, err)
 	return meta
 }
 
-// agree requires that Conforms accepts only what the meta-schema accepts,
+// agreesWithMeta requires that Conforms accepts only what the meta-schema accepts,
 // and reports whether it accepted.
-func agree(t testing.TB, meta *jsonschema.Schema, doc any, where string) bool {
+func agreesWithMeta(t testing.TB, meta *jsonschema.Schema, doc any, where string) bool {
 	t.Helper()
-	if !metacheck.Conforms(doc, validRegex) {
+	if !engine.Conforms(doc, validRegex) {
 		return false
 	}
 	require.NoError(t, meta.Validate(doc), "Conforms accepted %s, which the meta-schema refuses", where)
@@ -112,7 +112,7 @@ func TestConformsImpliesMetaSchema(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		if agree(t, meta, doc, where[i]) {
+		if agreesWithMeta(t, meta, doc, where[i]) {
 			accepted++
 		}
 		if meta.Validate(doc) == nil {
@@ -168,8 +168,8 @@ func TestConforms(t *testing.T) {
 	} {
 		tree, err := strictjson.Parse([]byte(c.doc))
 		require.NoError(t, err, c.doc)
-		require.Equal(t, c.want, metacheck.Conforms(tree, validRegex), "%s: %s", c.why, c.doc)
-		agree(t, meta, tree, c.doc)
+		require.Equal(t, c.want, engine.Conforms(tree, validRegex), "%s: %s", c.why, c.doc)
+		agreesWithMeta(t, meta, tree, c.doc)
 	}
 }
 
@@ -197,6 +197,6 @@ func FuzzConforms(f *testing.F) {
 		if err != nil {
 			return
 		}
-		agree(t, meta, tree, string(data))
+		agreesWithMeta(t, meta, tree, string(data))
 	})
 }

@@ -1,4 +1,4 @@
-package fastcheck_test
+package engine_test
 
 import (
 	"fmt"
@@ -8,14 +8,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentcontract/tool/internal/fastcheck"
+	"github.com/agentcontract/tool/internal/engine"
 	"github.com/agentcontract/tool/internal/regex"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
 // treeVerdict is what the tree path decides about data: parsed by
 // strictjson, then checked.
-func treeVerdict(checker *fastcheck.Checker, data []byte, budget int) (valid bool, values, work int) {
+func treeVerdict(checker *engine.Checker, data []byte, budget int) (valid bool, values, work int) {
 	tree, values, err := strictjson.ParseInterning(data, nil)
 	if err != nil {
 		return false, 0, 0
@@ -104,7 +104,7 @@ func holdsContainer(v any) bool {
 // finds it valid, with the same count of values and at least the same
 // work; and to show it valid whenever the tree path does, unless the
 // schema uses what it declines.
-func agreeStream(t *testing.T, checker *fastcheck.Checker, schema, data []byte, where string) bool {
+func agreeStream(t *testing.T, checker *engine.Checker, schema, data []byte, where string) bool {
 	t.Helper()
 	want, values, work := treeVerdict(checker, data, math.MaxInt)
 	got := checker.CheckJSON(data, math.MaxInt, math.MaxInt)
@@ -169,7 +169,7 @@ var streamInputs = []string{
 func TestStreamAgreesOnToolSchemas(t *testing.T) {
 	shown := 0
 	for i, schema := range streamSchemas {
-		checker := fastcheck.Compile(compile(t, []byte(schema), nil))
+		checker := compileChecker(compile(t, []byte(schema), nil))
 		require.NotNil(t, checker, schema)
 		for _, data := range streamInputs {
 			if agreeStream(t, checker, []byte(schema), []byte(data), fmt.Sprintf("schema %d, %s", i, data)) {
@@ -183,7 +183,7 @@ func TestStreamAgreesOnToolSchemas(t *testing.T) {
 // TestStreamBounds checks that CheckJSON stops at its bound of values and
 // its budget, and charges reading a value again.
 func TestStreamBounds(t *testing.T) {
-	checker := fastcheck.Compile(compile(t, []byte(streamSchemas[0]), nil))
+	checker := compileChecker(compile(t, []byte(streamSchemas[0]), nil))
 	data := []byte(streamInputs[1])
 	full := checker.CheckJSON(data, math.MaxInt, math.MaxInt)
 	require.True(t, full.Valid)
@@ -193,7 +193,7 @@ func TestStreamBounds(t *testing.T) {
 	require.False(t, checker.CheckJSON(data, full.Work-1, math.MaxInt).Valid)
 
 	// Two subschemas over one long object: the second reads it again.
-	twice := fastcheck.Compile(compile(t, []byte(`{"allOf":[{"type":"object"},{"minProperties":1}]}`), nil))
+	twice := compileChecker(compile(t, []byte(`{"allOf":[{"type":"object"},{"minProperties":1}]}`), nil))
 	long := []byte(`{"a":"` + strings.Repeat("x", 1600) + `"}`)
 	_, _, work := treeVerdict(twice, long, math.MaxInt)
 	got := twice.CheckJSON(long, math.MaxInt, math.MaxInt)
@@ -201,7 +201,7 @@ func TestStreamBounds(t *testing.T) {
 	require.GreaterOrEqual(t, got.Work, work+len(long)/16)
 
 	// Reading a value again is bounded by a few times the document.
-	many := fastcheck.Compile(compile(t, []byte(`{"allOf":[`+strings.TrimSuffix(strings.Repeat(`{"type":"object"},`, 20), ",")+`]}`), nil))
+	many := compileChecker(compile(t, []byte(`{"allOf":[`+strings.TrimSuffix(strings.Repeat(`{"type":"object"},`, 20), ",")+`]}`), nil))
 	valid, _, _ := treeVerdict(many, long, math.MaxInt)
 	require.True(t, valid)
 	require.False(t, many.CheckJSON(long, math.MaxInt, math.MaxInt).Valid)
@@ -209,7 +209,7 @@ func TestStreamBounds(t *testing.T) {
 
 	// Patterns of the backtracking engine are left to the tree.
 	for schema, doc := range map[string]string{`{"pattern":"^(?=a)"}`: `"ab"`, `{"patternProperties":{"^(?=a)":true}}`: `{"ab":1}`} {
-		back := fastcheck.Compile(compile(t, []byte(schema), nil))
+		back := compileChecker(compile(t, []byte(schema), nil))
 		valid, _, _ := treeVerdict(back, []byte(doc), math.MaxInt)
 		require.True(t, valid, schema)
 		require.False(t, back.CheckJSON([]byte(doc), math.MaxInt, math.MaxInt).Valid, schema)
@@ -219,7 +219,7 @@ func TestStreamBounds(t *testing.T) {
 // TestStreamAllocatesNothing checks the valid path of CheckJSON for a tool
 // input, with escapes and a large object, allocates nothing.
 func TestStreamAllocatesNothing(t *testing.T) {
-	checker := fastcheck.Compile(compile(t, []byte(streamSchemas[0]), nil))
+	checker := compileChecker(compile(t, []byte(streamSchemas[0]), nil))
 	data := []byte(streamInputs[1])
 	require.True(t, checker.CheckJSON(data, math.MaxInt, math.MaxInt).Valid)
 	requireNoAllocations(t, func() { checker.CheckJSON(data, math.MaxInt, math.MaxInt) })
@@ -230,7 +230,7 @@ func TestStreamAllocatesNothing(t *testing.T) {
 		fmt.Fprintf(&b, `,"m%d":{"k":"v\"%d"}`, i, i)
 	}
 	b.WriteString(`}`)
-	open := fastcheck.Compile(compile(t, []byte(`{"type":"object","additionalProperties":{"type":"object","properties":{"k":{"type":"string","maxLength":8}}}}`), nil))
+	open := compileChecker(compile(t, []byte(`{"type":"object","additionalProperties":{"type":"object","properties":{"k":{"type":"string","maxLength":8}}}}`), nil))
 	big := []byte(b.String())
 	require.True(t, open.CheckJSON(big, math.MaxInt, math.MaxInt).Valid)
 	requireNoAllocations(t, func() { open.CheckJSON(big, math.MaxInt, math.MaxInt) })
@@ -257,9 +257,9 @@ func FuzzStreamAgrees(f *testing.F) {
 			f.Add(uint8(i), []byte(data))
 		}
 	}
-	checkers := make([]*fastcheck.Checker, len(streamSchemas))
+	checkers := make([]*engine.Checker, len(streamSchemas))
 	for i, schema := range streamSchemas {
-		checkers[i] = fastcheck.Compile(compile(f, []byte(schema), nil))
+		checkers[i] = compileChecker(compile(f, []byte(schema), nil))
 	}
 	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
 		i := int(which) % len(streamSchemas)

@@ -1,4 +1,4 @@
-package schemacost
+package engine
 
 import (
 	"encoding/json"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentcontract/tool/internal/regex"
 )
 
 const base = "https://schema.invalid/schema.json"
@@ -21,6 +23,7 @@ func compile(t *testing.T, doc string) *jsonschema.Schema {
 	require.NoError(t, json.Unmarshal([]byte(doc), &tree))
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseRegexpEngine(regex.Engine)
 	require.NoError(t, c.AddResource(base, tree))
 	s, err := c.Compile(base)
 	require.NoError(t, err)
@@ -61,7 +64,7 @@ func TestAnalyzeBounds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := Analyze(compile(t, tt.schema), tt.limit, tt.maxDepth)
+			a := FromValidator(compile(t, tt.schema)).Analyze(tt.limit, tt.maxDepth)
 			require.Equal(t, tt.visits, a.Visits, "Visits")
 			require.Equal(t, tt.located, a.Located, "Located")
 			require.True(t, a.Bounded)
@@ -69,20 +72,22 @@ func TestAnalyzeBounds(t *testing.T) {
 	}
 }
 
-func TestAnalyzeListsEverySubschemaOnce(t *testing.T) {
-	root := compile(t, `{"$defs":{"a":{"type":"string"},"unused":{}},"properties":{"x":{"$ref":"#/$defs/a"},"y":{"$ref":"#/$defs/a"}},"items":{"$ref":"#"}}`)
-	a := Analyze(root, 1000, 128)
-	require.Equal(t, root, a.Schemas[0], "the root comes first")
-	seen := map[*jsonschema.Schema]bool{}
+func TestProgramListsEverySubschemaOnce(t *testing.T) {
+	root := compile(t, `{"$defs":{"a":{"type":"string","pattern":"^a"},"unused":{}},"properties":{"x":{"$ref":"#/$defs/a"},"y":{"$ref":"#/$defs/a"}},"items":{"$ref":"#"}}`)
+	p := FromValidator(root)
+	require.Equal(t, p.root, p.nodes[0], "the root comes first")
+	seen := map[*node]bool{}
 	locations := []string{}
-	for _, s := range a.Schemas {
-		require.False(t, seen[s], "listed twice: %s", s.Location)
-		seen[s] = true
-		locations = append(locations, strings.TrimPrefix(s.Location, base))
+	for _, n := range p.nodes {
+		require.False(t, seen[n], "listed twice: %s", n.location)
+		seen[n] = true
+		locations = append(locations, strings.TrimPrefix(n.location, base))
 	}
 	require.ElementsMatch(t, []string{"#", "#/properties/x", "#/properties/y", "#/$defs/a", "#/items"}, locations,
 		"a definition nothing reaches is not listed")
-	require.Equal(t, a.Schemas, Analyze(root, 1000, 128).Schemas, "the order is fixed")
+	a := p.Analyze(1000, 128)
+	require.Len(t, a.Patterns, 1, "a pattern is listed once, however many reach it")
+	require.Equal(t, base+"#/$defs/a", a.Patterns[0].Location)
 }
 
 // TestAnalyzeGivesUpPastMaxWork: 2200 members each reach 998
@@ -97,11 +102,11 @@ func TestAnalyzeGivesUpPastMaxWork(t *testing.T) {
 		}
 		return `{"properties":{` + strings.Join(members, ",") + `},"$defs":{"many":{"anyOf":[` + alternatives + `]}}}`
 	}
-	a := Analyze(compile(t, schema(2200)), 1000, 128)
+	a := FromValidator(compile(t, schema(2200))).Analyze(1000, 128)
 	require.False(t, a.Bounded)
 	require.Equal(t, 999, a.Visits)
 
-	a = Analyze(compile(t, schema(1000)), 1000, 128)
+	a = FromValidator(compile(t, schema(1000))).Analyze(1000, 128)
 	require.True(t, a.Bounded)
 	require.Equal(t, 999, a.Visits)
 	require.Equal(t, 999, a.Located)
@@ -109,11 +114,12 @@ func TestAnalyzeGivesUpPastMaxWork(t *testing.T) {
 
 func TestChildMultisets(t *testing.T) {
 	root := compile(t, `{"properties":{"a":{}},"patternProperties":{"^a":{}},"additionalProperties":{},"propertyNames":{},"prefixItems":[{}],"items":{}}`)
-	kids := childMultisets(multiset{root: 3}, 5)
+	p := FromValidator(root)
+	kids := childMultisets(multiset{p.root: 3}, 5)
 	byLocation := func(m multiset) map[string]int {
 		out := map[string]int{}
 		for s, n := range m {
-			out[strings.TrimPrefix(s.Location, base+"#")] = n
+			out[strings.TrimPrefix(s.location, base+"#")] = n
 		}
 		return out
 	}
@@ -129,8 +135,8 @@ func TestChildMultisets(t *testing.T) {
 		{"/items": 3},         // later items
 	}, got)
 
-	saturated := childMultisets(multiset{root: 7}, 5)
-	require.Equal(t, 5, saturated[0][root.Properties["a"]], "counts saturate")
+	saturated := childMultisets(multiset{p.root: 7}, 5)
+	require.Equal(t, 5, saturated[0][p.root.properties["a"]], "counts saturate")
 }
 
 // TestOneEachAgreesWithTheWalk compiles every schema of
@@ -166,6 +172,7 @@ func TestOneEachAgreesWithTheWalk(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(doc), &tree))
 		c := jsonschema.NewCompiler()
 		c.DefaultDraft(jsonschema.Draft2020)
+		c.UseRegexpEngine(regex.Engine)
 		if c.AddResource(base, tree) != nil {
 			continue
 		}
@@ -174,11 +181,12 @@ func TestOneEachAgreesWithTheWalk(t *testing.T) {
 			continue
 		}
 		for _, limit := range []int{0, 1, 1000} {
-			fast, walked := analyze(s, limit, 128, true), analyze(s, limit, 128, false)
+			p := FromValidator(s)
+			fast, walked := p.analyze(limit, 128, true), p.analyze(limit, 128, false)
 			require.Equal(t, [3]any{walked.Visits, walked.Located, walked.Bounded}, [3]any{fast.Visits, fast.Located, fast.Bounded}, "%s, limit %d", doc, limit)
-			require.Equal(t, walked.Schemas, fast.Schemas, "%s: the same subschemas in the same order", doc)
+			require.Equal(t, walked.Patterns, fast.Patterns, "%s: the same patterns in the same order", doc)
 		}
-		if oneEach(Analyze(s, 1000, 128).Schemas) {
+		if oneEach(FromValidator(s).nodes) {
 			accepted++
 		}
 	}

@@ -1,10 +1,6 @@
-package schemacost
+package engine
 
-import (
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"github.com/agentcontract/tool/internal/regex"
-)
+import "github.com/agentcontract/tool/internal/regex"
 
 // childMultisets returns, for each kind of member or item a value could
 // have, the multiset of subschemas applied reaches it with: one per
@@ -31,7 +27,7 @@ type children struct {
 
 // add counts n more applications of s in *m, making the multiset on its
 // first subschema: most are left empty. A nil s is no subschema.
-func (c *children) add(m *multiset, s *jsonschema.Schema, n int) {
+func (c *children) add(m *multiset, s *node, n int) {
 	if s == nil {
 		return
 	}
@@ -41,117 +37,104 @@ func (c *children) add(m *multiset, s *jsonschema.Schema, n int) {
 	(*m)[s] = min((*m)[s]+n, c.saturated)
 }
 
-// keep records m unless it is empty.
+// keep keeps m, unless it is empty.
 func (c *children) keep(m multiset) {
 	if len(m) > 0 {
 		c.out = append(c.out, m)
 	}
 }
 
-// schemaOf returns v when it is a subschema (additionalProperties and
-// additionalItems may be booleans too), else nil.
-func schemaOf(v any) *jsonschema.Schema {
-	s, _ := v.(*jsonschema.Schema)
-	return s
+// unevaluated returns the unevaluatedProperties (items false) or
+// unevaluatedItems (items true) subschema of s, if any.
+func unevaluated(s *node, items bool) *node {
+	switch {
+	case s.uncovered == nil:
+		return nil
+	case items:
+		return s.uncovered.unevaluatedItems
+	}
+	return s.uncovered.unevaluatedProperties
 }
 
-// namedMembers keeps one multiset per property name any applied
-// subschema names: its properties entry, every pattern that matches the
-// name, additionalProperties where neither does, and
-// unevaluatedProperties.
+// namedMembers adds a multiset for each member name a properties keyword
+// of the applied subschemas lists: its properties, the patternProperties
+// its name matches (or may match) and, where neither applies,
+// additionalProperties; unevaluatedProperties may apply to any member.
 func (c *children) namedMembers() {
 	names := map[string]bool{}
 	for s := range c.applied {
-		for name := range s.Properties {
+		for name := range s.properties {
 			names[name] = true
 		}
 	}
 	for _, name := range sortedKeys(names) {
 		var m multiset
 		for s, n := range c.applied {
-			p, listed := s.Properties[name]
+			p, listed := s.properties[name]
 			c.add(&m, p, n)
 			matched := false
-			for re, ps := range s.PatternProperties {
-				switch nameMatches(re, name) {
+			for _, pp := range s.patternProperties {
+				switch nameMatches(pp.re, name) {
 				case yes:
-					c.add(&m, ps, n)
+					c.add(&m, pp.node, n)
 					matched = true
 				case maybe:
-					// Counted as applying, and additionalProperties too.
-					c.add(&m, ps, n)
+					c.add(&m, pp.node, n)
 				}
 			}
 			if !listed && !matched {
-				c.add(&m, schemaOf(s.AdditionalProperties), n)
+				c.add(&m, s.additional, n)
 			}
-			c.add(&m, s.UnevaluatedProperties, n)
+			c.add(&m, unevaluated(s, false), n)
 		}
 		c.keep(m)
 	}
 }
 
-// otherMembers keeps the multisets of a member no subschema names (every
-// pattern may match it), of property names themselves, and of decoded
-// content.
+// otherMembers adds the multiset of a member no properties keyword
+// lists, which every pattern may match, and those of the member names
+// themselves and of decoded content.
 func (c *children) otherMembers() {
 	var other, propertyNames, content multiset
 	for s, n := range c.applied {
-		for _, ps := range s.PatternProperties {
-			c.add(&other, ps, n)
+		for _, pp := range s.patternProperties {
+			c.add(&other, pp.node, n)
 		}
-		c.add(&other, schemaOf(s.AdditionalProperties), n)
-		c.add(&other, s.UnevaluatedProperties, n)
-		c.add(&propertyNames, s.PropertyNames, n)
-		c.add(&content, s.ContentSchema, n)
+		c.add(&other, s.additional, n)
+		c.add(&other, unevaluated(s, false), n)
+		c.add(&propertyNames, s.propertyNames, n)
+		if s.uncovered != nil {
+			c.add(&content, s.uncovered.contentSchema, n)
+		}
 	}
 	c.keep(other)
 	c.keep(propertyNames)
 	c.keep(content)
 }
 
-// items keeps one multiset per index of the longest prefix any applied
-// subschema declares (prefixItems, or the array form of items), then one
-// for any later index.
+// items adds a multiset for each index below the longest prefix, and one
+// for the items after every prefix.
 func (c *children) items() {
 	prefix := 0
 	for s := range c.applied {
-		prefix = max(prefix, len(s.PrefixItems))
-		if list, ok := s.Items.([]*jsonschema.Schema); ok {
-			prefix = max(prefix, len(list))
-		}
+		prefix = max(prefix, len(s.prefixItems))
 	}
 	for i := 0; i <= prefix; i++ {
 		var m multiset
 		for s, n := range c.applied {
-			c.addItem(&m, s, i, n)
+			if i < len(s.prefixItems) {
+				c.add(&m, s.prefixItems[i], n)
+			} else {
+				c.add(&m, s.items, n)
+			}
+			c.add(&m, s.contains, n)
+			c.add(&m, unevaluated(s, true), n)
 		}
 		c.keep(m)
 	}
 }
 
-// addItem counts in m the subschemas n applications of s apply to the
-// item at index i.
-func (c *children) addItem(m *multiset, s *jsonschema.Schema, i, n int) {
-	if i < len(s.PrefixItems) {
-		c.add(m, s.PrefixItems[i], n)
-	} else {
-		c.add(m, s.Items2020, n)
-	}
-	switch items := s.Items.(type) {
-	case *jsonschema.Schema:
-		c.add(m, items, n)
-	case []*jsonschema.Schema:
-		if i < len(items) {
-			c.add(m, items[i], n)
-		} else {
-			c.add(m, schemaOf(s.AdditionalItems), n)
-		}
-	}
-	c.add(m, s.Contains, n)
-	c.add(m, s.UnevaluatedItems, n)
-}
-
+// answer is what is known of whether a name matches a pattern.
 type answer int
 
 const (
@@ -167,13 +150,9 @@ const maxNameMatch = 1 << 16
 // nameMatches reports whether name matches re: maybe when a match of
 // the backtracking engine would cost more than maxNameMatch, or had no
 // verdict. Names and patterns both come from the schema.
-func nameMatches(re jsonschema.Regexp, name string) answer {
-	r, ok := re.(*regex.Regexp)
-	if !ok {
-		if re.MatchString(name) {
-			return yes
-		}
-		return no
+func nameMatches(r *regex.Regexp, name string) answer {
+	if r == nil {
+		return maybe
 	}
 	if r.Backtracking() && r.MatchCost(len(name)) > maxNameMatch {
 		return maybe

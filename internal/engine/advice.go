@@ -1,4 +1,4 @@
-package fastcheck
+package engine
 
 import (
 	"maps"

@@ -1,4 +1,4 @@
-package fastcheck
+package engine
 
 import (
 	"encoding/json"
@@ -201,7 +201,7 @@ func (s *stream) check(n *node) bool {
 // be considered here (TestOnlyRefConsidersEveryField).
 func (n *node) onlyRef() bool {
 	return n.ref != nil && n.boolean == nil && !n.hasType && n.enum == nil &&
-		n.src.Const == nil && n.src.Format == nil &&
+		n.constant == nil && n.format == nil &&
 		n.not == nil && len(n.allOf)+len(n.anyOf)+len(n.oneOf) == 0 &&
 		n.ifN == nil && n.thenN == nil && n.elseN == nil &&
 		len(n.dependentSchemas)+len(n.dependentRequired) == 0 &&
@@ -212,7 +212,7 @@ func (n *node) onlyRef() bool {
 		n.minItems < 0 && n.maxItems < 0 && !n.uniqueItems &&
 		n.minLength < 0 && n.maxLength < 0 && n.pattern == nil &&
 		n.minimum == nil && n.maximum == nil && n.exclusiveMinimum == nil && n.exclusiveMaximum == nil &&
-		n.multipleOf == nil
+		n.multipleOf == nil && n.uncovered == nil
 }
 
 // scalar reads the scalar at the position into t.
@@ -329,13 +329,13 @@ func (n *node) kindMatches(t *target) bool {
 
 // valueKeywords checks const, enum and format.
 func (s *stream) valueKeywords(n *node, t *target) bool {
-	if n.src.Const != nil && !s.equal(t, *n.src.Const) {
+	if n.constant != nil && !s.equal(t, *n.constant) {
 		return false
 	}
 	if n.enum != nil && !s.inEnum(n, t) {
 		return false
 	}
-	f := n.src.Format
+	f := n.format
 	if f == nil {
 		return true
 	}
@@ -400,7 +400,7 @@ func (s *stream) inEnum(n *node, t *target) bool {
 		return n.enum.strings[t.text]
 	}
 	for _, i := range n.enum.others {
-		if s.equal(t, n.src.Enum.Values[i]) {
+		if s.equal(t, n.enum.values[i]) {
 			return true
 		}
 		if s.aborted() {

@@ -1,19 +1,4 @@
-// Package schemagraph builds the graph of *jsonschema.Schema values that
-// the validator's compiler would build of a self-contained draft 2020-12
-// document, without that compiler: no resource collection, no queue, no
-// map allocated per keyword looked for. Only the exported fields the fast
-// check and the cost analysis read are filled, and they are filled as the
-// compiler fills them; the graph is never handed to the validator.
-//
-// Build declines (returns nil, false) any document it does not know to
-// mean exactly what the compiler would make of it: a reference that is not
-// a JSON pointer into the same document or that points at no schema,
-// $anchor anywhere, a reference to a location that is not reached from
-// the root through subschema keywords only, dynamic and recursive references and anchors, the
-// unevaluated keywords, "dependencies", $id and $vocabulary, and any
-// pattern the regular-expression engine refuses. The caller then compiles
-// the document the ordinary way.
-package schemagraph
+package engine
 
 import (
 	"encoding/json"
@@ -23,31 +8,41 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentcontract/tool/internal/keyword"
 )
 
-// Build returns the graph of doc, a tree of maps, slices, strings,
-// json.Number, booleans and nil as strictjson.Parse builds it, compiled as
-// draft 2020-12 under base with "format" asserted: every subschema the
-// root reaches, each location once, with its Location written as the
-// compiler writes it. Patterns are compiled by engine, and format returns
-// the validator's own *Format for a name (nil for a name it does not
-// know), or false to have Build decline the document. The caller must
-// already know that the draft 2020-12 meta-schema accepts doc and that doc
-// has no $id, no $vocabulary and only fragment references (package
-// metacheck).
+// FromDocument compiles doc, a tree of maps, slices, strings, json.Number,
+// booleans and nil as strictjson.Parse builds it, straight into a program,
+// as draft 2020-12 under base with "format" asserted: every subschema the
+// root reaches, each location once, with the location the validator would
+// give it. Patterns are compiled by engine, and format returns the
+// validator's *jsonschema.Format for a name (nil for a name it does not
+// know), or false to have FromDocument decline the document. The caller
+// must already know that doc conforms (Conforms): the draft 2020-12
+// meta-schema accepts it, and it has no $id, no $vocabulary and only
+// fragment references.
 //
-// The graph shares doc's enum and const values: doc must not be
-// modified afterwards. Build declines with nil, false what it does not
-// handle (see the package documentation). It is safe for concurrent use
-// when engine and format are.
-func Build(doc any, base string, engine jsonschema.RegexpEngine, format func(string) (*jsonschema.Format, bool)) (*jsonschema.Schema, bool) {
+// FromDocument declines (nil, false) any document it does not know to
+// mean exactly what the validator would make of it: a reference that is
+// not a JSON pointer into the same document or that points at no schema,
+// $anchor anywhere, a reference to a location not reached from the root
+// through subschema keywords only, dynamic and recursive references and
+// anchors, the unevaluated keywords, "dependencies", $id and $vocabulary,
+// and any pattern engine refuses. The caller then compiles the document
+// with the validator, and converts its result (FromValidator).
+//
+// The program shares doc's enum and const values: doc must not be
+// modified afterwards. FromDocument is safe for concurrent use when engine
+// and format are.
+func FromDocument(doc any, base string, engine jsonschema.RegexpEngine, format func(string) (*jsonschema.Format, bool)) (*Program, bool) {
 	anchor, refs := scan(doc)
 	if anchor {
 		return nil, false
 	}
 	b := builder{doc: doc, base: base, engine: engine, format: format}
 	if refs {
-		b.at = map[string]*jsonschema.Schema{}
+		b.at = map[string]*node{}
 	}
 	root := b.enqueue("", doc)
 	for len(b.queue) > 0 && b.ok() {
@@ -58,13 +53,13 @@ func Build(doc any, base string, engine jsonschema.RegexpEngine, format func(str
 	if !b.ok() {
 		return nil, false
 	}
-	return root, true
+	return &Program{root: root, nodes: b.nodes}, true
 }
 
 // scan reports whether any object of v has an $anchor member (the
-// compiler collects anchors over every subschema location, reached or not,
-// and refuses duplicates, which Build does not reproduce), and whether any
-// has a $ref member.
+// validator collects anchors over every subschema location, reached or
+// not, and refuses duplicates, which FromDocument does not reproduce), and
+// whether any has a $ref member.
 func scan(v any) (anchor, refs bool) {
 	switch v := v.(type) {
 	case map[string]any:
@@ -90,8 +85,8 @@ func scan(v any) (anchor, refs bool) {
 }
 
 type pending struct {
-	s     *jsonschema.Schema
-	ptr   string // escaped JSON pointer, as the compiler keys locations
+	n     *node
+	ptr   string // escaped JSON pointer, as the validator keys locations
 	value any
 }
 
@@ -100,23 +95,24 @@ type builder struct {
 	base     string
 	engine   jsonschema.RegexpEngine
 	format   func(string) (*jsonschema.Format, bool)
-	at       map[string]*jsonschema.Schema // by escaped JSON pointer; nil when the document has no reference
+	at       map[string]*node // by escaped JSON pointer; nil when the document has no reference
 	queue    []pending
-	slab     []jsonschema.Schema // allocated together, handed out one by one
+	nodes    []*node
+	slab     []node // allocated together, handed out one by one
 	declined bool
 }
 
-// slabSize is how many subschemas are allocated at once: one allocation
-// instead of one per subschema, the graph being kept or dropped whole.
+// slabSize is how many nodes are allocated at once: one allocation
+// instead of one per subschema, the program being kept or dropped whole.
 const slabSize = 32
 
 func (b *builder) ok() bool { return !b.declined }
 
-// enqueue returns the subschema at ptr, of value, creating it on first
-// sight and queueing it for compile.
-func (b *builder) enqueue(ptr string, value any) *jsonschema.Schema {
-	if s, ok := b.at[ptr]; ok {
-		return s
+// enqueue returns the node at ptr, of value, creating it on first sight
+// and queueing it for compile.
+func (b *builder) enqueue(ptr string, value any) *node {
+	if n, ok := b.at[ptr]; ok {
+		return n
 	}
 	switch value.(type) {
 	case map[string]any, bool:
@@ -125,38 +121,39 @@ func (b *builder) enqueue(ptr string, value any) *jsonschema.Schema {
 		return nil
 	}
 	if len(b.slab) == 0 {
-		b.slab = make([]jsonschema.Schema, slabSize)
+		b.slab = make([]node, slabSize)
 	}
-	s := &b.slab[0]
+	n := &b.slab[0]
 	b.slab = b.slab[1:]
-	s.DraftVersion, s.Location = 2020, b.base+"#"+encode(ptr)
+	*n = *newNode(b.base + "#" + encode(ptr))
 	if b.at != nil {
-		b.at[ptr] = s
+		b.at[ptr] = n
 	}
-	b.queue = append(b.queue, pending{s: s, ptr: ptr, value: value})
-	return s
+	b.nodes = append(b.nodes, n)
+	b.queue = append(b.queue, pending{n: n, ptr: ptr, value: value})
+	return n
 }
 
-// declinedKeywords are the keywords whose meaning Build does not
+// declinedKeywords are the keywords whose meaning FromDocument does not
 // reproduce.
 var declinedKeywords = [...]string{
 	"$id", "$vocabulary", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor",
 	"unevaluatedItems", "unevaluatedProperties", "dependencies",
 }
 
-// compile fills p.s from p.value, keyword by keyword as the compiler does
-// for draft 2020-12 with every vocabulary active.
+// compile fills p.n from p.value, keyword by keyword as the validator
+// does for draft 2020-12 with every vocabulary active.
 func (b *builder) compile(p pending) {
-	s := p.s
+	n := p.n
 	obj, isObject := p.value.(map[string]any)
 	if !isObject {
 		v := p.value.(bool)
-		s.Bool = &v
+		n.boolean = &v
 		return
 	}
 	if len(obj) == 0 {
 		v := true
-		s.Bool = &v
+		n.boolean = &v
 		return
 	}
 	for _, k := range declinedKeywords {
@@ -167,17 +164,17 @@ func (b *builder) compile(p pending) {
 	}
 	o := object{b: b, obj: obj, ptr: p.ptr}
 	if ref, ok := obj["$ref"].(string); ok {
-		s.Ref = b.reference(ref)
+		n.ref = b.reference(ref)
 	}
-	o.applicators(s)
-	o.validation(s)
+	o.applicators(n)
+	o.validation(n)
 	if name, ok := obj["format"].(string); ok {
 		f, known := b.format(name)
 		if !known {
 			b.declined = true
 			return
 		}
-		s.Format = f
+		n.format = f
 	}
 }
 
@@ -188,98 +185,105 @@ type object struct {
 	ptr string
 }
 
-func (o object) applicators(s *jsonschema.Schema) {
-	s.AllOf = o.list("allOf")
-	s.AnyOf = o.list("anyOf")
-	s.OneOf = o.list("oneOf")
-	s.Not = o.one("not")
-	s.Properties = o.named("properties")
+func (o object) applicators(n *node) {
+	n.allOf = o.list("allOf")
+	n.anyOf = o.list("anyOf")
+	n.oneOf = o.list("oneOf")
+	n.not = o.one("not")
+	n.properties = o.named("properties")
 	if m := o.named("patternProperties"); m != nil {
-		s.PatternProperties = make(map[jsonschema.Regexp]*jsonschema.Schema, len(m))
 		for source, sub := range m {
 			re, err := o.b.engine(source)
 			if err != nil {
 				o.b.declined = true
 				return
 			}
-			s.PatternProperties[re] = sub
+			n.patternProperties = append(n.patternProperties, pattern{source, regexpOf(n, re), sub})
 		}
+		sortPatterns(n.patternProperties)
 	}
 	if v, ok := o.obj["additionalProperties"].(bool); ok {
-		s.AdditionalProperties = v
-	} else if sub := o.one("additionalProperties"); sub != nil {
-		s.AdditionalProperties = sub
+		n.noAdditional = !v
+	} else {
+		n.additional = o.one("additionalProperties")
 	}
-	s.Contains = o.one("contains")
-	s.PropertyNames = o.one("propertyNames")
-	s.If = o.one("if")
-	if s.If != nil {
+	n.contains = o.one("contains")
+	n.propertyNames = o.one("propertyNames")
+	n.ifN = o.one("if")
+	if n.ifN != nil {
 		literal, isBool := o.obj["if"].(bool)
 		if !isBool || literal {
-			s.Then = o.one("then")
+			n.thenN = o.one("then")
 		}
 		if !isBool || !literal {
-			s.Else = o.one("else")
+			n.elseN = o.one("else")
 		}
 	}
-	s.DependentSchemas = o.named("dependentSchemas")
-	s.PrefixItems = o.list("prefixItems")
-	s.Items2020 = o.one("items")
+	deps := o.named("dependentSchemas")
+	for _, name := range sortedKeys(deps) {
+		n.dependentSchemas = append(n.dependentSchemas, named{name, deps[name]})
+	}
+	n.prefixItems = o.list("prefixItems")
+	n.items = o.one("items")
 }
 
-func (o object) validation(s *jsonschema.Schema) {
+func (o object) validation(n *node) {
 	if t, ok := o.obj["type"]; ok {
-		s.Types = types(t)
+		n.setTypes(types(t))
 	}
 	if values, ok := o.obj["enum"].([]any); ok {
-		s.Enum = &jsonschema.Enum{Values: values}
+		n.enum = enumOf(values)
 	}
 	if v, ok := o.obj["const"]; ok {
-		s.Const = &v
+		n.constant = &v
 	}
-	s.MultipleOf = o.number("multipleOf")
-	s.Maximum = o.number("maximum")
+	if m := o.number("multipleOf"); m != nil {
+		n.multipleOf = &multiple{rat: m, exact: ratDecimal(m)}
+	}
+	n.maximum = newLimit(o.number("maximum"))
 	if o.boolean("exclusiveMaximum") {
-		s.ExclusiveMaximum, s.Maximum = s.Maximum, nil
+		n.exclusiveMaximum, n.maximum = n.maximum, nil
 	} else {
-		s.ExclusiveMaximum = o.number("exclusiveMaximum")
+		n.exclusiveMaximum = newLimit(o.number("exclusiveMaximum"))
 	}
-	s.Minimum = o.number("minimum")
+	n.minimum = newLimit(o.number("minimum"))
 	if o.boolean("exclusiveMinimum") {
-		s.ExclusiveMinimum, s.Minimum = s.Minimum, nil
+		n.exclusiveMinimum, n.minimum = n.minimum, nil
 	} else {
-		s.ExclusiveMinimum = o.number("exclusiveMinimum")
+		n.exclusiveMinimum = newLimit(o.number("exclusiveMinimum"))
 	}
-	s.MinLength, s.MaxLength = o.integer("minLength"), o.integer("maxLength")
-	if pattern, ok := o.obj["pattern"].(string); ok {
-		re, err := o.b.engine(pattern)
+	setInt(&n.minLength, o.integer("minLength"))
+	setInt(&n.maxLength, o.integer("maxLength"))
+	if source, ok := o.obj["pattern"].(string); ok {
+		re, err := o.b.engine(source)
 		if err != nil {
 			o.b.declined = true
 			return
 		}
-		s.Pattern = re
+		n.pattern = regexpOf(n, re)
 	}
-	s.MinItems, s.MaxItems = o.integer("minItems"), o.integer("maxItems")
-	s.UniqueItems = o.boolean("uniqueItems")
-	s.MaxProperties, s.MinProperties = o.integer("maxProperties"), o.integer("minProperties")
+	setInt(&n.minItems, o.integer("minItems"))
+	setInt(&n.maxItems, o.integer("maxItems"))
+	n.uniqueItems = o.boolean("uniqueItems")
+	setInt(&n.maxProps, o.integer("maxProperties"))
+	setInt(&n.minProps, o.integer("minProperties"))
 	if list, ok := o.obj["required"].([]any); ok {
-		s.Required = stringsOf(list)
+		n.required = stringsOf(list)
 	}
-	if s.Contains != nil {
-		s.MinContains, s.MaxContains = o.integer("minContains"), o.integer("maxContains")
+	if n.contains != nil {
+		setInt(&n.minContains, o.integer("minContains"))
+		setInt(&n.maxContains, o.integer("maxContains"))
 	}
 	if m, ok := o.obj["dependentRequired"].(map[string]any); ok {
-		s.DependentRequired = make(map[string][]string, len(m))
-		for name, v := range m {
-			if list, ok := v.([]any); ok {
-				s.DependentRequired[name] = stringsOf(list)
+		for _, name := range sortedKeys(m) {
+			if list, ok := m[name].([]any); ok {
+				n.dependentRequired = append(n.dependentRequired, namedList{name, stringsOf(list)})
 			}
 		}
 	}
 }
 
-// one is the subschema of keyword k, nil when the object has none.
-func (o object) one(k string) *jsonschema.Schema {
+func (o object) one(k string) *node {
 	v, ok := o.obj[k]
 	if !ok {
 		return nil
@@ -287,28 +291,24 @@ func (o object) one(k string) *jsonschema.Schema {
 	return o.b.enqueue(o.ptr+"/"+escape(k), v)
 }
 
-// list is the subschemas of an array keyword k; nil when the object has
-// none, empty (not nil) when the array is.
-func (o object) list(k string) []*jsonschema.Schema {
+func (o object) list(k string) []*node {
 	items, ok := o.obj[k].([]any)
 	if !ok {
 		return nil
 	}
-	out := make([]*jsonschema.Schema, len(items))
+	out := make([]*node, len(items))
 	for i, v := range items {
 		out[i] = o.b.enqueue(o.ptr+"/"+escape(k)+"/"+strconv.Itoa(i), v)
 	}
 	return out
 }
 
-// named is the subschemas of an object keyword k by name; nil when the
-// object has none, empty (not nil) when the keyword's object is.
-func (o object) named(k string) map[string]*jsonschema.Schema {
+func (o object) named(k string) map[string]*node {
 	members, ok := o.obj[k].(map[string]any)
 	if !ok {
 		return nil
 	}
-	out := make(map[string]*jsonschema.Schema, len(members))
+	out := make(map[string]*node, len(members))
 	for name, v := range members {
 		out[name] = o.b.enqueue(o.ptr+"/"+escape(k)+"/"+escape(name), v)
 	}
@@ -320,7 +320,6 @@ func (o object) boolean(k string) bool {
 	return ok && v
 }
 
-// number is keyword k as an exact rational, nil when it is not a number.
 func (o object) number(k string) *big.Rat {
 	n, ok := o.obj[k].(json.Number)
 	if !ok {
@@ -333,8 +332,6 @@ func (o object) number(k string) *big.Rat {
 	return r
 }
 
-// integer is keyword k as an int, nil when it is not an integral number;
-// like the compiler, it keeps the low 64 bits of a larger one.
 func (o object) integer(k string) *int {
 	r := o.number(k)
 	if r == nil || !r.IsInt() {
@@ -344,17 +341,16 @@ func (o object) integer(k string) *int {
 	return &n
 }
 
-// reference resolves ref, a fragment of the same document, to the
-// subschema it names; it declines anything but a JSON pointer to an
-// object or boolean.
-func (b *builder) reference(ref string) *jsonschema.Schema {
+// reference returns the node ref names: a JSON pointer fragment of the
+// document, reached through subschema keywords only.
+func (b *builder) reference(ref string) *node {
 	fragment, err := url.PathUnescape(strings.TrimPrefix(ref, "#"))
 	if err != nil || !strings.HasPrefix(ref, "#") || (fragment != "" && fragment[0] != '/') {
 		b.declined = true
 		return nil
 	}
-	if s, ok := b.at[fragment]; ok {
-		return s
+	if n, ok := b.at[fragment]; ok {
+		return n
 	}
 	v, ok := b.doc, true
 	if fragment != "" {
@@ -367,22 +363,22 @@ func (b *builder) reference(ref string) *jsonschema.Schema {
 	return b.enqueue(fragment, v)
 }
 
-// Where a keyword of a schema object holds subschemas, for draft 2020-12
-// and the older keywords the compiler still takes for subschema
-// locations: itself, each member of its object, or each item of its
-// array ("items" either).
-var (
-	subschemaKeywords = map[string]bool{
-		"not": true, "additionalProperties": true, "items": true, "additionalItems": true,
-		"propertyNames": true, "contains": true, "if": true, "then": true, "else": true,
-		"unevaluatedProperties": true, "unevaluatedItems": true, "contentSchema": true,
+// holds reports how keyword k holds subschemas, by the keyword model,
+// with the older spellings the validator still takes for subschema
+// locations: "items" as an array, "additionalItems".
+func holds(k string, member any) (one, container bool) {
+	_, isMap := member.(map[string]any)
+	_, isList := member.([]any)
+	switch keyword.Of(k) {
+	case keyword.Schema:
+		return !(k == "items" && isList), k == "items" && isList
+	case keyword.SchemaList:
+		return false, isList
+	case keyword.SchemaMap, keyword.PatternMap, keyword.DependencyMap:
+		return false, isMap
 	}
-	subschemaMaps = map[string]bool{
-		"definitions": true, "properties": true, "patternProperties": true, "dependencies": true,
-		"$defs": true, "dependentSchemas": true,
-	}
-	subschemaLists = map[string]bool{"allOf": true, "anyOf": true, "oneOf": true, "prefixItems": true, "items": true}
-)
+	return k == "additionalItems", false
+}
 
 // subschemaAt returns the value tokens, escaped reference tokens, name in
 // doc, when that value is at a location the compiler takes for a
@@ -403,17 +399,15 @@ func subschemaAt(doc any, tokens []string) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		_, isMap := member.(map[string]any)
-		_, isList := member.([]any)
-		switch {
-		case subschemaLists[k] && isList, subschemaMaps[k] && isMap:
+		switch one, container := holds(k, member); {
+		case container:
 			if i++; i == len(tokens) {
 				return nil, false
 			}
 			if member, ok = step(member, tokens[i]); !ok {
 				return nil, false
 			}
-		case !subschemaKeywords[k]:
+		case !one:
 			return nil, false
 		}
 		v = member

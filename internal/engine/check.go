@@ -1,4 +1,4 @@
-package fastcheck
+package engine
 
 import (
 	"encoding/json"
@@ -308,16 +308,16 @@ func (r *run) check(n *node, v any) bool {
 	}
 	if n.hasType && !n.typeMatches(v) {
 		return r.mistyped(func() jsonschema.ErrorKind {
-			return &kind.Type{Got: typeName(v), Want: n.src.Types.ToStrings()}
+			return &kind.Type{Got: typeName(v), Want: n.types.ToStrings()}
 		})
 	}
-	if n.src.Const != nil && !r.equal(v, *n.src.Const) {
-		return r.violated(func() jsonschema.ErrorKind { return &kind.Const{Got: v, Want: *n.src.Const} })
+	if n.constant != nil && !r.equal(v, *n.constant) {
+		return r.violated(func() jsonschema.ErrorKind { return &kind.Const{Got: v, Want: *n.constant} })
 	}
 	if n.enum != nil && !r.inEnum(n, v) {
-		return r.violated(func() jsonschema.ErrorKind { return &kind.Enum{Got: v, Want: n.src.Enum.Values} })
+		return r.violated(func() jsonschema.ErrorKind { return &kind.Enum{Got: v, Want: n.enum.values} })
 	}
-	if f := n.src.Format; f != nil {
+	if f := n.format; f != nil {
 		cost := costFormat
 		if s, ok := v.(string); ok {
 			cost += len(s)
@@ -790,7 +790,7 @@ func (r *run) inEnum(n *node, v any) bool {
 		return n.enum.strings[s]
 	}
 	for _, i := range n.enum.others {
-		if r.equal(v, n.src.Enum.Values[i]) {
+		if r.equal(v, n.enum.values[i]) {
 			return true
 		}
 		if r.exhausted {

@@ -1,7 +1,7 @@
-// Package metacheck decides, by a direct walk of a schema document, that
-// the document certainly satisfies the draft 2020-12 meta-schema, so that
-// the generic validator's pass over the meta-schema ($dynamicRef, allOf of
-// vocabularies, a fresh scope per keyword) can be skipped for it.
+// The meta-schema check decides, by a direct walk of a schema document,
+// that the document certainly satisfies the draft 2020-12 meta-schema, so
+// that the generic validator's pass over the meta-schema ($dynamicRef,
+// allOf of vocabularies, a fresh scope per keyword) can be skipped for it.
 //
 // The check is one-sided. Conforms returning true means the meta-schema
 // accepts the document, with "format" asserted and patterns checked by
@@ -14,7 +14,8 @@
 // $vocabulary, no $schema other than draft 2020-12, and every reference a
 // fragment of the same document. What such a document means cannot depend
 // on the URL it is compiled under.
-package metacheck
+
+package engine
 
 import "github.com/agentcontract/tool/internal/keyword"
 

@@ -1,27 +1,23 @@
-package fastcheck
+package engine
 
 import (
 	"fmt"
 	"maps"
 	"reflect"
 	"slices"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Diff walks the node graphs of a and b in step and describes the first
+// Diff walks the programs a and b in step and describes the first
 // difference it meets, or returns "" when they are equal: the same shape
 // of nodes (shared where the other shares), the same keywords and values.
-// The compiled subschemas nodes point to are compared by what the check
-// reads of them (location, types, const, enum values, format), not as
-// pointers. Diff is for tests that prove two ways of compiling one schema
+// Formats are compared by name and function. Diff is for tests that prove two ways of compiling one schema
 // equal; it only reads a and b, and either may be nil.
-func Diff(a, b *Checker) string {
+func Diff(a, b *Program) string {
 	if a == nil || b == nil {
 		if a == b {
 			return ""
 		}
-		return fmt.Sprintf("one checker is nil: %v, %v", a == nil, b == nil)
+		return fmt.Sprintf("one program is nil: %v, %v", a == nil, b == nil)
 	}
 	d := differ{pairs: map[*node]*node{}, back: map[*node]*node{}}
 	d.node("#", a.root, b.root)
@@ -57,7 +53,8 @@ func (d *differ) node(at string, a, b *node) {
 		return
 	}
 	d.pairs[a], d.back[b] = b, a
-	d.source(at, a.src, b.src)
+	d.source(at, a, b)
+	d.uncovered(at, a.uncovered, b.uncovered)
 	if !equalPointers(a.boolean, b.boolean) {
 		d.fail(at, "boolean schema %v, %v", a.boolean, b.boolean)
 	}
@@ -74,21 +71,35 @@ func (d *differ) node(at string, a, b *node) {
 }
 
 // source compares what the check reads of the compiled subschemas.
-func (d *differ) source(at string, a, b *jsonschema.Schema) {
+func (d *differ) source(at string, a, b *node) {
 	switch {
-	case a.Location != b.Location:
-		d.fail(at, "location %q, %q", a.Location, b.Location)
-	case !equalPointers(a.Types, b.Types):
-		d.fail(at, "type keyword differs")
-	case (a.Const == nil) != (b.Const == nil) || a.Const != nil && !reflect.DeepEqual(*a.Const, *b.Const):
+	case a.location != b.location:
+		d.fail(at, "location %q, %q", a.location, b.location)
+	case (a.constant == nil) != (b.constant == nil) || a.constant != nil && !reflect.DeepEqual(*a.constant, *b.constant):
 		d.fail(at, "const differs")
-	case (a.Enum == nil) != (b.Enum == nil) || a.Enum != nil && !reflect.DeepEqual(a.Enum.Values, b.Enum.Values):
-		d.fail(at, "enum values differ")
-	case (a.Format == nil) != (b.Format == nil):
-		d.fail(at, "format %v, %v", a.Format, b.Format)
-	case a.Format != nil && (a.Format.Name != b.Format.Name || reflect.ValueOf(a.Format.Validate).Pointer() != reflect.ValueOf(b.Format.Validate).Pointer()):
-		d.fail(at, "format %q, %q", a.Format.Name, b.Format.Name)
+	case (a.format == nil) != (b.format == nil):
+		d.fail(at, "format %v, %v", a.format, b.format)
+	case a.format != nil && (a.format.Name != b.format.Name || reflect.ValueOf(a.format.Validate).Pointer() != reflect.ValueOf(b.format.Validate).Pointer()):
+		d.fail(at, "format %q, %q", a.format.Name, b.format.Name)
 	}
+}
+
+// uncovered compares what the check does not cover.
+func (d *differ) uncovered(at string, a, b *uncovered) {
+	if a == nil || b == nil {
+		if a != b {
+			d.fail(at, "one is covered, the other not")
+		}
+		return
+	}
+	if a.dynamicAnchor != b.dynamicAnchor || a.dynamicRefAnchor != b.dynamicRefAnchor {
+		d.fail(at, "dynamic anchors differ")
+	}
+	d.node(at+"/$recursiveRef", a.recursiveRef, b.recursiveRef)
+	d.node(at+"/$dynamicRef", a.dynamicRef, b.dynamicRef)
+	d.node(at+"/unevaluatedProperties", a.unevaluatedProperties, b.unevaluatedProperties)
+	d.node(at+"/unevaluatedItems", a.unevaluatedItems, b.unevaluatedItems)
+	d.node(at+"/contentSchema", a.contentSchema, b.contentSchema)
 }
 
 func (d *differ) applicators(at string, a, b *node) {
@@ -128,10 +139,10 @@ func (d *differ) objectKeywords(at string, a, b *node) {
 		return
 	}
 	for i, p := range a.patternProperties {
-		if p.re.String() != b.patternProperties[i].re.String() {
-			d.fail(at, "patternProperties pattern %q, %q", p.re, b.patternProperties[i].re)
+		if p.source != b.patternProperties[i].source {
+			d.fail(at, "patternProperties pattern %q, %q", p.source, b.patternProperties[i].source)
 		}
-		d.node(at+"/patternProperties/"+p.re.String(), p.node, b.patternProperties[i].node)
+		d.node(at+"/patternProperties/"+p.source, p.node, b.patternProperties[i].node)
 	}
 	d.node(at+"/additionalProperties", a.additional, b.additional)
 	d.node(at+"/propertyNames", a.propertyNames, b.propertyNames)

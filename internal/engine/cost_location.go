@@ -1,15 +1,13 @@
-package schemacost
+package engine
 
 import (
 	"maps"
 	"slices"
 	"strconv"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // multiset counts how many times each subschema applies to one location.
-type multiset = map[*jsonschema.Schema]int
+type multiset = map[*node]int
 
 // locationWalk counts [Analysis.Located]. It follows the value down, one
 // location at a time, with the multiset of subschemas entering that
@@ -18,30 +16,30 @@ type multiset = map[*jsonschema.Schema]int
 type locationWalk struct {
 	limit     int // counts saturate at limit+1
 	saturated int
-	anchors   map[string][]*jsonschema.Schema
+	anchors   map[string][]*node
 	work      int // steps taken, against MaxWork
 
-	onPath map[*jsonschema.Schema]bool                 // subschemas on the current path of apply
-	static map[*jsonschema.Schema][]*jsonschema.Schema // memo of staticSameLocation
-	ids    map[*jsonschema.Schema]int                  // first-seen order, for stable keys
-	seen   map[string]bool                             // keys of the multisets already queued
+	onPath map[*node]bool    // subschemas on the current path of apply
+	static map[*node][]*node // memo of staticSameLocation
+	ids    map[*node]int     // first-seen order, for stable keys
+	seen   map[string]bool   // keys of the multisets already queued
 }
 
-// location is one location of a value: the multiset of subschemas
+// walkLocation is one location of a value: the multiset of subschemas
 // entering it, and the depth of the value there (the root value is at 1).
-type location struct {
+type walkLocation struct {
 	entering multiset
 	depth    int
 }
 
-func newLocationWalk(anchors map[string][]*jsonschema.Schema, limit int) *locationWalk {
+func newLocationWalk(anchors map[string][]*node, limit int) *locationWalk {
 	return &locationWalk{
 		limit:     limit,
 		saturated: limit + 1,
 		anchors:   anchors,
-		onPath:    map[*jsonschema.Schema]bool{},
-		static:    map[*jsonschema.Schema][]*jsonschema.Schema{},
-		ids:       map[*jsonschema.Schema]int{},
+		onPath:    map[*node]bool{},
+		static:    map[*node][]*node{},
+		ids:       map[*node]int{},
 		seen:      map[string]bool{},
 	}
 }
@@ -49,9 +47,9 @@ func newLocationWalk(anchors map[string][]*jsonschema.Schema, limit int) *locati
 // run returns the largest number of subschemas applied to one location of
 // a value validated against root, and false when counting it would take
 // more than MaxWork steps.
-func (w *locationWalk) run(root *jsonschema.Schema, maxDepth int) (visits int, bounded bool) {
+func (w *locationWalk) run(root *node, maxDepth int) (visits int, bounded bool) {
 	applied := multiset{} // reused: cleared for every location
-	queue := []location{{entering: multiset{root: 1}, depth: 1}}
+	queue := []walkLocation{{entering: multiset{root: 1}, depth: 1}}
 	w.seen[w.key(queue[0].entering)] = true
 	for len(queue) > 0 {
 		loc := queue[0]
@@ -91,13 +89,13 @@ func (w *locationWalk) applyAll(entering, applied multiset) int {
 
 // enqueueChildren appends to queue, at depth, every location below one
 // where applied apply whose multiset was not seen before.
-func (w *locationWalk) enqueueChildren(queue []location, applied multiset, depth int) []location {
+func (w *locationWalk) enqueueChildren(queue []walkLocation, applied multiset, depth int) []walkLocation {
 	for _, child := range childMultisets(applied, w.saturated) {
 		w.work += len(child)
 		k := w.key(child)
 		if !w.seen[k] {
 			w.seen[k] = true
-			queue = append(queue, location{entering: child, depth: depth})
+			queue = append(queue, walkLocation{entering: child, depth: depth})
 		}
 	}
 	return queue
@@ -107,7 +105,7 @@ func (w *locationWalk) enqueueChildren(queue []location, applied multiset, depth
 // the same location, s included, and returns how many there are. A
 // subschema already on the path is counted and not followed, as the
 // validator stops the cycle there. It gives up past the limit.
-func (w *locationWalk) apply(s *jsonschema.Schema, n int, applied multiset) int {
+func (w *locationWalk) apply(s *node, n int, applied multiset) int {
 	w.work++
 	if w.onPath[s] {
 		return n
@@ -137,7 +135,7 @@ func (w *locationWalk) apply(s *jsonschema.Schema, n int, applied multiset) int 
 // reference. Only one of them applies, so they are merged by taking the
 // larger count of each subschema, not the sum, and the largest total is
 // returned.
-func (w *locationWalk) applyDynamic(targets []*jsonschema.Schema, n int, applied multiset) int {
+func (w *locationWalk) applyDynamic(targets []*node, n int, applied multiset) int {
 	merged := multiset{}
 	largest := 0
 	for _, target := range targets {
@@ -172,8 +170,8 @@ func (w *locationWalk) key(m multiset) string {
 }
 
 // sorted returns the subschemas of m in the order of their ids.
-func (w *locationWalk) sorted(m multiset) []*jsonschema.Schema {
-	out := slices.AppendSeq(make([]*jsonschema.Schema, 0, len(m)), maps.Keys(m))
-	slices.SortFunc(out, func(a, b *jsonschema.Schema) int { return w.ids[a] - w.ids[b] })
+func (w *locationWalk) sorted(m multiset) []*node {
+	out := slices.AppendSeq(make([]*node, 0, len(m)), maps.Keys(m))
+	slices.SortFunc(out, func(a, b *node) int { return w.ids[a] - w.ids[b] })
 	return out
 }
