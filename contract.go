@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/agentcontract/tool/internal/engine"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
@@ -135,40 +136,25 @@ func readOnlyBytes(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
-// checkArguments checks that args is a JSON object that satisfies the input
-// schema: read directly when that shows it valid, and otherwise through its
-// value tree, which says what is wrong.
+// checkArguments checks that args is a JSON object that satisfies the
+// input schema, through the engine's one check.
 func (c Contract) checkArguments(args []byte) error {
 	name := c.core.frozen.def.Name
-	input := c.core.frozen.input
-	if startsObject(args) && input.shownValid(args) {
-		return nil
-	}
-	tree, values, err := input.parse(args)
-	if err != nil {
-		return rejectf("arguments of %q are not valid JSON %v", name, err)
-	}
-	if _, ok := tree.(map[string]any); !ok {
+	verdict := c.core.frozen.input.s.engine.Check(args)
+	r, rejected := verdict.(*engine.Rejection)
+	switch {
+	case rejected && r.Syntax != nil:
+		return rejectf("arguments of %q are not valid JSON %v", name, r.Syntax)
+	case !startsObject(args):
 		return rejectf("arguments of %q must be a JSON object", name)
-	}
-	if err := input.validateTree(tree, values); err != nil {
-		rej, ok := err.(*InputRejection)
-		if !ok {
-			return errorf("%w: arguments of %q: %w", ErrInvalidInvocation, name, err)
-		}
+	case rejected:
+		rej := rejection(r)
 		rej.message = fmt.Sprintf("arguments of %q %s its input schema %s", name, rej.against("do not match"), rej.message)
 		return rej
+	case verdict != nil:
+		return errorf("%w: arguments of %q: %w", ErrInvalidInvocation, name, errorf("%w: %v", ErrInvalidSchema, verdict))
 	}
 	return nil
-}
-
-// detailsShownValid reports whether o is a valid Output whose details the
-// output schema's fast check shows valid, reading them directly. False
-// means only that ValidateResult must decide, and explain.
-func (c Contract) detailsShownValid(o Output) bool {
-	out := c.core.frozen.output
-	return out.Valid() && len(o.Details) > 0 && len(o.Details) <= MaxInputBytes &&
-		o.validateContent() == nil && out.shownValid(o.Details)
 }
 
 // startsObject reports whether the first byte of data after JSON
@@ -202,24 +188,25 @@ func (c Contract) ValidateResult(result Result) error {
 		}
 		return nil
 	}
-	if c.detailsShownValid(result.Output) {
-		return nil
+	out := c.core.frozen.output
+	if out.Valid() && len(result.Output.Details) > 0 && result.Output.validateContent() == nil {
+		verdict := out.s.engine.Check(result.Output.Details)
+		switch r, rejected := verdict.(*engine.Rejection); {
+		case verdict == nil:
+			return nil
+		case !rejected:
+			return errorf("%w: details of tool %q: %w", ErrInvalidResult, name, errorf("%w: %v", ErrInvalidSchema, verdict))
+		case r.Syntax == nil:
+			rej := rejection(r)
+			return errorf("%w: details of tool %q %s its output schema: %s", ErrInvalidResult, name, rej.against("do not match"), rej.message)
+		}
+		// Details that are not one I-JSON document are worded below.
 	}
-	details, values, err := result.Output.validate()
-	if err != nil {
+	if _, _, err := result.Output.validate(); err != nil {
 		return errorf("%w: tool %q: %w", ErrInvalidResult, name, err)
 	}
-	if out := c.core.frozen.output; out.Valid() {
-		if len(result.Output.Details) == 0 {
-			return errorf("%w: tool %q declares an output schema but returned no details", ErrInvalidResult, name)
-		}
-		if err := out.validateTree(details, values); err != nil {
-			msg, verdict := err.Error(), "do not match"
-			if rej, ok := err.(*InputRejection); ok {
-				msg, verdict = rej.Message(), rej.against(verdict)
-			}
-			return errorf("%w: details of tool %q %s its output schema: %s", ErrInvalidResult, name, verdict, msg)
-		}
+	if out.Valid() && len(result.Output.Details) == 0 {
+		return errorf("%w: tool %q declares an output schema but returned no details", ErrInvalidResult, name)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/agentcontract/tool/internal/engine"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
@@ -147,7 +148,7 @@ func compileKnown(tree any, canonical []byte, known []Schema) (Schema, error) {
 			return k, nil
 		}
 	}
-	return compileSchema(tree, canonical)
+	return compileSchema(tree, canonical, engine.Options{})
 }
 
 // parseKnown is [ParseSchema] that reuses a known [Schema] with the same

@@ -3,7 +3,6 @@ package tool
 import (
 	"fmt"
 	"reflect"
-	"strings"
 
 	"github.com/agentcontract/tool/internal/engine"
 	"github.com/agentcontract/tool/internal/strictjson"
@@ -17,7 +16,7 @@ func ParseSchemaWithRemotes(raw []byte, remotes map[string][]byte) (Schema, erro
 	if err != nil {
 		return Schema{}, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
 	}
-	return compileSchemaWith(tree, strictjson.Compact(nil, raw), memoryLoader(remotes), true)
+	return compileSchema(tree, strictjson.Compact(nil, raw), engine.Options{Loader: memoryLoader(remotes)})
 }
 
 type memoryLoader map[string][]byte
@@ -42,22 +41,24 @@ func SchemaForType(t reflect.Type) (Schema, error) {
 
 // ShownValid reports whether Validate decides value valid by reading it
 // directly, without building its value tree.
-func ShownValid(s Schema, value []byte) bool { return s.shownValid(value) }
+func ShownValid(s Schema, value []byte) bool { return s.s.engine.ShownValid(value) }
 
 // ParseSchemaWithoutShortcut is ParseSchema that always has the validator
 // check the document against the meta-schema, for comparison with the
 // shortcut ParseSchema takes for documents engine.Conforms accepts.
-func ParseSchemaWithoutShortcut(raw []byte) (Schema, error) { return parseSchema(raw, false) }
+func ParseSchemaWithoutShortcut(raw []byte) (Schema, error) {
+	return parseSchema(raw, engine.Options{NoShortcut: true})
+}
 
 // TookShortcut reports whether s was compiled without the validator's
 // pass over the meta-schema.
 func TookShortcut(s Schema) bool {
-	return s.s.built || strings.HasPrefix(s.s.compiled.Location, shortcutBase)
+	return s.s.engine.Shortcut()
 }
 
 // Built reports whether s was compiled straight from its document
 // (engine.FromDocument), without the validator's compiler.
-func Built(s Schema) bool { return s.s.built }
+func Built(s Schema) bool { return s.s.engine.Built() }
 
 // SchemaGraphs parses raw and, when the meta-schema shortcut applies to it
 // and engine.FromDocument compiles it, returns that program and the
@@ -69,22 +70,5 @@ func SchemaGraphs(raw []byte) (built, compiled *engine.Program, ok bool, err err
 	if err != nil {
 		return nil, nil, false, nil
 	}
-	patterns, validRegex := documentEngine()
-	if !engine.Conforms(tree, validRegex) {
-		return nil, nil, false, nil
-	}
-	if built, ok = engine.FromDocument(tree, shortcutBase, patterns, validatorFormat); !ok {
-		return nil, nil, false, nil
-	}
-	_, validated, err := compileValidator(tree, refuseLoader{}, shortcutBase, patterns)
-	if err != nil {
-		return built, nil, true, err
-	}
-	compiled = engine.FromValidator(validated)
-	// As ParseSchema does, so that no check pays for a compilation: the
-	// charge for matching a pattern reads the size of its program.
-	if compilePatterns(compiled.Analyze(MaxSchemaVisits, strictjson.MaxDepth).Patterns) != nil {
-		return nil, nil, false, nil
-	}
-	return built, compiled, true, nil
+	return engine.Compilations(tree)
 }

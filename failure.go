@@ -2,6 +2,8 @@ package tool
 
 import (
 	"fmt"
+
+	"github.com/agentcontract/tool/internal/engine"
 )
 
 // FailureKind classifies a definite unsuccessful outcome. Neither kind says
@@ -92,7 +94,7 @@ func (f *Failure) Error() string {
 		return "tool: failure"
 	}
 	if text, ok := f.output.Text(); ok && text != "" {
-		return fmt.Sprintf("tool: %s: %s", f.kind, clip(text, maxErrorText))
+		return fmt.Sprintf("tool: %s: %s", f.kind, engine.Clip(text, maxErrorText))
 	}
 	return fmt.Sprintf("tool: %s", f.kind)
 }

@@ -2,10 +2,9 @@ package tool
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentcontract/tool/internal/engine"
 )
 
 // InputRejectionConfig describes a model-correctable problem with a call's
@@ -51,30 +50,27 @@ func NewInputRejection(config InputRejectionConfig) (*InputRejection, error) {
 
 // rejectf builds a rejection whose message is produced by this package.
 func rejectf(format string, args ...any) *InputRejection {
-	return &InputRejection{message: oneLine(fmt.Sprintf(format, args...))}
+	return &InputRejection{message: engine.OneLine(fmt.Sprintf(format, args...))}
 }
 
-// oneLine escapes the control characters and line separators of a message
-// this package writes, which may quote member names from the input in JSON
-// pointers, so that a public message is always a single line of text.
-func oneLine(s string) string {
-	if !strings.ContainsFunc(s, breaksLine) {
-		return s
+// rejection is the InputRejection of the engine's verdict r: its message,
+// and the violations it found as the cause, for logs.
+func rejection(r *engine.Rejection) *InputRejection {
+	out := &InputRejection{message: r.Message, costly: r.Costly}
+	if r.Detail != "" {
+		out.cause = errorf("%w: %s", ErrInvalidInvocation, r.Detail)
 	}
-	var b strings.Builder
-	for _, r := range s {
-		if breaksLine(r) {
-			q := strconv.QuoteRune(r) // '\n', '\u2028', …
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return out
 }
 
-func breaksLine(r rune) bool {
-	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029'
+// against words how the value r refuses relates to a schema: mismatch
+// (such as "do not match") when it breaks the schema, and that it cost
+// too much to check when that is why it was refused.
+func (r *InputRejection) against(mismatch string) string {
+	if r.costly {
+		return "cost too much to check against"
+	}
+	return mismatch
 }
 
 // Message returns the public message, or "" for a nil receiver.

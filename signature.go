@@ -16,6 +16,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/agentcontract/tool/internal/engine"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
@@ -333,8 +334,8 @@ func decodeProblem(e *jsonv2.SemanticError, arguments []byte) string {
 	switch {
 	case t == timeType:
 		msg := problem(where, "an RFC 3339 date-time string", got)
-		if s, ok := stringValue(value); ok && lacksOffset(s) {
-			msg += ": " + errMissingOffset.Error()
+		if s, ok := stringValue(value); ok && engine.LacksOffset(s) {
+			msg += ": " + engine.ErrMissingOffset.Error()
 		}
 		return msg
 	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:

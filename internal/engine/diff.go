@@ -5,6 +5,8 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+
+	"github.com/agentcontract/tool/internal/strictjson"
 )
 
 // Diff walks the programs a and b in step and describes the first
@@ -196,4 +198,30 @@ func equalPointers[T comparable](a, b *T) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// Compilations compiles tree both ways the shortcut may: straight from the
+// document, and by the validator under the shortcut's URL, converted. It
+// returns ok false when the shortcut does not apply or FromDocument
+// declines; err is the validator's error. Like Diff, it is for tests that
+// prove the two ways equal.
+func Compilations(tree any) (built, compiled *Program, ok bool, err error) {
+	patterns, validRegex := documentEngine()
+	if !Conforms(tree, validRegex) {
+		return nil, nil, false, nil
+	}
+	if built, ok = FromDocument(tree, shortcutBase, patterns, validatorFormat); !ok {
+		return nil, nil, false, nil
+	}
+	_, validated, err := compileValidator(tree, refuseLoader{}, shortcutBase, patterns)
+	if err != nil {
+		return built, nil, true, err
+	}
+	compiled = FromValidator(validated)
+	// As Compile does, so that no check pays for a compilation: the charge
+	// for matching a pattern reads the size of its program.
+	if compilePatterns(compiled.Analyze(MaxSchemaVisits, strictjson.MaxDepth).Patterns) != nil {
+		return nil, nil, false, nil
+	}
+	return built, compiled, true, nil
 }

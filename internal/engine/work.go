@@ -1,33 +1,24 @@
-package tool
+package engine
 
 import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/agentcontract/tool/internal/engine"
 	"github.com/agentcontract/tool/internal/regex"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
-// MaxValidationWork bounds the work of checking one value against a
-// schema, in steps. A step is one short operation: one subschema applied
-// to one value costs a few, matching a string against a pattern costs its
-// length times the size of the pattern's compiled program, looking a
-// string up in an enum costs its length, comparing another value with an
-// enum or a constant costs the size of what is compared, and recording a
-// violation costs a few more. A value whose check would take more is
-// refused with an *InputRejection that says so, and where the limit was
-// reached when that is known; validation is charged as it goes and stops
-// there. The bound keeps one check within the budget the package
-// documentation states ("What one call may cost"); ordinary arguments take
-// a few thousand steps.
+// MaxValidationWork bounds the steps of checking one value against a
+// schema: a step is one short operation, and every keyword is charged for
+// what it costs (see the package documentation). The package tool
+// documents it.
 const MaxValidationWork = 12 << 20
 
 // checkWork refuses, before the full validator runs, a value whose check
 // could exceed MaxValidationWork by the cost model of the full validator;
 // see fullValidatorWork.
-func (s Schema) checkWork(tree any) error {
-	if work := s.s.fullValidatorWork(tree); work > MaxValidationWork {
+func (s *Schema) checkWork(tree any) error {
+	if work := s.fullValidatorWork(tree); work > MaxValidationWork {
 		return tooCostly("at the root: checking the value against the schema could take %d steps of work, more than the limit of %d (MaxValidationWork); send fewer or shorter values", work, MaxValidationWork)
 	}
 	return nil
@@ -36,7 +27,7 @@ func (s Schema) checkWork(tree any) error {
 // workExhausted is the rejection of a value whose check ran out of steps.
 // Where is the location the check had reached; the root stands for the
 // whole value when it is not known.
-func workExhausted(where []string) *InputRejection {
+func workExhausted(where []string) *Rejection {
 	return tooCostly("at %s: checking the value against the schema takes more than the limit of %d steps of work (MaxValidationWork); send fewer or shorter values", clippedPointer(where), MaxValidationWork)
 }
 
@@ -44,27 +35,17 @@ func workExhausted(where []string) *InputRejection {
 // would take more than MaxValidationWork: the value may well satisfy the
 // schema, and the message, made by format, says what would make it
 // cheaper.
-func tooCostly(format string, args ...any) *InputRejection {
-	r := rejectf(format, args...)
-	r.costly = true
+func tooCostly(format string, args ...any) *Rejection {
+	r := reject(format, args...)
+	r.Costly = true
 	return r
 }
 
-// against words how the value r refuses relates to a schema: mismatch
-// (such as "do not match") when it breaks the schema, and that it cost
-// too much to check when that is why it was refused.
-func (r *InputRejection) against(mismatch string) string {
-	if r.costly {
-		return "cost too much to check against"
-	}
-	return mismatch
-}
-
 // patternTooCostly is the rejection of a value holding, at where (the
-// root when not known), a string of length bytes that one match of re alone would take more than
-// MaxValidationWork to check. It says how long a string the pattern can
-// check; when that is short, the pattern, not the value, is at fault.
-func patternTooCostly(where []string, re *regex.Regexp, length int) *InputRejection {
+// root when not known), a string of length bytes that one match of re
+// alone would take more than MaxValidationWork to check. It says how long
+// a string the pattern can check; when that is short, the pattern, not the value, is at fault.
+func patternTooCostly(where []string, re *regex.Regexp, length int) *Rejection {
 	longest := affordableLength(re, length)
 	advice := fmt.Sprintf("send a string of at most %d bytes there", longest)
 	if longest < ordinaryString {
@@ -103,7 +84,7 @@ type keywordCosts struct {
 
 // keywordCostsOf gathers the keyword costs of all, every subschema of a
 // schema.
-func keywordCostsOf(a engine.Analysis) keywordCosts {
+func keywordCostsOf(a Analysis) keywordCosts {
 	k := keywordCosts{largestEnum: a.LargestEnum}
 	for _, re := range a.Patterns {
 		if re.Backtracking() {
@@ -115,7 +96,7 @@ func keywordCostsOf(a engine.Analysis) keywordCosts {
 	return k
 }
 
-func (c *compiledSchema) fullValidatorWork(tree any) int {
+func (c *Schema) fullValidatorWork(tree any) int {
 	perValue := func(depth int) int { return c.visits * (4 + depth + c.costs.largestEnum) }
 	perString := func(s string) int { return c.visits * (len(s) + 1) * (1 + c.costs.patternPerByte) }
 	var walk func(v any, depth int) int
@@ -149,7 +130,7 @@ func (c *compiledSchema) fullValidatorWork(tree any) int {
 // and the length of the string only. The full validator cannot be stopped
 // between matches, so a value whose matches would not fit
 // MaxValidationWork is refused before it runs, and on every machine alike.
-func (c *compiledSchema) rehearseBacktracking(tree any) error {
+func (c *Schema) rehearseBacktracking(tree any) error {
 	if len(c.costs.backtracking) == 0 {
 		return nil
 	}
@@ -203,5 +184,5 @@ func (c *compiledSchema) rehearseBacktracking(tree any) error {
 // had no verdict, so neither has the value. The pattern's static bound
 // admitted the match, so the bound, not the value, is at fault.
 func matchStopped(err error) error {
-	return errorf("%w: %v; its static bound admitted the match, so the value was neither admitted nor refused", ErrInvalidSchema, err)
+	return fmt.Errorf("%w; its static bound admitted the match, so the value was neither admitted nor refused", err)
 }

@@ -1,4 +1,4 @@
-package tool
+package engine
 
 import (
 	"cmp"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -14,7 +15,6 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
-	"github.com/agentcontract/tool/internal/engine"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
@@ -28,8 +28,8 @@ const (
 	maxViolationText = 1024 // bytes of one violation's text
 )
 
-// clip shortens s to at most n bytes, at a rune boundary, marking the cut.
-func clip(s string, n int) string {
+// Clip shortens s to at most n bytes, at a rune boundary, marking the cut.
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -165,7 +165,7 @@ func shortened(k jsonschema.ErrorKind) jsonschema.ErrorKind {
 	case *kind.Const:
 		return &kind.Const{Got: shortValue(k.Got), Want: shortValue(k.Want)}
 	case *kind.Format:
-		return &kind.Format{Got: shortValue(k.Got), Want: k.Want, Err: fmt.Errorf("%s", clip(fmt.Sprint(k.Err), maxViolationText/2))}
+		return &kind.Format{Got: shortValue(k.Got), Want: k.Want, Err: fmt.Errorf("%s", Clip(fmt.Sprint(k.Err), maxViolationText/2))}
 	case *kind.Pattern:
 		return &kind.Pattern{Got: shortString(k.Got), Want: shortString(k.Want)}
 	case *kind.Required:
@@ -177,9 +177,9 @@ func shortened(k jsonschema.ErrorKind) jsonschema.ErrorKind {
 	case *kind.AdditionalProperties:
 		names, left := shortList(k.Properties, shortString)
 		return withMore(&kind.AdditionalProperties{Properties: names}, left, "properties")
-	case *engine.Misspelled:
+	case *Misspelled:
 		return &suggestion{ErrorKind: shortened(&k.AdditionalProperties), meant: k.Meant, names: k.Properties}
-	case *engine.NullForOptional:
+	case *NullForOptional:
 		return &omitNull{want: k.Want}
 	case *kind.PropertyNames:
 		return &kind.PropertyNames{Property: shortString(k.Property)}
@@ -193,7 +193,7 @@ func shortened(k jsonschema.ErrorKind) jsonschema.ErrorKind {
 
 // leafViolations lists the violations verr reports, as collectViolations
 // groups them.
-func leafViolations(verr *jsonschema.ValidationError) []engine.Violation {
+func leafViolations(verr *jsonschema.ValidationError) []Violation {
 	var leaves []*jsonschema.ValidationError
 	collectViolations(verr, &leaves)
 	if len(leaves) == 0 {
@@ -206,17 +206,17 @@ func leafViolations(verr *jsonschema.ValidationError) []engine.Violation {
 	slices.SortStableFunc(leaves, func(a, b *jsonschema.ValidationError) int {
 		return cmp.Or(slices.Compare(a.InstanceLocation, b.InstanceLocation), strings.Compare(a.SchemaURL, b.SchemaURL))
 	})
-	violations := make([]engine.Violation, len(leaves))
+	violations := make([]Violation, len(leaves))
 	for i, l := range leaves {
-		violations[i] = engine.Violation{Location: l.InstanceLocation, Kind: l.ErrorKind}
+		violations[i] = Violation{Location: l.InstanceLocation, Kind: l.ErrorKind}
 	}
 	return violations
 }
 
 // rejectViolations is the rejection of a value that breaks the schema in
 // total ways, of which violations are the first found.
-func rejectViolations(violations []engine.Violation, total int) *InputRejection {
-	message := oneLine(violationMessage(violations, total))
+func rejectViolations(violations []Violation, total int) *Rejection {
+	message := OneLine(violationMessage(violations, total))
 	var all strings.Builder
 	for i, v := range violations {
 		if i > 0 {
@@ -224,7 +224,7 @@ func rejectViolations(violations []engine.Violation, total int) *InputRejection 
 		}
 		all.WriteString(describeLocated(v))
 	}
-	return &InputRejection{message: message, cause: errorf("%w: %s: %s", ErrInvalidInvocation, countOf(total, "violation"), all.String())}
+	return &Rejection{Message: message, Detail: countOf(total, "violation") + ": " + all.String()}
 }
 
 // countOf writes n and noun, with the noun in the plural unless n is 1.
@@ -248,9 +248,9 @@ const maxMessage = 4096
 // to maxListedViolations of them, sorted by location, each with the JSON
 // pointer of the offending value and the rule it breaks, then how many
 // other problems were found.
-func violationMessage(violations []engine.Violation, total int) string {
+func violationMessage(violations []Violation, total int) string {
 	sorted := slices.Clone(violations)
-	slices.SortStableFunc(sorted, func(a, b engine.Violation) int {
+	slices.SortStableFunc(sorted, func(a, b Violation) int {
 		return compareLocations(a.Location, b.Location)
 	})
 	var b strings.Builder
@@ -296,8 +296,8 @@ func compareTokens(a, b string) int {
 
 // describeLocated renders one violation with its location, both clipped
 // so that a message stays short whatever the value holds.
-func describeLocated(v engine.Violation) string {
-	return clip(fmt.Sprintf("at %s: %s", clippedPointer(v.Location), describeViolation(v.Kind)), maxViolationText)
+func describeLocated(v Violation) string {
+	return Clip(fmt.Sprintf("at %s: %s", clippedPointer(v.Location), describeViolation(v.Kind)), maxViolationText)
 }
 
 // describeViolation renders one broken rule. The validator's own text
@@ -441,4 +441,27 @@ func pointer(tokens []string) string {
 		b.WriteString(strings.ReplaceAll(t, "/", "~1"))
 	}
 	return b.String()
+}
+
+// OneLine escapes the control characters and line separators of a
+// message, which may quote member names from a value in JSON pointers, so
+// that a public message is always a single line of text.
+func OneLine(s string) string {
+	if !strings.ContainsFunc(s, breaksLine) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if breaksLine(r) {
+			q := strconv.QuoteRune(r) // '\n', '\u2028', …
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func breaksLine(r rune) bool {
+	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029'
 }

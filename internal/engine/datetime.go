@@ -1,4 +1,4 @@
-package tool
+package engine
 
 import (
 	"errors"
@@ -20,17 +20,19 @@ func validateDateTime(v any) error {
 	if !ok {
 		return nil
 	}
-	if lacksOffset(s) {
-		return errMissingOffset
+	if LacksOffset(s) {
+		return ErrMissingOffset
 	}
 	return stockDateTime()(s)
 }
 
-var errMissingOffset = errors.New("the time-zone offset is missing; end the value with Z for UTC or with an offset such as +01:00")
+// ErrMissingOffset is the error of a date-time that lacks only its
+// time-zone offset.
+var ErrMissingOffset = errors.New("the time-zone offset is missing; end the value with Z for UTC or with an offset such as +01:00")
 
-// lacksOffset reports whether s is a date and a time of day, with an
+// LacksOffset reports whether s is a date and a time of day, with an
 // optional fraction of a second, and nothing after it.
-func lacksOffset(s string) bool {
+func LacksOffset(s string) bool {
 	const layout = "dddd-dd-ddTdd:dd:dd"
 	if len(s) < len(layout) {
 		return false
