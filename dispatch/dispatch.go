@@ -270,6 +270,50 @@ func (d *Dispatcher) Run(ctx context.Context, call Call) Outcome {
 	return o
 }
 
+// RunAll runs the calls of one model turn, at most Config.MaxConcurrency at
+// a time (0 and 1: in order, one after the other), and returns their
+// outcomes in the order of calls. Each call is run as by Run: a panic or
+// error in one is that call's Outcome and touches no other. A call that
+// ended at Config.CallTimeout while its tool goes on holds its slot until
+// the tool returns: later calls wait for a free slot, so at most
+// MaxConcurrency tools of the turn run at any time. calls is not retained.
+func (d *Dispatcher) RunAll(ctx context.Context, calls []Call) []Outcome {
+	outcomes := make([]Outcome, len(calls))
+	limit := 1
+	if d != nil {
+		limit = d.maxConcurrency
+	}
+	if limit <= 1 || len(calls) <= 1 {
+		var running <-chan struct{}
+		for i, c := range calls {
+			if running != nil {
+				<-running
+			}
+			outcomes[i], running = d.runLogged(ctx, c)
+		}
+		return outcomes
+	}
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		sem <- struct{}{}
+		wg.Go(func() {
+			var running <-chan struct{}
+			outcomes[i], running = d.runLogged(ctx, c)
+			if running == nil {
+				<-sem
+				return
+			}
+			go func() {
+				<-running
+				<-sem
+			}()
+		})
+	}
+	wg.Wait()
+	return outcomes
+}
+
 // runLogged is Run, and returns too a channel that is closed once the
 // call's tool has returned, or nil when nothing still runs.
 func (d *Dispatcher) runLogged(ctx context.Context, call Call) (Outcome, <-chan struct{}) {
@@ -593,48 +637,4 @@ func checkStamp(encoded []byte, name string, key tool.IdempotencyKey) error {
 			ErrInvalidCheckpoint, truncate(w.Call.IdempotencyKey, 128), truncate(string(key), 128))
 	}
 	return nil
-}
-
-// RunAll runs the calls of one model turn, at most Config.MaxConcurrency at
-// a time (0 and 1: in order, one after the other), and returns their
-// outcomes in the order of calls. Each call is run as by Run: a panic or
-// error in one is that call's Outcome and touches no other. A call that
-// ended at Config.CallTimeout while its tool goes on holds its slot until
-// the tool returns: later calls wait for a free slot, so at most
-// MaxConcurrency tools of the turn run at any time. calls is not retained.
-func (d *Dispatcher) RunAll(ctx context.Context, calls []Call) []Outcome {
-	outcomes := make([]Outcome, len(calls))
-	limit := 1
-	if d != nil {
-		limit = d.maxConcurrency
-	}
-	if limit <= 1 || len(calls) <= 1 {
-		var running <-chan struct{}
-		for i, c := range calls {
-			if running != nil {
-				<-running
-			}
-			outcomes[i], running = d.runLogged(ctx, c)
-		}
-		return outcomes
-	}
-	sem := make(chan struct{}, limit)
-	var wg sync.WaitGroup
-	for i, c := range calls {
-		sem <- struct{}{}
-		wg.Go(func() {
-			var running <-chan struct{}
-			outcomes[i], running = d.runLogged(ctx, c)
-			if running == nil {
-				<-sem
-				return
-			}
-			go func() {
-				<-running
-				<-sem
-			}()
-		})
-	}
-	wg.Wait()
-	return outcomes
 }

@@ -142,38 +142,6 @@ func (d *Dispatcher) safeCallStart(ctx context.Context, info CallInfo) (next con
 	return next
 }
 
-// callDone calls the CallDone hook, if any.
-func (d *Dispatcher) callDone(ctx context.Context, info CallInfo, o Outcome) {
-	if d == nil || d.observer == nil || d.observer.CallDone == nil {
-		return
-	}
-	defer func() { _ = recover() }()
-	d.observer.CallDone(ctx, info, o)
-}
-
-// resumeRefused calls the ResumeRefused hook, if any.
-func (d *Dispatcher) resumeRefused(ctx context.Context, info CallInfo, err error) {
-	if d == nil || d.observer == nil || d.observer.ResumeRefused == nil {
-		return
-	}
-	defer func() { _ = recover() }()
-	d.observer.ResumeRefused(ctx, info, err)
-}
-
-// resumeInfo is the CallInfo of a resume or decline of cp answered by a.
-func resumeInfo(op Op, cp Checkpoint, a Answer) CallInfo {
-	return CallInfo{
-		Op:             op,
-		CallID:         cp.callID,
-		Tool:           cp.request.Name,
-		Arguments:      cp.request.Arguments,
-		IdempotencyKey: cp.key,
-		Principal:      cp.principal,
-		CheckpointID:   cp.id,
-		AnsweredBy:     a.Principal,
-	}
-}
-
 // log writes the record of one call.
 func (d *Dispatcher) log(ctx context.Context, o Outcome) {
 	if d == nil || d.logger == nil {
@@ -205,4 +173,36 @@ func (d *Dispatcher) log(ctx context.Context, o Outcome) {
 		}
 	}
 	d.logger.LogAttrs(ctx, level, "tool call", attrs...)
+}
+
+// callDone calls the CallDone hook, if any.
+func (d *Dispatcher) callDone(ctx context.Context, info CallInfo, o Outcome) {
+	if d == nil || d.observer == nil || d.observer.CallDone == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	d.observer.CallDone(ctx, info, o)
+}
+
+// resumeRefused calls the ResumeRefused hook, if any.
+func (d *Dispatcher) resumeRefused(ctx context.Context, info CallInfo, err error) {
+	if d == nil || d.observer == nil || d.observer.ResumeRefused == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	d.observer.ResumeRefused(ctx, info, err)
+}
+
+// resumeInfo is the CallInfo of a resume or decline of cp answered by a.
+func resumeInfo(op Op, cp Checkpoint, a Answer) CallInfo {
+	return CallInfo{
+		Op:             op,
+		CallID:         cp.callID,
+		Tool:           cp.request.Name,
+		Arguments:      cp.request.Arguments,
+		IdempotencyKey: cp.key,
+		Principal:      cp.principal,
+		CheckpointID:   cp.id,
+		AnsweredBy:     a.Principal,
+	}
 }
