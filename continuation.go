@@ -8,10 +8,11 @@ import (
 
 // This file holds suspension and resumption: the [Admission] a runtime
 // resumes a call with, the [Continuation] it carries, the call stamp that ties
-// a Continuation to the call that asked, where the stamp is made
-// ([Binding.Call], through [Contract].stamp) and where it is checked
-// ([Contract.Prepare], through Contract.admitContinuation). The wire form of
-// the stamp is in input_request.go, with the rest of the [InputRequest].
+// a Continuation to the call that asked, and where the stamp is made
+// ([Binding.Call], through [Contract].stamp). It is checked where the call is
+// admitted, in contract.go ([Contract.Prepare], through
+// Contract.admitContinuation). The wire form of the stamp is in
+// input_request.go, with the rest of the [InputRequest].
 
 // Admission is what the runtime, never the model, asserts about a call. It
 // is kept apart from [Request] because a model can write any arguments but
@@ -88,24 +89,4 @@ func (c Contract) stamp(request InputRequest, invocation Invocation) *InputReque
 		key:       invocation.key,
 	}
 	return &stamped
-}
-
-// admitContinuation checks that the continuation was issued for this very
-// call: this contract, these argument bytes and this idempotency key.
-func (c Contract) admitContinuation(admission Admission, args []byte) error {
-	stamp := admission.Continuation.stamp
-	name := c.core.frozen.def.Name
-	switch {
-	case !stamp.set:
-		return errorf("%w: the continuation carries no call stamp (its input request was not returned through a Binding)", ErrInvalidInvocation)
-	case stamp.tool != name:
-		return errorf("%w: the continuation was issued by tool %q, not %q", ErrInvalidInvocation, stamp.tool, name)
-	case stamp.contract != c.core.digest:
-		return errorf("%w: the continuation was issued by another contract of a tool named %q", ErrInvalidInvocation, name)
-	case stamp.arguments != sha256.Sum256(args):
-		return errorf("%w: the continuation was issued for other arguments of %q", ErrInvalidInvocation, name)
-	case stamp.key != admission.IdempotencyKey:
-		return errorf("%w: the continuation was issued for idempotency key %q, not %q", ErrInvalidInvocation, string(stamp.key), string(admission.IdempotencyKey))
-	}
-	return nil
 }

@@ -3,7 +3,10 @@ package tool
 import (
 	"crypto/sha256"
 	"fmt"
+	"unicode/utf8"
 	"unsafe"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentcontract/tool/internal/engine"
 	"github.com/agentcontract/tool/internal/strictjson"
@@ -207,6 +210,62 @@ func (c Contract) ValidateResult(result Result) error {
 	}
 	if out.Valid() && len(result.Output.Details) == 0 {
 		return errorf("%w: tool %q declares an output schema but returned no details", ErrInvalidResult, name)
+	}
+	return nil
+}
+
+// checkIdempotencyKey refuses a key that a call stamp could not carry
+// through storage: one that is not valid UTF-8, holds a Unicode
+// noncharacter, or is longer than [MaxInputBytes] written as a JSON string.
+// Prepare applies it to every call, before anything runs, so that no
+// suspended call is left with a checkpoint that cannot be restored.
+func checkIdempotencyKey(key IdempotencyKey) error {
+	if key == "" {
+		return nil
+	}
+	if !utf8.ValidString(string(key)) {
+		return errorf("%w: the idempotency key is not valid UTF-8", ErrInvalidInvocation)
+	}
+	for _, r := range string(key) {
+		if strictjson.IsNoncharacter(r) {
+			return errorf("%w: the idempotency key holds the Unicode noncharacter U+%04X", ErrInvalidInvocation, r)
+		}
+	}
+	if len(key) <= (MaxInputBytes-2)/6 {
+		return nil // even escaped as \u00XX throughout, it fits
+	}
+	quoted, err := jsontext.AppendQuote(nil, string(key))
+	if err == nil {
+		quoted, err = jsontext.AppendFormat(nil, quoted, wireOptions)
+	}
+	if err != nil {
+		return errorf("%w: the idempotency key cannot be written as JSON: %v", ErrInvalidInvocation, err)
+	}
+	if len(quoted) > MaxInputBytes {
+		return errorf("%w: the idempotency key is %d bytes written as JSON, more than the limit of %d", ErrInvalidInvocation, len(quoted), MaxInputBytes)
+	}
+	if _, err := strictjson.Parse(quoted); err != nil {
+		return errorf("%w: the idempotency key is not I-JSON text: %v", ErrInvalidInvocation, err)
+	}
+	return nil
+}
+
+// admitContinuation checks that the continuation was issued for this very
+// call: this contract, these argument bytes and this idempotency key.
+func (c Contract) admitContinuation(admission Admission, args []byte) error {
+	stamp := admission.Continuation.stamp
+	name := c.core.frozen.def.Name
+	switch {
+	case !stamp.set:
+		return errorf("%w: the continuation carries no call stamp (its input request was not returned through a Binding)", ErrInvalidInvocation)
+	case stamp.tool != name:
+		return errorf("%w: the continuation was issued by tool %q, not %q", ErrInvalidInvocation, stamp.tool, name)
+	case stamp.contract != c.core.digest:
+		return errorf("%w: the continuation was issued by another contract of a tool named %q", ErrInvalidInvocation, name)
+	case stamp.arguments != sha256.Sum256(args):
+		return errorf("%w: the continuation was issued for other arguments of %q", ErrInvalidInvocation, name)
+	case stamp.key != admission.IdempotencyKey:
+		return errorf("%w: the continuation was issued for idempotency key %q, not %q", ErrInvalidInvocation, string(stamp.key), string(admission.IdempotencyKey))
 	}
 	return nil
 }

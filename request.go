@@ -1,13 +1,5 @@
 package tool
 
-import (
-	"unicode/utf8"
-
-	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/agentcontract/tool/internal/strictjson"
-)
-
 // Request is a call proposed by a model: the name of a tool and the JSON
 // text of its arguments. It is untrusted; only [Contract.Prepare] turns it
 // into an [Invocation]. A provider's correlation id for the call belongs to
@@ -41,39 +33,3 @@ func (r Request) Validate() error {
 // a Unicode noncharacter, or more than [MaxInputBytes] once written as a JSON
 // string.
 type IdempotencyKey string
-
-// checkIdempotencyKey refuses a key that a call stamp could not carry
-// through storage: one that is not valid UTF-8, holds a Unicode
-// noncharacter, or is longer than [MaxInputBytes] written as a JSON string.
-// Prepare applies it to every call, before anything runs, so that no
-// suspended call is left with a checkpoint that cannot be restored.
-func checkIdempotencyKey(key IdempotencyKey) error {
-	if key == "" {
-		return nil
-	}
-	if !utf8.ValidString(string(key)) {
-		return errorf("%w: the idempotency key is not valid UTF-8", ErrInvalidInvocation)
-	}
-	for _, r := range string(key) {
-		if strictjson.IsNoncharacter(r) {
-			return errorf("%w: the idempotency key holds the Unicode noncharacter U+%04X", ErrInvalidInvocation, r)
-		}
-	}
-	if len(key) <= (MaxInputBytes-2)/6 {
-		return nil // even escaped as \u00XX throughout, it fits
-	}
-	quoted, err := jsontext.AppendQuote(nil, string(key))
-	if err == nil {
-		quoted, err = jsontext.AppendFormat(nil, quoted, wireOptions)
-	}
-	if err != nil {
-		return errorf("%w: the idempotency key cannot be written as JSON: %v", ErrInvalidInvocation, err)
-	}
-	if len(quoted) > MaxInputBytes {
-		return errorf("%w: the idempotency key is %d bytes written as JSON, more than the limit of %d", ErrInvalidInvocation, len(quoted), MaxInputBytes)
-	}
-	if _, err := strictjson.Parse(quoted); err != nil {
-		return errorf("%w: the idempotency key is not I-JSON text: %v", ErrInvalidInvocation, err)
-	}
-	return nil
-}

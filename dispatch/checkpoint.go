@@ -7,10 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -61,9 +61,6 @@ const MaxCheckpointTTL = 100 * 365 * 24 * time.Hour
 // resuming process's clock is refused: the clocks disagree more than this
 // package allows, or the checkpoint was not made as it claims.
 const MaxClockSkew = 5 * time.Minute
-
-// maxPrincipalBytes bounds Call.Principal and Answer.Principal.
-const maxPrincipalBytes = 1024
 
 // maxCheckpointBytes bounds an encoded checkpoint: the request and the
 // input request, each bounded by tool.MaxInputBytes several times over,
@@ -271,6 +268,31 @@ func (c *Checkpoint) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// Open verifies the seal of cp with this Dispatcher's keys. It is what
+// Resume checks first; a runtime may call it on its own before it shows a
+// checkpoint's prompt to a person. Errors wrap ErrInvalidCheckpoint.
+func (d *Dispatcher) Open(cp Checkpoint) error {
+	if d == nil || d.registry == nil {
+		return errprefix.Errorf("%w: the zero Dispatcher opens nothing", ErrInvalidConfig)
+	}
+	if cp.keyID == "" {
+		return errprefix.Errorf("%w: the zero Checkpoint", ErrInvalidCheckpoint)
+	}
+	i := slices.IndexFunc(d.keys, func(k SealKey) bool { return k.ID == cp.keyID })
+	if i < 0 {
+		return errprefix.Errorf("%w: sealed with key %q, which this dispatcher does not hold", ErrInvalidCheckpoint, cp.keyID)
+	}
+	encoded, err := cp.inputRequest.MarshalJSON()
+	if err != nil {
+		return errprefix.Errorf("%w: %w", ErrInvalidCheckpoint, err)
+	}
+	want := mac(d.keys[i].Secret, cp.keyID, &cp, encoded)
+	if !hmac.Equal(want, cp.mac) {
+		return errprefix.Errorf("%w: the seal does not match its content: the checkpoint was altered or not issued with key %q", ErrInvalidCheckpoint, cp.keyID)
+	}
+	return nil
+}
+
 // sealContent is the byte string the MAC covers: a domain label, then every
 // field of the checkpoint, each prefixed with its length so that no two
 // checkpoints share a content. Times are their Unix nanoseconds in
@@ -340,17 +362,6 @@ func checkTimes(issued, expires time.Time) error {
 	return nil
 }
 
-// checkPrincipal reports whether p is a usable principal.
-func checkPrincipal(p string) error {
-	if len(p) > maxPrincipalBytes {
-		return fmt.Errorf("principal of %d bytes, more than %d", len(p), maxPrincipalBytes)
-	}
-	if !utf8.ValidString(p) {
-		return fmt.Errorf("principal %q is not valid UTF-8", truncate(p, 80))
-	}
-	return nil
-}
-
 // checkKeyID reports whether id is a usable key ID.
 func checkKeyID(id string) error {
 	if id == "" || len(id) > 64 {
@@ -362,16 +373,4 @@ func checkKeyID(id string) error {
 		}
 	}
 	return nil
-}
-
-// truncate shortens s to at most n bytes on a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
 }

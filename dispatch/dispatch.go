@@ -2,18 +2,19 @@ package dispatch
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 
@@ -207,6 +208,17 @@ func New(config Config) (*Dispatcher, error) {
 	}, nil
 }
 
+// isTypedNil reports whether v is an interface holding a nil pointer, map,
+// slice, channel or function.
+func isTypedNil(v any) bool {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func:
+		return rv.IsNil()
+	}
+	return false
+}
+
 // randomKey returns 128 random bits in hex.
 func randomKey() (tool.IdempotencyKey, error) {
 	id, err := newCheckpointID()
@@ -258,6 +270,50 @@ func (d *Dispatcher) Run(ctx context.Context, call Call) Outcome {
 	return o
 }
 
+// RunAll runs the calls of one model turn, at most Config.MaxConcurrency at
+// a time (0 and 1: in order, one after the other), and returns their
+// outcomes in the order of calls. Each call is run as by Run: a panic or
+// error in one is that call's Outcome and touches no other. A call that
+// ended at Config.CallTimeout while its tool goes on holds its slot until
+// the tool returns: later calls wait for a free slot, so at most
+// MaxConcurrency tools of the turn run at any time. calls is not retained.
+func (d *Dispatcher) RunAll(ctx context.Context, calls []Call) []Outcome {
+	outcomes := make([]Outcome, len(calls))
+	limit := 1
+	if d != nil {
+		limit = d.maxConcurrency
+	}
+	if limit <= 1 || len(calls) <= 1 {
+		var running <-chan struct{}
+		for i, c := range calls {
+			if running != nil {
+				<-running
+			}
+			outcomes[i], running = d.runLogged(ctx, c)
+		}
+		return outcomes
+	}
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		sem <- struct{}{}
+		wg.Go(func() {
+			var running <-chan struct{}
+			outcomes[i], running = d.runLogged(ctx, c)
+			if running == nil {
+				<-sem
+				return
+			}
+			go func() {
+				<-running
+				<-sem
+			}()
+		})
+	}
+	wg.Wait()
+	return outcomes
+}
+
 // runLogged is Run, and returns too a channel that is closed once the
 // call's tool has returned, or nil when nothing still runs.
 func (d *Dispatcher) runLogged(ctx context.Context, call Call) (Outcome, <-chan struct{}) {
@@ -271,17 +327,31 @@ func (d *Dispatcher) runLogged(ctx context.Context, call Call) (Outcome, <-chan 
 	return o, running
 }
 
+// run admits call, runs its tool and settles what the tool returned.
 func (d *Dispatcher) run(ctx context.Context, call Call) (Outcome, <-chan struct{}) {
-	o := Outcome{CallID: call.ID, Tool: call.Request.Name}
+	o, binding, invocation, admitted := d.admit(call)
+	if !admitted {
+		return o, nil
+	}
+	result, running, err := d.callTool(ctx, binding, invocation, call.Progress)
+	return d.settle(o, call, result, err), running
+}
+
+// admit checks call's principal, resolves its tool, chooses its
+// idempotency key and prepares it. When admitted, o is the outcome the
+// call settles into, with its Effect and key, and binding and invocation
+// are what runs; otherwise o is the call's final outcome and nothing ran.
+func (d *Dispatcher) admit(call Call) (o Outcome, binding tool.Binding, invocation tool.Invocation, admitted bool) {
+	o = Outcome{CallID: call.ID, Tool: call.Request.Name}
 	if d == nil || d.registry == nil {
-		return unknown(o, errprefix.Errorf("%w: the zero Dispatcher runs nothing", ErrInvalidConfig)), nil
+		return unknown(o, errprefix.Errorf("%w: the zero Dispatcher runs nothing", ErrInvalidConfig)), binding, invocation, false
 	}
 	if err := checkPrincipal(call.Principal); err != nil {
-		return unknown(o, errprefix.Errorf("%w: Call.%v", ErrInvalidConfig, err)), nil
+		return unknown(o, errprefix.Errorf("%w: Call.%v", ErrInvalidConfig, err)), binding, invocation, false
 	}
 	binding, ok := d.registry.Resolve(call.Request.Name)
 	if !ok {
-		return d.unknownTool(o), nil
+		return d.unknownTool(o), binding, invocation, false
 	}
 	contract := binding.Contract()
 	o.Effect = contract.Effect()
@@ -289,16 +359,59 @@ func (d *Dispatcher) run(ctx context.Context, call Call) (Outcome, <-chan struct
 	if key == "" {
 		var err error
 		if key, err = d.newKey(); err != nil {
-			return unknown(o, errprefix.Part("choosing an idempotency key: %w", err)), nil
+			return unknown(o, errprefix.Part("choosing an idempotency key: %w", err)), binding, invocation, false
 		}
 	}
 	invocation, err := contract.Prepare(call.Request, tool.Admission{IdempotencyKey: key})
 	o.IdempotencyKey = key
 	if err != nil {
-		return d.settle(o, call, tool.Result{}, err), nil
+		return d.settle(o, call, tool.Result{}, err), binding, invocation, false
 	}
-	result, running, err := d.callTool(ctx, binding, invocation, call.Progress)
-	return d.settle(o, call, result, err), running
+	return o, binding, invocation, true
+}
+
+// maxPrincipalBytes bounds Call.Principal and Answer.Principal.
+const maxPrincipalBytes = 1024
+
+// checkPrincipal reports whether p is a usable principal.
+func checkPrincipal(p string) error {
+	if len(p) > maxPrincipalBytes {
+		return fmt.Errorf("principal of %d bytes, more than %d", len(p), maxPrincipalBytes)
+	}
+	if !utf8.ValidString(p) {
+		return fmt.Errorf("principal %q is not valid UTF-8", truncate(p, 80))
+	}
+	return nil
+}
+
+// maxListedTools bounds the names an unknown-tool message lists.
+const maxListedTools = 64
+
+// unknownTool makes o the outcome of a call to a tool the registry lacks.
+func (d *Dispatcher) unknownTool(o Outcome) Outcome {
+	o.Kind, o.IsError = KindUnknownTool, true
+	o.Err = fmt.Errorf("no tool named %s in the registry", quoteName(o.Tool))
+	defs := d.registry.Definitions()
+	var b strings.Builder
+	fmt.Fprintf(&b, "There is no tool named %s.", quoteName(o.Tool))
+	switch {
+	case len(defs) == 0:
+		b.WriteString(" No tools are available.")
+	default:
+		b.WriteString(" Available tools: ")
+		for i, def := range defs[:min(len(defs), maxListedTools)] {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(def.Name)
+		}
+		if len(defs) > maxListedTools {
+			fmt.Fprintf(&b, " and %d more", len(defs)-maxListedTools)
+		}
+		b.WriteString(".")
+	}
+	o.Output = tool.NewTextOutput(b.String())
+	return o
 }
 
 // callTool runs the binding, within Config.CallTimeout when one is set.
@@ -440,40 +553,22 @@ func unknown(o Outcome, err error) Outcome {
 	return o
 }
 
-// maxListedTools bounds the names an unknown-tool message lists.
-const maxListedTools = 64
-
-// unknownTool makes o the outcome of a call to a tool the registry lacks.
-func (d *Dispatcher) unknownTool(o Outcome) Outcome {
-	o.Kind, o.IsError = KindUnknownTool, true
-	o.Err = fmt.Errorf("no tool named %s in the registry", quoteName(o.Tool))
-	defs := d.registry.Definitions()
-	var b strings.Builder
-	fmt.Fprintf(&b, "There is no tool named %s.", quoteName(o.Tool))
-	switch {
-	case len(defs) == 0:
-		b.WriteString(" No tools are available.")
-	default:
-		b.WriteString(" Available tools: ")
-		for i, def := range defs[:min(len(defs), maxListedTools)] {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(def.Name)
-		}
-		if len(defs) > maxListedTools {
-			fmt.Fprintf(&b, " and %d more", len(defs)-maxListedTools)
-		}
-		b.WriteString(".")
-	}
-	o.Output = tool.NewTextOutput(b.String())
-	return o
-}
-
 // quoteName quotes a tool name the model wrote, shortened: it is echoed to
 // the model and to logs, and a name has no length bound.
 func quoteName(name string) string {
 	return fmt.Sprintf("%q", truncate(name, 128))
+}
+
+// truncate shortens s to at most n bytes on a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // seal makes the checkpoint of a suspended call, sealed with the first key:
@@ -542,120 +637,4 @@ func checkStamp(encoded []byte, name string, key tool.IdempotencyKey) error {
 			ErrInvalidCheckpoint, truncate(w.Call.IdempotencyKey, 128), truncate(string(key), 128))
 	}
 	return nil
-}
-
-// Open verifies the seal of cp with this Dispatcher's keys. It is what
-// Resume checks first; a runtime may call it on its own before it shows a
-// checkpoint's prompt to a person. Errors wrap ErrInvalidCheckpoint.
-func (d *Dispatcher) Open(cp Checkpoint) error {
-	if d == nil || d.registry == nil {
-		return errprefix.Errorf("%w: the zero Dispatcher opens nothing", ErrInvalidConfig)
-	}
-	if cp.keyID == "" {
-		return errprefix.Errorf("%w: the zero Checkpoint", ErrInvalidCheckpoint)
-	}
-	i := slices.IndexFunc(d.keys, func(k SealKey) bool { return k.ID == cp.keyID })
-	if i < 0 {
-		return errprefix.Errorf("%w: sealed with key %q, which this dispatcher does not hold", ErrInvalidCheckpoint, cp.keyID)
-	}
-	encoded, err := cp.inputRequest.MarshalJSON()
-	if err != nil {
-		return errprefix.Errorf("%w: %w", ErrInvalidCheckpoint, err)
-	}
-	want := mac(d.keys[i].Secret, cp.keyID, &cp, encoded)
-	if !hmac.Equal(want, cp.mac) {
-		return errprefix.Errorf("%w: the seal does not match its content: the checkpoint was altered or not issued with key %q", ErrInvalidCheckpoint, cp.keyID)
-	}
-	return nil
-}
-
-// checkTime refuses a checkpoint that expired by now, on this process's
-// clock, or that was issued more than MaxClockSkew after now.
-func (d *Dispatcher) checkTime(cp Checkpoint, now time.Time) error {
-	if !now.Before(cp.expiresAt) {
-		return errprefix.Errorf("%w: checkpoint %s expired at %s (now %s)", ErrExpired, cp.id,
-			cp.expiresAt.Format(time.RFC3339), now.UTC().Format(time.RFC3339))
-	}
-	if cp.issuedAt.After(now.Add(MaxClockSkew)) {
-		return errprefix.Errorf("%w: checkpoint %s was issued at %s, more than %s after this process's clock (%s)", ErrInvalidCheckpoint, cp.id,
-			cp.issuedAt.Format(time.RFC3339), MaxClockSkew, now.UTC().Format(time.RFC3339))
-	}
-	return nil
-}
-
-// RunAll runs the calls of one model turn, at most Config.MaxConcurrency at
-// a time (0 and 1: in order, one after the other), and returns their
-// outcomes in the order of calls. Each call is run as by Run: a panic or
-// error in one is that call's Outcome and touches no other. A call that
-// ended at Config.CallTimeout while its tool goes on holds its slot until
-// the tool returns: later calls wait for a free slot, so at most
-// MaxConcurrency tools of the turn run at any time. calls is not retained.
-func (d *Dispatcher) RunAll(ctx context.Context, calls []Call) []Outcome {
-	outcomes := make([]Outcome, len(calls))
-	limit := 1
-	if d != nil {
-		limit = d.maxConcurrency
-	}
-	if limit <= 1 || len(calls) <= 1 {
-		var running <-chan struct{}
-		for i, c := range calls {
-			if running != nil {
-				<-running
-			}
-			outcomes[i], running = d.runLogged(ctx, c)
-		}
-		return outcomes
-	}
-	sem := make(chan struct{}, limit)
-	var wg sync.WaitGroup
-	for i, c := range calls {
-		sem <- struct{}{}
-		wg.Go(func() {
-			var running <-chan struct{}
-			outcomes[i], running = d.runLogged(ctx, c)
-			if running == nil {
-				<-sem
-				return
-			}
-			go func() {
-				<-running
-				<-sem
-			}()
-		})
-	}
-	wg.Wait()
-	return outcomes
-}
-
-// log writes the record of one call.
-func (d *Dispatcher) log(ctx context.Context, o Outcome) {
-	if d == nil || d.logger == nil {
-		return
-	}
-	level := slog.LevelInfo
-	switch o.Kind {
-	case KindFailed, KindRejected, KindUnknownTool:
-		level = slog.LevelWarn
-	case KindUnknown:
-		level = slog.LevelError
-	}
-	attrs := []slog.Attr{
-		slog.String("tool", truncate(o.Tool, 128)),
-		slog.String("call_id", o.CallID),
-		slog.String("idempotency_key", string(o.IdempotencyKey)),
-		slog.String("kind", string(o.Kind)),
-		slog.Duration("duration", o.Duration),
-	}
-	if o.Err != nil {
-		attrs = append(attrs, slog.String("error", o.Err.Error()))
-		var failure *tool.Failure
-		if errors.As(o.Err, &failure) && failure.Cause() != nil {
-			attrs = append(attrs, slog.String("cause", failure.Cause().Error()))
-		}
-		var rejection *tool.InputRejection
-		if errors.As(o.Err, &rejection) && rejection.Cause() != nil {
-			attrs = append(attrs, slog.String("cause", rejection.Cause().Error()))
-		}
-	}
-	d.logger.LogAttrs(ctx, level, "tool call", attrs...)
 }

@@ -104,7 +104,7 @@ func (s *MemoryStore) Claim(ctx context.Context, c Claim) (*Claim, error) {
 	}
 	defer s.mu.Unlock()
 	if r, ok := s.claims[c.CheckpointID]; ok {
-		prior, err := decodeClaim(r.data)
+		prior, err := decodeRecord[Claim](r.data, "claim")
 		if err != nil {
 			return nil, err
 		}
@@ -139,7 +139,7 @@ func (s *MemoryStore) Finish(ctx context.Context, id string, outcome SavedOutcom
 	if !ok {
 		return errprefix.Errorf("%w: no claim of checkpoint %q", ErrNotFound, truncate(id, 80))
 	}
-	c, err := decodeClaim(r.data)
+	c, err := decodeRecord[Claim](r.data, "claim")
 	if err != nil {
 		return err
 	}
@@ -174,7 +174,7 @@ func (s *MemoryStore) Claimed(ctx context.Context, id string) (Claim, error) {
 	if !ok {
 		return Claim{}, errprefix.Errorf("%w: no claim of checkpoint %q", ErrNotFound, truncate(id, 80))
 	}
-	return decodeClaim(r.data)
+	return decodeRecord[Claim](r.data, "claim")
 }
 
 // Claims implements Store.Claims.
@@ -189,7 +189,7 @@ func (s *MemoryStore) Claims(ctx context.Context, q ClaimQuery) ([]Claim, error)
 	}
 	out := make([]Claim, 0, len(rs))
 	for _, k := range rs {
-		c, err := decodeClaim(k.r.data)
+		c, err := decodeRecord[Claim](k.r.data, "claim")
 		if err != nil {
 			return nil, err
 		}
@@ -240,7 +240,7 @@ func (s *MemoryStore) Turn(ctx context.Context, id string) (Turn, error) {
 	if !ok {
 		return Turn{}, errprefix.Errorf("%w: no turn %q", ErrNotFound, truncate(id, 80))
 	}
-	return decodeTurn(r.data)
+	return decodeRecord[Turn](r.data, "turn")
 }
 
 // Pending implements Store.Pending.
@@ -256,7 +256,7 @@ func (s *MemoryStore) Pending(ctx context.Context, q PendingQuery) ([]Pending, e
 	out := []Pending{}
 	skip := q.Offset
 	for _, k := range rs {
-		t, err := decodeTurn(k.r.data)
+		t, err := decodeRecord[Turn](k.r.data, "turn")
 		if err != nil {
 			return nil, err
 		}
@@ -338,18 +338,14 @@ func (s *MemoryStore) makeRoom(grow int) error {
 	return errprefix.Errorf("%w: the memory store is full: %d of %d bytes hold records that have not expired", ErrStore, s.used, s.maxBytes)
 }
 
-func decodeClaim(data []byte) (Claim, error) {
-	var c Claim
-	if err := jsonv2.Unmarshal(data, &c, jsonv2.RejectUnknownMembers(true)); err != nil {
-		return Claim{}, errprefix.Errorf("%w: a stored claim does not decode: %v", ErrInvalidRecord, err)
+// decodeRecord decodes a record the store kept as JSON, strictly; what
+// names the kind of record ("claim", "turn") in the error, which wraps
+// ErrInvalidRecord.
+func decodeRecord[T Claim | Turn](data []byte, what string) (T, error) {
+	var v T
+	if err := jsonv2.Unmarshal(data, &v, jsonv2.RejectUnknownMembers(true)); err != nil {
+		var zero T
+		return zero, errprefix.Errorf("%w: a stored %s does not decode: %v", ErrInvalidRecord, what, err)
 	}
-	return c, nil
-}
-
-func decodeTurn(data []byte) (Turn, error) {
-	var t Turn
-	if err := jsonv2.Unmarshal(data, &t, jsonv2.RejectUnknownMembers(true)); err != nil {
-		return Turn{}, errprefix.Errorf("%w: a stored turn does not decode: %v", ErrInvalidRecord, err)
-	}
-	return t, nil
+	return v, nil
 }

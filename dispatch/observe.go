@@ -2,6 +2,8 @@ package dispatch
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 
 	"github.com/agentcontract/tool"
 )
@@ -138,6 +140,39 @@ func (d *Dispatcher) safeCallStart(ctx context.Context, info CallInfo) (next con
 		next = c
 	}
 	return next
+}
+
+// log writes the record of one call.
+func (d *Dispatcher) log(ctx context.Context, o Outcome) {
+	if d == nil || d.logger == nil {
+		return
+	}
+	level := slog.LevelInfo
+	switch o.Kind {
+	case KindFailed, KindRejected, KindUnknownTool:
+		level = slog.LevelWarn
+	case KindUnknown:
+		level = slog.LevelError
+	}
+	attrs := []slog.Attr{
+		slog.String("tool", truncate(o.Tool, 128)),
+		slog.String("call_id", o.CallID),
+		slog.String("idempotency_key", string(o.IdempotencyKey)),
+		slog.String("kind", string(o.Kind)),
+		slog.Duration("duration", o.Duration),
+	}
+	if o.Err != nil {
+		attrs = append(attrs, slog.String("error", o.Err.Error()))
+		var failure *tool.Failure
+		if errors.As(o.Err, &failure) && failure.Cause() != nil {
+			attrs = append(attrs, slog.String("cause", failure.Cause().Error()))
+		}
+		var rejection *tool.InputRejection
+		if errors.As(o.Err, &rejection) && rejection.Cause() != nil {
+			attrs = append(attrs, slog.String("cause", rejection.Cause().Error()))
+		}
+	}
+	d.logger.LogAttrs(ctx, level, "tool call", attrs...)
 }
 
 // callDone calls the CallDone hook, if any.

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"time"
 
@@ -94,15 +93,8 @@ func (d *Dispatcher) Resume(ctx context.Context, cp Checkpoint, a Answer) (Outco
 	if o, done, err := d.claim(ctx, cp, c); done {
 		return d.claimed(ctx, info, o, err)
 	}
-	ctx = d.callStart(ctx, info)
-	o := Outcome{CallID: cp.callID, Tool: cp.request.Name, Effect: binding.Contract().Effect(), IdempotencyKey: cp.key}
-	result, _, err := d.callTool(ctx, binding, invocation, a.Progress)
-	call := Call{ID: cp.callID, Request: cp.request, IdempotencyKey: cp.key, Principal: cp.principal}
-	o = d.settle(o, call, result, err)
-	o.Duration = time.Since(start)
-	d.log(ctx, o)
-	d.callDone(ctx, info, o)
-	return o, d.finish(ctx, cp, o)
+	call := Call{ID: cp.callID, Request: cp.request, IdempotencyKey: cp.key, Principal: cp.principal, Progress: a.Progress}
+	return d.runClaimed(ctx, start, info, cp, call, binding, invocation)
 }
 
 // admitAnswer runs the steps of Resume before the claim: the seal, the
@@ -110,11 +102,12 @@ func (d *Dispatcher) Resume(ctx context.Context, cp Checkpoint, a Answer) (Outco
 // tool's binding, the call admitted again, the time the expiry was judged
 // at and the digest of the answer.
 func (d *Dispatcher) admitAnswer(cp Checkpoint, a Answer) (tool.Binding, tool.Invocation, time.Time, string, error) {
-	binding, continuation, now, err := d.admitResume(cp, a.Response, true)
+	continuation, now, err := d.admitResume(cp, a, true)
 	if err != nil {
 		return tool.Binding{}, tool.Invocation{}, time.Time{}, "", err
 	}
-	if err := checkAnswerer(cp, a.Principal); err != nil {
+	binding, err := d.resolveAgain(cp)
+	if err != nil {
 		return tool.Binding{}, tool.Invocation{}, time.Time{}, "", err
 	}
 	invocation, err := binding.Contract().Prepare(cp.request, tool.Admission{IdempotencyKey: cp.key, Continuation: &continuation})
@@ -128,96 +121,45 @@ func (d *Dispatcher) admitAnswer(cp Checkpoint, a Answer) (tool.Binding, tool.In
 	return binding, invocation, now, digest, nil
 }
 
-// claimed ends a resume or decline whose claim found the checkpoint
-// claimed before, or failed: a replayed outcome is observed as a call, an
-// error as a refusal.
-func (d *Dispatcher) claimed(ctx context.Context, info CallInfo, o Outcome, err error) (Outcome, error) {
-	if err != nil {
-		d.resumeRefused(ctx, info, err)
-		return o, err
-	}
-	ctx = d.callStart(ctx, info)
-	d.callDone(ctx, info, o)
-	return o, nil
-}
-
-// Decline records that the person declined the suspended call: a claim,
-// like an answer, so the checkpoint can never be answered afterwards, and
-// a final outcome the model sees. The outcome is KindFailed with a
-// *tool.Failure of kind rejected (the call was refused permission, as a
-// Guard refuses one) whose public text is DeclinedText with the tool's
-// name; the tool does not run and sees nothing more of the call.
-//
-// Decline checks, in order, the seal (ErrInvalidCheckpoint), the expiry
-// (ErrExpired), the principal (ErrWrongPrincipal) and the claim, as
-// Resume does; a.Response and a.Progress are ignored. Declining again
-// returns the recorded outcome with Outcome.Replayed set; declining a
-// checkpoint that was answered is an *AnsweredError. The tool need not
-// be in the registry any more.
-//
-// A request that was dismissed without a choice (MCP's "cancel", a
-// closed window) is not a decline: do not call Decline, and the
-// checkpoint stays answerable until it expires.
-func (d *Dispatcher) Decline(ctx context.Context, cp Checkpoint, a Answer) (Outcome, error) {
-	if d == nil || d.registry == nil || d.store == nil {
-		return Outcome{}, errprefix.Errorf("%w: the zero Dispatcher declines nothing", ErrInvalidConfig)
-	}
-	info := resumeInfo(OpDecline, cp, a)
-	_, _, now, err := d.admitResume(cp, nil, false)
-	if err == nil {
-		err = checkAnswerer(cp, a.Principal)
-	}
-	if err != nil {
-		d.resumeRefused(ctx, info, err)
-		return Outcome{}, err
-	}
-	if o, done, err := d.claim(ctx, cp, d.newClaim(cp, a.Principal, DeclineSHA256, now)); done {
-		return d.claimed(ctx, info, o, err)
-	}
-	ctx = d.callStart(ctx, info)
-	o := Outcome{CallID: cp.callID, Tool: cp.request.Name, Kind: KindFailed, IsError: true, IdempotencyKey: cp.key}
-	if b, ok := d.registry.Resolve(cp.request.Name); ok {
-		o.Effect = b.Contract().Effect()
-	}
-	o.Output = tool.NewTextOutput(fmt.Sprintf(DeclinedText, quoteName(cp.request.Name)))
-	failure, err := tool.NewFailure(tool.FailureConfig{Kind: tool.FailureKindRejected, Output: o.Output, Cause: &declinedError{principal: a.Principal}})
-	if err != nil {
-		o = unknown(o, err)
-	} else {
-		o.Err = failure
-	}
-	d.log(ctx, o)
-	d.callDone(ctx, info, o)
-	return o, d.finish(ctx, cp, o)
-}
-
-// admitResume runs the checks of a resume that need no Store: the seal,
-// the answer when checkAnswer, and the time. It returns the tool's
-// binding (when checkAnswer) and the continuation, and the time it judged
-// the expiry at.
-func (d *Dispatcher) admitResume(cp Checkpoint, answer json.RawMessage, checkAnswer bool) (tool.Binding, tool.Continuation, time.Time, error) {
+// admitResume runs steps 1 to 4 of Resume, which ask neither the registry
+// nor the Store: the seal, the answer when answered (Decline and
+// Supersede carry none), the time and the principal. It returns the
+// continuation (when answered) and the time it judged the expiry at. The
+// principal is checked before the tool is looked up, so that someone
+// other than the checkpoint's principal learns nothing of the registry.
+func (d *Dispatcher) admitResume(cp Checkpoint, a Answer, answered bool) (tool.Continuation, time.Time, error) {
 	if err := d.Open(cp); err != nil {
-		return tool.Binding{}, tool.Continuation{}, time.Time{}, err
+		return tool.Continuation{}, time.Time{}, err
 	}
 	var continuation tool.Continuation
-	if checkAnswer {
+	if answered {
 		var err error
-		if continuation, err = cp.continuation(answer); err != nil {
-			return tool.Binding{}, tool.Continuation{}, time.Time{}, err
+		if continuation, err = cp.continuation(a.Response); err != nil {
+			return tool.Continuation{}, time.Time{}, err
 		}
 	}
 	now := d.clock()
 	if err := d.checkTime(cp, now); err != nil {
-		return tool.Binding{}, tool.Continuation{}, time.Time{}, err
+		return tool.Continuation{}, time.Time{}, err
 	}
-	if !checkAnswer {
-		return tool.Binding{}, continuation, now, nil
+	if err := checkAnswerer(cp, a.Principal); err != nil {
+		return tool.Continuation{}, time.Time{}, err
 	}
-	binding, ok := d.registry.Resolve(cp.request.Name)
-	if !ok {
-		return tool.Binding{}, tool.Continuation{}, time.Time{}, errprefix.Errorf("%w: no tool named %s in the registry", ErrInvalidCheckpoint, quoteName(cp.request.Name))
+	return continuation, now, nil
+}
+
+// checkTime refuses a checkpoint that expired by now, on this process's
+// clock, or that was issued more than MaxClockSkew after now.
+func (d *Dispatcher) checkTime(cp Checkpoint, now time.Time) error {
+	if !now.Before(cp.expiresAt) {
+		return errprefix.Errorf("%w: checkpoint %s expired at %s (now %s)", ErrExpired, cp.id,
+			cp.expiresAt.Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 	}
-	return binding, continuation, now, nil
+	if cp.issuedAt.After(now.Add(MaxClockSkew)) {
+		return errprefix.Errorf("%w: checkpoint %s was issued at %s, more than %s after this process's clock (%s)", ErrInvalidCheckpoint, cp.id,
+			cp.issuedAt.Format(time.RFC3339), MaxClockSkew, now.UTC().Format(time.RFC3339))
+	}
+	return nil
 }
 
 // checkAnswerer refuses an answer from someone other than the principal
@@ -231,6 +173,17 @@ func checkAnswerer(cp Checkpoint, principal string) error {
 			truncate(cp.principal, 128), truncate(principal, 128))
 	}
 	return nil
+}
+
+// resolveAgain looks the tool of cp up in the registry again, for the
+// call that answering or editing it runs: ErrInvalidCheckpoint when the
+// registry no longer has it.
+func (d *Dispatcher) resolveAgain(cp Checkpoint) (tool.Binding, error) {
+	binding, ok := d.registry.Resolve(cp.request.Name)
+	if !ok {
+		return tool.Binding{}, errprefix.Errorf("%w: no tool named %s in the registry", ErrInvalidCheckpoint, quoteName(cp.request.Name))
+	}
+	return binding, nil
 }
 
 // newClaim returns the claim of cp by principal with digest at now.
@@ -275,6 +228,34 @@ func (d *Dispatcher) claim(ctx context.Context, cp Checkpoint, c Claim) (o Outco
 	return recorded, true, nil
 }
 
+// claimed ends a resume or decline whose claim found the checkpoint
+// claimed before, or failed: a replayed outcome is observed as a call, an
+// error as a refusal.
+func (d *Dispatcher) claimed(ctx context.Context, info CallInfo, o Outcome, err error) (Outcome, error) {
+	if err != nil {
+		d.resumeRefused(ctx, info, err)
+		return o, err
+	}
+	ctx = d.callStart(ctx, info)
+	d.callDone(ctx, info, o)
+	return o, nil
+}
+
+// runClaimed runs call, whose checkpoint cp was just claimed, as Run
+// runs a call that is admitted: observed from info and logged, its
+// duration counted from start. It then records the outcome as the
+// claim's (see finish).
+func (d *Dispatcher) runClaimed(ctx context.Context, start time.Time, info CallInfo, cp Checkpoint, call Call, binding tool.Binding, invocation tool.Invocation) (Outcome, error) {
+	ctx = d.callStart(ctx, info)
+	o := Outcome{CallID: call.ID, Tool: call.Request.Name, Effect: binding.Contract().Effect(), IdempotencyKey: call.IdempotencyKey}
+	result, _, err := d.callTool(ctx, binding, invocation, call.Progress)
+	o = d.settle(o, call, result, err)
+	o.Duration = time.Since(start)
+	d.log(ctx, o)
+	d.callDone(ctx, info, o)
+	return o, d.finish(ctx, cp, o)
+}
+
 // finish records o as the outcome of the claim of cp. The context's
 // cancellation does not stop it: the call ran, and its outcome must be
 // recorded whether or not the caller still waits.
@@ -296,6 +277,53 @@ func storeError(what string, err error) error {
 		return errprefix.Part("%s: %w", what, err)
 	}
 	return errprefix.Errorf("%w: %s: %w", ErrStore, what, err)
+}
+
+// Decline records that the person declined the suspended call: a claim,
+// like an answer, so the checkpoint can never be answered afterwards, and
+// a final outcome the model sees. The outcome is KindFailed with a
+// *tool.Failure of kind rejected (the call was refused permission, as a
+// Guard refuses one) whose public text is DeclinedText with the tool's
+// name; the tool does not run and sees nothing more of the call.
+//
+// Decline checks, in order, the seal (ErrInvalidCheckpoint), the expiry
+// (ErrExpired), the principal (ErrWrongPrincipal) and the claim, as
+// Resume does; a.Response and a.Progress are ignored. Declining again
+// returns the recorded outcome with Outcome.Replayed set; declining a
+// checkpoint that was answered is an *AnsweredError. The tool need not
+// be in the registry any more.
+//
+// A request that was dismissed without a choice (MCP's "cancel", a
+// closed window) is not a decline: do not call Decline, and the
+// checkpoint stays answerable until it expires.
+func (d *Dispatcher) Decline(ctx context.Context, cp Checkpoint, a Answer) (Outcome, error) {
+	if d == nil || d.registry == nil || d.store == nil {
+		return Outcome{}, errprefix.Errorf("%w: the zero Dispatcher declines nothing", ErrInvalidConfig)
+	}
+	info := resumeInfo(OpDecline, cp, a)
+	_, now, err := d.admitResume(cp, a, false)
+	if err != nil {
+		d.resumeRefused(ctx, info, err)
+		return Outcome{}, err
+	}
+	if o, done, err := d.claim(ctx, cp, d.newClaim(cp, a.Principal, DeclineSHA256, now)); done {
+		return d.claimed(ctx, info, o, err)
+	}
+	ctx = d.callStart(ctx, info)
+	o := Outcome{CallID: cp.callID, Tool: cp.request.Name, Kind: KindFailed, IsError: true, IdempotencyKey: cp.key}
+	if b, ok := d.registry.Resolve(cp.request.Name); ok {
+		o.Effect = b.Contract().Effect()
+	}
+	o.Output = tool.NewTextOutput(fmt.Sprintf(DeclinedText, quoteName(cp.request.Name)))
+	failure, err := tool.NewFailure(tool.FailureConfig{Kind: tool.FailureKindRejected, Output: o.Output, Cause: &declinedError{principal: a.Principal}})
+	if err != nil {
+		o = unknown(o, err)
+	} else {
+		o.Err = failure
+	}
+	d.log(ctx, o)
+	d.callDone(ctx, info, o)
+	return o, d.finish(ctx, cp, o)
 }
 
 // AnswerSHA256 returns the digest a claim records for answer: the SHA-256,
@@ -386,15 +414,4 @@ func (d *Dispatcher) Turn(ctx context.Context, id string) ([]Outcome, error) {
 		}
 	}
 	return outcomes, nil
-}
-
-// isTypedNil reports whether v is an interface holding a nil pointer, map,
-// slice, channel or function.
-func isTypedNil(v any) bool {
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func:
-		return rv.IsNil()
-	}
-	return false
 }

@@ -80,6 +80,31 @@ func TestResumeOrder(t *testing.T) {
 	require.Equal(t, int32(1), calls.Load())
 }
 
+// A wrong principal is refused before the tool is looked up again: an
+// answer from someone the checkpoint does not name hears ErrWrongPrincipal
+// even when the tool has left the registry, and learns nothing of it.
+func TestResumePrincipalBeforeTool(t *testing.T) {
+	var calls atomic.Int32
+	store := memoryStore(t)
+	d := newDispatcher(t, registry(t, &calls), func(c *dispatch.Config) { c.Store = store })
+	cp := suspendFor(t, d, "user-7")
+	calls.Store(0)
+	gone := newDispatcher(t, &tool.Registry{}, func(c *dispatch.Config) { c.Store = store })
+
+	_, err := gone.Resume(context.Background(), cp, yes("user-8"))
+	require.ErrorIs(t, err, dispatch.ErrWrongPrincipal)
+	require.NotErrorIs(t, err, dispatch.ErrInvalidCheckpoint)
+	_, err = gone.Supersede(context.Background(), cp, dispatch.Edit{Arguments: `{"order":"A-2"}`, Principal: "user-8"})
+	require.ErrorIs(t, err, dispatch.ErrWrongPrincipal, "an edit is refused in the same order")
+
+	_, err = gone.Resume(context.Background(), cp, yes("user-7"))
+	require.ErrorIs(t, err, dispatch.ErrInvalidCheckpoint, "the right principal learns that the tool is gone")
+	require.EqualError(t, err, `tool: invalid checkpoint: no tool named "refund" in the registry`)
+	_, err = store.Claimed(context.Background(), cp.ID())
+	require.ErrorIs(t, err, dispatch.ErrNotFound, "no refusal used the claim")
+	require.Zero(t, calls.Load())
+}
+
 // The same answer again returns the recorded outcome, marked replayed,
 // and runs nothing; another answer is an *AnsweredError with the outcome.
 func TestResumeTwice(t *testing.T) {

@@ -60,17 +60,13 @@ func (d *Dispatcher) Supersede(ctx context.Context, cp Checkpoint, e Edit) (Outc
 		return Outcome{}, errprefix.Errorf("%w: the zero Dispatcher supersedes nothing", ErrInvalidConfig)
 	}
 	info := resumeInfo(OpSupersede, cp, Answer{Principal: e.Principal})
-	_, _, now, err := d.admitResume(cp, nil, false)
-	if err == nil {
-		err = checkAnswerer(cp, e.Principal)
-	}
+	_, now, err := d.admitResume(cp, Answer{Principal: e.Principal}, false)
 	if err != nil {
 		d.resumeRefused(ctx, info, err)
 		return Outcome{}, err
 	}
-	binding, ok := d.registry.Resolve(cp.request.Name)
-	if !ok {
-		err := errprefix.Errorf("%w: no tool named %s in the registry", ErrInvalidCheckpoint, quoteName(cp.request.Name))
+	binding, err := d.resolveAgain(cp)
+	if err != nil {
 		d.resumeRefused(ctx, info, err)
 		return Outcome{}, err
 	}
@@ -103,15 +99,8 @@ func (d *Dispatcher) Supersede(ctx context.Context, cp Checkpoint, e Edit) (Outc
 		return d.claimed(ctx, info, o, err)
 	}
 	info.IdempotencyKey = key
-	ctx = d.callStart(ctx, info)
-	o := Outcome{CallID: cp.callID, Tool: cp.request.Name, Effect: binding.Contract().Effect(), IdempotencyKey: key}
-	result, _, err := d.callTool(ctx, binding, invocation, e.Progress)
-	call := Call{ID: cp.callID, Request: request, IdempotencyKey: key, Principal: cp.principal}
-	o = d.settle(o, call, result, err)
-	o.Duration = time.Since(start)
-	d.log(ctx, o)
-	d.callDone(ctx, info, o)
-	return o, d.finish(ctx, cp, o)
+	call := Call{ID: cp.callID, Request: request, IdempotencyKey: key, Principal: cp.principal, Progress: e.Progress}
+	return d.runClaimed(ctx, start, info, cp, call, binding, invocation)
 }
 
 // editDomain keeps the digest of an edit apart from the digest of every
