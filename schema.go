@@ -163,4 +163,3 @@ func (s Schema) check(value []byte) error {
 		return errorf("%w: %v", ErrInvalidSchema, err)
 	}
 }
-
