@@ -59,16 +59,3 @@ func TookShortcut(s Schema) bool {
 // Built reports whether s was compiled straight from its document
 // (engine.FromDocument), without the validator's compiler.
 func Built(s Schema) bool { return s.s.engine.Built() }
-
-// SchemaGraphs parses raw and, when the meta-schema shortcut applies to it
-// and engine.FromDocument compiles it, returns that program and the
-// program converted from the validator's compilation of the document
-// under the shortcut's URL, with that compilation's error; ok is false
-// when FromDocument declines.
-func SchemaGraphs(raw []byte) (built, compiled *engine.Program, ok bool, err error) {
-	tree, err := strictjson.Parse(raw)
-	if err != nil {
-		return nil, nil, false, nil
-	}
-	return engine.Compilations(tree)
-}

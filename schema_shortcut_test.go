@@ -1,6 +1,7 @@
 package tool_test
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -159,4 +160,15 @@ func FuzzSchemaShortcut(f *testing.F) {
 	f.Fuzz(func(t *testing.T, schema []byte) {
 		sameParse(t, schema, values, string(schema))
 	})
+}
+
+// TestSchemaGraphCatalogue requires ParseSchema to compile every schema of
+// the large catalogue benchmark straight from its document.
+func TestSchemaGraphCatalogue(t *testing.T) {
+	for i, raw := range registrySchemas(200) {
+		where := fmt.Sprintf("catalogue schema %d", i)
+		s, err := tool.ParseSchema(raw)
+		require.NoError(t, err, where)
+		require.True(t, tool.Built(s), where)
+	}
 }

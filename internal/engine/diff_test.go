@@ -12,8 +12,8 @@ import (
 // Diff walks the programs a and b in step and describes the first
 // difference it meets, or returns "" when they are equal: the same shape
 // of nodes (shared where the other shares), the same keywords and values.
-// Formats are compared by name and function. Diff is for tests that prove two ways of compiling one schema
-// equal; it only reads a and b, and either may be nil.
+// Formats are compared by name and function. Diff proves two ways of
+// compiling one schema equal; it only reads a and b, and either may be nil.
 func Diff(a, b *Program) string {
 	if a == nil || b == nil {
 		if a == b {
@@ -203,8 +203,7 @@ func equalPointers[T comparable](a, b *T) bool {
 // Compilations compiles tree both ways the shortcut may: straight from the
 // document, and by the validator under the shortcut's URL, converted. It
 // returns ok false when the shortcut does not apply or FromDocument
-// declines; err is the validator's error. Like Diff, it is for tests that
-// prove the two ways equal.
+// declines; err is the validator's error.
 func Compilations(tree any) (built, compiled *Program, ok bool, err error) {
 	patterns, validRegex := documentEngine()
 	if !Conforms(tree, validRegex) {
