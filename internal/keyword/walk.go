@@ -31,7 +31,8 @@ type Child struct {
 	// Name is the member name under a map keyword; "" otherwise (and
 	// possibly "" under a map keyword, where it is a valid name).
 	Name string
-	// Index is the position under SchemaList; -1 otherwise.
+	// Index is the position under SchemaList (or in the array form of
+	// items); -1 otherwise.
 	Index int
 	// Schema is the subschema: normally a bool or a map[string]any, but
 	// the value as the document has it, whatever its type (the walk does
@@ -56,15 +57,25 @@ func (c Child) Pointer(parent string) string {
 // in order. A keyword that holds no subschema, or a value of the wrong JSON
 // type for its shape (a "properties" that is not an object), yields nothing.
 // Under DependencyMap only the members that are not arrays (names) are
-// subschemas.
+// subschemas; "items" given an array (the tuple form of the drafts before
+// 2020-12) holds a list of them.
 func Each(name string, value any) iter.Seq[Child] {
 	shape := Of(name)
 	return func(yield func(Child) bool) {
-		switch shape {
+		switch list, isList := value.([]any); shape {
 		case Schema:
-			yield(Child{Keyword: name, Shape: shape, Index: -1, Schema: value})
+			if !isList || name != "items" {
+				yield(Child{Keyword: name, Shape: shape, Index: -1, Schema: value})
+				return
+			}
+			// items as an array: the tuple of the drafts before
+			// 2020-12 (prefixItems since), a list of subschemas.
+			for i, s := range list {
+				if !yield(Child{Keyword: name, Shape: shape, Index: i, Schema: s}) {
+					return
+				}
+			}
 		case SchemaList:
-			list, _ := value.([]any)
 			for i, s := range list {
 				if !yield(Child{Keyword: name, Shape: shape, Index: i, Schema: s}) {
 					return

@@ -32,8 +32,10 @@ func TestWalk(t *testing.T) {
 			[]string{"", "/$defs/a~1b", "/$defs/c~0d", "/patternProperties/^x~1"}},
 		{"dependencies: arrays are names, the others subschemas", `{"dependencies":{"a":["b"],"c":{"required":["d"]}}}`,
 			[]string{"", "/dependencies/c"}},
-		{"a value of the wrong type holds no subschema", `{"properties":[{}],"allOf":{"a":{}},"items":[{}]}`,
-			[]string{"", "/items"}},
+		{"a value of the wrong type holds no subschema", `{"properties":[{}],"allOf":{"a":{}},"not":[{}]}`,
+			[]string{"", "/not"}},
+		{"items as an array is a tuple of subschemas", `{"items":[{"type":"string"},{"items":{}}]}`,
+			[]string{"", "/items/0", "/items/1", "/items/1/items"}},
 		{"unknown keywords are not subschemas", `{"x-extension":{"type":"string"},"definitions":{"n":{}}}`,
 			[]string{"", "/definitions/n"}},
 	}

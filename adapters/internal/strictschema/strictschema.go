@@ -516,12 +516,6 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 			if types, isArr := v.([]any); isArr && len(types) > 1 {
 				l.res.Unions++
 			}
-		case "description":
-			out[k] = v
-		case "default":
-			if !l.rules.Default {
-				delete(out, k)
-			}
 		case "enum":
 			typed = true
 			vals, isArr := v.([]any)
@@ -622,8 +616,6 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 				l.res.StringChars += len(name)
 			}
 			out[k] = lp
-		case "required":
-			out[k] = v
 		case "additionalProperties":
 			delete(out, k) // closeObject closes every object
 			if b, isBool := v.(bool); !isBool || b {
@@ -636,60 +628,26 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 			out[k] = lv
 			u.Items = iu
 			height = max(height, h)
-		case "minItems":
-			out[k] = v
-			if n, ok := v.(json.Number); ok && l.rules.MinItemsUpTo >= 0 {
-				if i, err := n.Int64(); err != nil || i > int64(l.rules.MinItemsUpTo) {
-					l.relaxed(out, &notes, ptr, k, v)
-				}
-			}
-		case "maxItems":
-			out[k] = v
-			if !l.rules.MaxItems {
-				l.relaxed(out, &notes, ptr, k, v)
-			}
-		case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf":
-			out[k] = v
-			if !l.rules.NumberBounds {
-				l.relaxed(out, &notes, ptr, k, v)
-			}
-		case "pattern":
-			out[k] = v
-			p, _ := v.(string)
-			if l.rules.PatternProblem != nil {
-				if why := l.rules.PatternProblem(p); why != "" {
-					l.relaxed(out, &notes, ptr, k, v)
-				}
-			}
-		case "format":
-			out[k] = v
-			f, _ := v.(string)
-			if !slices.Contains(l.rules.Formats, f) {
-				l.relaxed(out, &notes, ptr, k, v)
-			}
-		case "minLength", "maxLength", "uniqueItems", "minProperties", "maxProperties",
-			"contentEncoding", "contentMediaType":
-			out[k] = v
-			l.relaxed(out, &notes, ptr, k, v)
 		default:
-			// Annotations and unknown keywords constrain nothing in
-			// 2020-12; the unsupported ones block.
-			l.misplaced(k, ptr, root)
-			delete(out, k)
+			// The keywords with no handling of their own: the rule set
+			// says whether each is sent, relaxed, dropped or blocks.
+			switch l.rules.Action(k, v) {
+			case Relax:
+				l.relaxed(out, &notes, ptr, k, v)
+			case Block:
+				l.misplaced(k, ptr, root)
+				delete(out, k)
+			case Drop:
+				delete(out, k)
+			}
 		}
 	}
 	if oneOf != nil {
 		delete(out, "oneOf")
 		out["anyOf"] = oneOf
 	}
-	if len(notes) > 0 {
-		slices.Sort(notes)
-		desc, _ := out["description"].(string)
-		if desc != "" {
-			desc += " "
-		}
-		out["description"] = desc + "(" + strings.Join(notes, "; ") + ")"
-	}
+	slices.Sort(notes)
+	describe(out, notes)
 	if !typed {
 		l.block(ptr, "a schema without type, enum, const, anyOf or $ref admits any value, which strict mode cannot express")
 	}
