@@ -10,8 +10,9 @@ import (
 
 // The walk: every piece of code that visits the subschemas of a schema
 // document asks this file which members of a node are subschemas, instead
-// of naming "properties", "items" or "anyOf" itself. The answer comes from
-// the table of shapes above, so a keyword added there is walked everywhere.
+// of naming the applicator keywords itself. The answer comes from the
+// table of shapes (keyword.go), so a keyword added there is walked
+// everywhere.
 //
 // A document here is the tree strictjson (or encoding/json with UseNumber)
 // decodes: map[string]any for objects, []any for arrays, and scalars. The
@@ -55,7 +56,8 @@ func (c Child) Pointer(parent string) string {
 
 // Each returns the subschemas held by value, the value of keyword name,
 // in order. A keyword that holds no subschema, or a value of the wrong JSON
-// type for its shape (a "properties" that is not an object), yields nothing.
+// type for its shape (a map keyword whose value is not an object), yields
+// nothing.
 // Under DependencyMap only the members that are not arrays (names) are
 // subschemas; "items" given an array (the tuple form of the drafts before
 // 2020-12) holds a list of them.
