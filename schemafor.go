@@ -13,6 +13,8 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/invopop/jsonschema"
+
+	"github.com/agentcontract/tool/internal/keyword"
 )
 
 // schemaModeler is implemented by types whose JSON form is described by
@@ -725,17 +727,15 @@ func tighten(limit *json.Number, value string, upper bool) {
 	}
 }
 
-// Keys the schema reflector reads from a `jsonschema` tag, with the kind of
-// value each takes; see checkSchemaTags.
-var schemaTagKeys = map[string]tagValue{
-	"title": tagText, "description": tagText, "type": tagText, "anchor": tagText,
-	"oneof_required": tagText, "anyof_required": tagText, "oneof_ref": tagText,
-	"oneof_type": tagText, "anyof_ref": tagText, "anyof_type": tagText,
-	"pattern": tagText, "format": tagText, "default": tagText, "example": tagText,
-	"enum": tagText, "readOnly": tagText, "writeOnly": tagText, "uniqueItems": tagText,
-	"minLength": tagCount, "maxLength": tagCount, "minItems": tagCount, "maxItems": tagCount,
-	"minimum": tagNumber, "maximum": tagNumber, "exclusiveMinimum": tagNumber,
-	"exclusiveMaximum": tagNumber, "multipleOf": tagNumber,
+// Keys the schema reflector reads from a `jsonschema` tag; see
+// checkSchemaTags. A key that names a keyword takes a value of that
+// keyword's shape (tagValueOf), the others any text.
+var schemaTagKeys = []string{
+	"title", "description", "type", "anchor", "oneof_required", "anyof_required",
+	"oneof_ref", "oneof_type", "anyof_ref", "anyof_type", "pattern", "format",
+	"default", "example", "enum", "readOnly", "writeOnly", "uniqueItems",
+	"minLength", "maxLength", "minItems", "maxItems",
+	"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
 }
 
 type tagValue uint8
@@ -745,6 +745,20 @@ const (
 	tagCount                  // a non-negative integer
 	tagNumber                 // a JSON number
 )
+
+// tagValueOf is the kind of value tag key takes, from the shape of the
+// keyword it names: a count for a Count, a number for a Number or a
+// PositiveNumber (the reflector writes the number; the meta-schema check
+// judges its sign), text for the rest.
+func tagValueOf(key string) tagValue {
+	switch keyword.Of(key) {
+	case keyword.Count:
+		return tagCount
+	case keyword.Number, keyword.PositiveNumber:
+		return tagNumber
+	}
+	return tagText
+}
 
 // The bare flags of a `jsonschema` tag.
 var schemaTagFlags = []string{"required", "nullable"}
@@ -773,7 +787,7 @@ func checkSchemaTags(owner reflect.Type, f reflect.StructField) error {
 	pieces := splitSchemaTag(tag)
 	for _, piece := range pieces {
 		key, value, isPair := strings.Cut(piece, "=")
-		kind, known := schemaTagKeys[key]
+		kind, known := tagValueOf(key), slices.Contains(schemaTagKeys, key)
 		switch {
 		case piece == "" || !isPair && slices.Contains(schemaTagFlags, piece):
 			continue

@@ -3,6 +3,8 @@ package toolgemini
 import (
 	"strconv"
 	"strings"
+
+	"github.com/agentcontract/tool/internal/keyword"
 )
 
 // checkCycles refuses a schema in which a value could recurse forever through
@@ -25,20 +27,17 @@ func checkCycles(l *lowering, root any) {
 	}
 }
 
+// collectRefs appends the $ref of every subschema of node, in the order
+// of the walk.
 func collectRefs(node any, refs *[]string) {
-	switch n := node.(type) {
-	case map[string]any:
-		if ref, ok := n["$ref"].(string); ok {
-			*refs = append(*refs, ref)
+	keyword.Walk(node, "", func(_ string, s any) bool {
+		if m, ok := s.(map[string]any); ok {
+			if ref, ok := m["$ref"].(string); ok {
+				*refs = append(*refs, ref)
+			}
 		}
-		for _, k := range sortedKeys(n) {
-			collectRefs(n[k], refs)
-		}
-	case []any:
-		for _, v := range n {
-			collectRefs(v, refs)
-		}
-	}
+		return true
+	})
 }
 
 type cycles struct {
@@ -68,9 +67,9 @@ func (c *cycles) walk(node any, ptr string) {
 		target, at, found := resolve(c.root, ref)
 		switch {
 		case !found:
-			c.l.refuse(child(ptr, "$ref"), "$ref %q does not point into this schema", ref)
+			c.l.refuse(keyword.Append(ptr, "$ref"), "$ref %q does not point into this schema", ref)
 		case c.state[ref] == walking:
-			c.l.refuse(child(ptr, "$ref"), "$ref %q recurses through required members only; Gemini unrolls recursion only through optional properties", ref)
+			c.l.refuse(keyword.Append(ptr, "$ref"), "$ref %q recurses through required members only; Gemini unrolls recursion only through optional properties", ref)
 		case c.state[ref] == 0:
 			c.visit(ref, target, at)
 		}
@@ -84,17 +83,17 @@ func (c *cycles) walk(node any, ptr string) {
 		}
 	}
 	if props, ok := obj["properties"].(map[string]any); ok {
-		for _, k := range sortedKeys(props) {
+		for _, k := range keyword.SortedNames(props) {
 			if required[k] {
-				c.walk(props[k], child(child(ptr, "properties"), k))
+				c.walk(props[k], keyword.Append(keyword.Append(ptr, "properties"), k))
 			}
 		}
 	}
-	c.walk(obj["items"], child(ptr, "items"))
+	c.walk(obj["items"], keyword.Append(ptr, "items"))
 	for _, k := range []string{"prefixItems", "anyOf"} {
 		if list, ok := obj[k].([]any); ok {
 			for i, s := range list {
-				c.walk(s, index(child(ptr, k), i))
+				c.walk(s, keyword.Append(keyword.Append(ptr, k), strconv.Itoa(i)))
 			}
 		}
 	}
@@ -107,52 +106,21 @@ func resolve(root any, ref string) (any, string, bool) {
 	if !ok {
 		return nil, "", false
 	}
-	if frag == "" {
-		return root, "", true
+	if frag != "" && !strings.HasPrefix(frag, "/") {
+		return findAnchor(root, frag)
 	}
-	if !strings.HasPrefix(frag, "/") {
-		return findAnchor(root, frag, "")
-	}
-	node := root
-	for _, tok := range strings.Split(frag[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch n := node.(type) {
-		case map[string]any:
-			next, ok := n[tok]
-			if !ok {
-				return nil, "", false
-			}
-			node = next
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(n) {
-				return nil, "", false
-			}
-			node = n[i]
-		default:
-			return nil, "", false
-		}
-	}
-	return node, frag, true
+	node, ok := keyword.Resolve(root, frag)
+	return node, frag, ok
 }
 
-func findAnchor(node any, name, ptr string) (any, string, bool) {
-	switch n := node.(type) {
-	case map[string]any:
-		if n["$anchor"] == name {
-			return n, ptr, true
+// findAnchor finds the first subschema, in the order of the walk, whose
+// $anchor is name.
+func findAnchor(root any, name string) (found any, at string, ok bool) {
+	keyword.Walk(root, "", func(ptr string, s any) bool {
+		if m, isObj := s.(map[string]any); !ok && isObj && m["$anchor"] == name {
+			found, at, ok = m, ptr, true
 		}
-		for _, k := range sortedKeys(n) {
-			if found, at, ok := findAnchor(n[k], name, child(ptr, k)); ok {
-				return found, at, true
-			}
-		}
-	case []any:
-		for i, v := range n {
-			if found, at, ok := findAnchor(v, name, index(ptr, i)); ok {
-				return found, at, true
-			}
-		}
-	}
-	return nil, "", false
+		return !ok
+	})
+	return found, at, ok
 }

@@ -3,10 +3,10 @@ package toolgemini
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/agentcontract/tool/adapters/internal/strictschema"
+	"github.com/agentcontract/tool/internal/keyword"
 )
 
 // The JSON path (the zero [Config]): the canonical schema lowered to the
@@ -59,6 +59,47 @@ var refused = map[string]bool{
 	"$recursiveAnchor": true, "$vocabulary": true,
 }
 
+// rules is the JSON path's rule set for the lowering shared with the
+// strict adapters (strictschema.LowerOpen): that lowering walks every
+// subschema; this file decides, keyword by keyword, what Gemini is sent.
+var rules = strictschema.Open{
+	Action: func(k string) strictschema.Action {
+		switch {
+		case refused[k]:
+			return strictschema.Block
+		case lossy[k]:
+			return strictschema.Relax
+		case k == "const" || k == "enum" || k == "oneOf":
+			return strictschema.Rewrite
+		case kept[k]:
+			return strictschema.Keep
+		}
+		// Anything else is an annotation or an unknown keyword, which
+		// never decides validity: dropped.
+		return strictschema.Drop
+	},
+	Rewrite: func(n *strictschema.Node, k string, v any) {
+		switch k {
+		case "const":
+			lowerConst(n, v)
+		case "enum":
+			lowerEnum(n, v)
+		case "oneOf":
+			if _, both := n.In["anyOf"]; both {
+				n.Relax(k, "oneOf beside anyOf is not supported; dropped")
+				n.Notes = append(n.Notes, "one of several alternatives")
+				return
+			}
+			n.Relax(k, "oneOf is read as anyOf: a value may match several branches")
+			n.Out["anyOf"] = n.Lower(k, v)
+		}
+	},
+	Finish:  refSiblings,
+	Note:    note,
+	Relaxed: func(k string) string { return k + " is not supported; dropped and written into the description" },
+	Blocked: func(k string) string { return k + " depends on dynamic scope, which Gemini cannot express" },
+}
+
 // lowering is the state of lowering one schema of one tool.
 type lowering struct {
 	tool, schema string
@@ -66,12 +107,16 @@ type lowering struct {
 	refusals     []Lint
 }
 
+func (l *lowering) lint(f strictschema.Finding) Lint {
+	return Lint{Tool: l.tool, Schema: l.schema, Pointer: f.Pointer, Rule: f.Rule}
+}
+
 func (l *lowering) loss(ptr, rule string, args ...any) {
-	l.losses = append(l.losses, Lint{Tool: l.tool, Schema: l.schema, Pointer: ptr, Rule: fmt.Sprintf(rule, args...)})
+	l.losses = append(l.losses, l.lint(strictschema.Finding{Pointer: ptr, Rule: fmt.Sprintf(rule, args...)}))
 }
 
 func (l *lowering) refuse(ptr, rule string, args ...any) {
-	l.refusals = append(l.refusals, Lint{Tool: l.tool, Schema: l.schema, Pointer: ptr, Rule: fmt.Sprintf(rule, args...)})
+	l.refusals = append(l.refusals, l.lint(strictschema.Finding{Pointer: ptr, Rule: fmt.Sprintf(rule, args...)}))
 }
 
 // decodeSchema decodes a schema document keeping number text exact (as
@@ -84,10 +129,16 @@ func decodeSchema(raw []byte) (any, error) {
 
 // lowerJSON lowers one schema document for the JSON path.
 func (l *lowering) lowerJSON(doc any) any {
-	out := l.node(doc, "")
-	normalizeDefinitions(out)
-	checkCycles(l, out)
-	return out
+	res := strictschema.LowerOpen(doc, rules)
+	for _, f := range res.Relaxed {
+		l.losses = append(l.losses, l.lint(f))
+	}
+	for _, f := range res.Blocked {
+		l.refusals = append(l.refusals, l.lint(f))
+	}
+	normalizeDefinitions(res.Tree)
+	checkCycles(l, res.Tree)
+	return res.Tree
 }
 
 // normalizeDefinitions moves the members of the root's "definitions"
@@ -129,81 +180,32 @@ func normalizeDefinitions(root any) {
 // rewriteRefs rewrites, in place, each $ref of v that points into the
 // root's definitions to the same place under $defs.
 func rewriteRefs(v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if ref, ok := e.(string); ok && k == "$ref" {
-				if rest, ok := strings.CutPrefix(ref, "#/definitions"); ok && (rest == "" || rest[0] == '/') {
-					x[k] = "#/$defs" + rest
-				}
-				continue
+	keyword.Walk(v, "", func(_ string, s any) bool {
+		node, _ := s.(map[string]any)
+		if ref, ok := node["$ref"].(string); ok {
+			if rest, ok := strings.CutPrefix(ref, "#/definitions"); ok && (rest == "" || rest[0] == '/') {
+				node["$ref"] = "#/$defs" + rest
 			}
-			rewriteRefs(e)
 		}
-	case []any:
-		for _, e := range x {
-			rewriteRefs(e)
-		}
-	}
+		return true
+	})
 }
 
-func (l *lowering) node(v any, ptr string) any {
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return v // true or false
+// refSiblings sends a $ref that has siblings (or notes, which become a
+// description beside it) as a one-branch anyOf beside them: Gemini takes
+// nothing but $-keywords beside a $ref.
+func refSiblings(n *strictschema.Node) {
+	ref, ok := n.Out["$ref"]
+	if !ok || !hasSiblings(n.Out) && len(n.Notes) == 0 {
+		return
 	}
-	out := make(map[string]any, len(obj))
-	var notes []string
-	for _, k := range sortedKeys(obj) {
-		val := obj[k]
-		switch {
-		case refused[k]:
-			l.refuse(child(ptr, k), "%s depends on dynamic scope, which Gemini cannot express", k)
-		case lossy[k]:
-			l.loss(child(ptr, k), "%s is not supported; dropped and written into the description", k)
-			notes = append(notes, note(k, val))
-		case k == "const":
-			l.lowerConst(obj, out, val, ptr, &notes)
-		case k == "enum":
-			l.lowerEnum(obj, out, val, ptr, &notes)
-		case k == "oneOf":
-			if _, both := obj["anyOf"]; both {
-				l.loss(child(ptr, k), "oneOf beside anyOf is not supported; dropped")
-				notes = append(notes, "one of several alternatives")
-				continue
-			}
-			l.loss(child(ptr, k), "oneOf is read as anyOf: a value may match several branches")
-			out["anyOf"] = l.list(val, child(ptr, k))
-		case k == "items" || k == "additionalProperties":
-			out[k] = l.node(val, child(ptr, k))
-		case k == "prefixItems" || k == "anyOf":
-			out[k] = l.list(val, child(ptr, k))
-		case k == "properties" || k == "$defs" || k == "definitions":
-			out[k] = l.members(val, child(ptr, k))
-		case kept[k]:
-			out[k] = val
-		}
-		// Anything else is an annotation or an unknown keyword, which
-		// never decides validity: dropped.
+	if _, both := n.Out["anyOf"]; both {
+		n.Relax("$ref", "$ref beside anyOf is not supported; the $ref is dropped")
+		n.Notes = append(n.Notes, "see "+fmt.Sprint(ref))
+	} else {
+		n.Out["anyOf"] = []any{map[string]any{"$ref": ref}}
 	}
-	if ref, ok := out["$ref"]; ok && (hasSiblings(out) || len(notes) > 0) {
-		// The notes become a description beside the $ref below.
-		if _, both := out["anyOf"]; both {
-			l.loss(child(ptr, "$ref"), "$ref beside anyOf is not supported; the $ref is dropped")
-			notes = append(notes, "see "+fmt.Sprint(ref))
-		} else {
-			out["anyOf"] = []any{map[string]any{"$ref": ref}}
-		}
-		delete(out, "$ref")
-	}
-	if len(notes) > 0 {
-		d, _ := out["description"].(string)
-		if d != "" {
-			d += " "
-		}
-		out["description"] = d + "(" + strings.Join(notes, "; ") + ")"
-	}
-	return out
+	delete(n.Out, "$ref")
 }
 
 // hasSiblings reports whether a node with $ref has keywords Gemini does not
@@ -217,30 +219,6 @@ func hasSiblings(obj map[string]any) bool {
 	return false
 }
 
-func (l *lowering) list(v any, ptr string) any {
-	items, ok := v.([]any)
-	if !ok {
-		return v
-	}
-	out := make([]any, len(items))
-	for i, it := range items {
-		out[i] = l.node(it, index(ptr, i))
-	}
-	return out
-}
-
-func (l *lowering) members(v any, ptr string) any {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return v
-	}
-	out := make(map[string]any, len(m))
-	for k, s := range m {
-		out[k] = l.node(s, child(ptr, k))
-	}
-	return out
-}
-
 // enumerable reports whether Gemini takes v as an enum value.
 func enumerable(v any) bool {
 	switch v.(type) {
@@ -250,22 +228,23 @@ func enumerable(v any) bool {
 	return false
 }
 
-func (l *lowering) lowerConst(obj, out map[string]any, v any, ptr string, notes *[]string) {
+func lowerConst(n *strictschema.Node, v any) {
 	switch {
 	case enumerable(v):
-		out["enum"] = []any{v}
-	case v == nil && obj["type"] == nil:
-		out["type"] = "null"
+		n.Out["enum"] = []any{v}
+	case v == nil && n.In["type"] == nil:
+		n.Out["type"] = "null"
 	default:
-		l.loss(child(ptr, "const"), "this const is not supported here; dropped and written into the description")
-		*notes = append(*notes, note("const", v))
+		n.Relax("const", "this const is not supported here; dropped and written into the description")
+		n.Notes = append(n.Notes, note("const", v))
 	}
 }
 
-func (l *lowering) lowerEnum(obj, out map[string]any, v any, ptr string, notes *[]string) {
+func lowerEnum(n *strictschema.Node, v any) {
+	obj, out := n.In, n.Out
 	if _, has := obj["const"]; has {
 		// The const is at least as narrow as the enum and was kept.
-		l.loss(child(ptr, "enum"), "enum beside const; only the const is kept")
+		n.Relax("enum", "enum beside const; only the const is kept")
 		return
 	}
 	vals, _ := v.([]any)
@@ -278,8 +257,8 @@ func (l *lowering) lowerEnum(obj, out map[string]any, v any, ptr string, notes *
 		case e == nil:
 			null = true
 		default:
-			l.loss(child(ptr, "enum"), "enum values other than strings, numbers and null are not supported; the enum is dropped and written into the description")
-			*notes = append(*notes, note("enum", v))
+			n.Relax("enum", "enum values other than strings, numbers and null are not supported; the enum is dropped and written into the description")
+			n.Notes = append(n.Notes, note("enum", v))
 			return
 		}
 	}
@@ -294,8 +273,8 @@ func (l *lowering) lowerEnum(obj, out map[string]any, v any, ptr string, notes *
 		// [a, b, null] is exactly anyOf [{enum: [a, b]}, {type: null}].
 		out["anyOf"] = []any{map[string]any{"enum": keep}, map[string]any{"type": "null"}}
 	default:
-		l.loss(child(ptr, "enum"), "an enum with null beside anyOf is not supported; dropped and written into the description")
-		*notes = append(*notes, note("enum", v))
+		n.Relax("enum", "an enum with null beside anyOf is not supported; dropped and written into the description")
+		n.Notes = append(n.Notes, note("enum", v))
 	}
 }
 
@@ -306,13 +285,4 @@ func note(k string, v any) string {
 		return k
 	}
 	return k + ": " + string(b)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

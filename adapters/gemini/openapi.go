@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/agentcontract/tool/internal/keyword"
 	"google.golang.org/genai"
 )
 
@@ -58,9 +60,9 @@ func (l *lowering) lowerOpenAPIDoc(raw json.RawMessage, params bool) *genai.Sche
 	o := &openapi{lowering: l, root: doc}
 	s := o.convert(doc, "", nil)
 	if params && s != nil {
-		for _, name := range sortedKeys(s.Properties) {
+		for _, name := range keyword.SortedNames(s.Properties) {
 			if !parameterName.MatchString(name) {
-				l.refuse(child("/properties", name), "parameter name %q is not one Gemini takes in parameters (^[A-Za-z_][A-Za-z0-9_]{0,63}$); use the JSON path", name)
+				l.refuse(keyword.Append("/properties", name), "parameter name %q is not one Gemini takes in parameters (^[A-Za-z_][A-Za-z0-9_]{0,63}$); use the JSON path", name)
 			}
 		}
 	}
@@ -87,21 +89,21 @@ func (o *openapi) convert(v any, ptr string, stack []string) *genai.Schema {
 	obj = o.flatten(obj, ptr, stack, &stack)
 	s := &genai.Schema{}
 	var notes []string
-	for _, k := range sortedKeys(obj) {
+	for _, k := range keyword.SortedNames(obj) {
 		val := obj[k]
 		switch {
 		case refused[k]:
-			o.refuse(child(ptr, k), "%s depends on dynamic scope, which Gemini cannot express", k)
+			o.refuse(keyword.Append(ptr, k), "%s depends on dynamic scope, which Gemini cannot express", k)
 		case k == "additionalProperties":
 			if val == true {
 				continue
 			}
-			o.loss(child(ptr, k), "additionalProperties cannot be expressed in parameters; dropped (Prepare still refuses extra members)")
+			o.loss(keyword.Append(ptr, k), "additionalProperties cannot be expressed in parameters; dropped (Prepare still refuses extra members)")
 			if val == false {
 				notes = append(notes, "no other members")
 			}
 		case (lossy[k] && !openAPIKeeps[k]) || k == "prefixItems":
-			o.loss(child(ptr, k), "%s is not supported in parameters; dropped and written into the description", k)
+			o.loss(keyword.Append(ptr, k), "%s is not supported in parameters; dropped and written into the description", k)
 			notes = append(notes, note(k, val))
 		}
 		// Other keywords are converted below, or are annotations,
@@ -124,8 +126,8 @@ func (o *openapi) convert(v any, ptr string, stack []string) *genai.Schema {
 	o.setEnum(s, obj, ptr, &notes)
 	if props, ok := obj["properties"].(map[string]any); ok {
 		s.Properties = make(map[string]*genai.Schema, len(props))
-		for _, name := range sortedKeys(props) {
-			s.Properties[name] = o.convert(props[name], child(child(ptr, "properties"), name), stack)
+		for _, name := range keyword.SortedNames(props) {
+			s.Properties[name] = o.convert(props[name], keyword.Append(keyword.Append(ptr, "properties"), name), stack)
 		}
 	}
 	for _, r := range asList(obj["required"]) {
@@ -139,7 +141,7 @@ func (o *openapi) convert(v any, ptr string, stack []string) *genai.Schema {
 		}
 	}
 	if items, ok := obj["items"]; ok {
-		s.Items = o.convert(items, child(ptr, "items"), stack)
+		s.Items = o.convert(items, keyword.Append(ptr, "items"), stack)
 	}
 	o.setAnyOf(s, obj, ptr, stack)
 	if len(notes) > 0 {
@@ -165,26 +167,26 @@ func (o *openapi) flatten(obj map[string]any, ptr string, stack []string, inline
 			ref, _ := out["$ref"].(string)
 			delete(out, "$ref")
 			if slices.Contains(stack, ref) {
-				o.refuse(child(ptr, "$ref"), "$ref %q is recursive; parameters cannot express recursion (use the JSON path)", ref)
+				o.refuse(keyword.Append(ptr, "$ref"), "$ref %q is recursive; parameters cannot express recursion (use the JSON path)", ref)
 				return out
 			}
 			target, _, ok := resolve(o.root, ref)
 			t, isObj := target.(map[string]any)
 			if !ok || (!isObj && target != true) {
-				o.refuse(child(ptr, "$ref"), "$ref %q does not point to a schema object in this document", ref)
+				o.refuse(keyword.Append(ptr, "$ref"), "$ref %q does not point to a schema object in this document", ref)
 				return out
 			}
 			stack = append(stack, ref)
 			*inlined = stack
-			o.merge(out, t, child(ptr, "$ref"))
+			o.merge(out, t, keyword.Append(ptr, "$ref"))
 		case out["allOf"] != nil:
 			branches := asList(out["allOf"])
 			delete(out, "allOf")
 			for i, b := range branches {
 				if bm, ok := b.(map[string]any); ok {
-					o.merge(out, bm, index(child(ptr, "allOf"), i))
+					o.merge(out, bm, keyword.Append(keyword.Append(ptr, "allOf"), strconv.Itoa(i)))
 				} else if b == false {
-					o.loss(index(child(ptr, "allOf"), i), "the false schema cannot be expressed; dropped")
+					o.loss(keyword.Append(keyword.Append(ptr, "allOf"), strconv.Itoa(i)), "the false schema cannot be expressed; dropped")
 				}
 			}
 		case len(asList(out["anyOf"])) > 1 && slices.ContainsFunc(asList(out["anyOf"]), isNull):
@@ -194,7 +196,7 @@ func (o *openapi) flatten(obj map[string]any, ptr string, stack []string, inline
 		case len(asList(out["anyOf"])) == 1:
 			b, _ := asList(out["anyOf"])[0].(map[string]any)
 			delete(out, "anyOf")
-			o.merge(out, b, child(ptr, "anyOf/0"))
+			o.merge(out, b, keyword.Append(ptr, "anyOf/0"))
 		default:
 			return out
 		}
@@ -206,13 +208,13 @@ func (o *openapi) flatten(obj map[string]any, ptr string, stack []string, inline
 // merge adds the keywords of from to into, as allOf would; a keyword set in
 // both with different values keeps into's (a loss).
 func (o *openapi) merge(into, from map[string]any, ptr string) {
-	for _, k := range sortedKeys(from) {
+	for _, k := range keyword.SortedNames(from) {
 		v := from[k]
 		if old, ok := into[k]; ok && !jsonEqual(old, v) {
 			if k == "description" || k == "title" || k == "$defs" || k == "$id" || k == "$schema" {
 				continue
 			}
-			o.loss(child(ptr, k), "%s is set on both sides of a $ref or allOf; only one is kept", k)
+			o.loss(keyword.Append(ptr, k), "%s is set on both sides of a $ref or allOf; only one is kept", k)
 			continue
 		}
 		into[k] = v
@@ -280,7 +282,7 @@ func (o *openapi) setEnum(s *genai.Schema, obj map[string]any, ptr string, notes
 		case nil:
 			s.Nullable = genai.Ptr(true)
 		default:
-			o.loss(child(ptr, key), "parameters take string enums only; dropped and written into the description")
+			o.loss(keyword.Append(ptr, key), "parameters take string enums only; dropped and written into the description")
 			*notes = append(*notes, note(key, obj[key]))
 			s.Nullable = nil
 			return
@@ -299,9 +301,9 @@ func (o *openapi) setAnyOf(s *genai.Schema, obj map[string]any, ptr string, stac
 	branches := asList(obj["anyOf"])
 	if one := asList(obj["oneOf"]); one != nil {
 		if branches != nil {
-			o.loss(child(ptr, "oneOf"), "oneOf beside anyOf cannot be expressed; dropped")
+			o.loss(keyword.Append(ptr, "oneOf"), "oneOf beside anyOf cannot be expressed; dropped")
 		} else {
-			o.loss(child(ptr, "oneOf"), "oneOf is read as anyOf: a value may match several branches")
+			o.loss(keyword.Append(ptr, "oneOf"), "oneOf is read as anyOf: a value may match several branches")
 			branches, key = one, "oneOf"
 		}
 	}
@@ -311,7 +313,7 @@ func (o *openapi) setAnyOf(s *genai.Schema, obj map[string]any, ptr string, stac
 			s.Nullable = genai.Ptr(true)
 			continue
 		}
-		kept = append(kept, o.convert(b, index(child(ptr, key), i), stack))
+		kept = append(kept, o.convert(b, keyword.Append(keyword.Append(ptr, key), strconv.Itoa(i)), stack))
 	}
 	s.AnyOf = append(s.AnyOf, kept...)
 }

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/agentcontract/tool/internal/errprefix"
+	"github.com/agentcontract/tool/internal/keyword"
 )
 
 // MCP carries a request for input as an elicitation form, whose schema is a
@@ -47,7 +47,7 @@ func checkElicitation(schema json.RawMessage) error {
 			}
 		}
 	}
-	for _, name := range sortedKeys(props) {
+	for _, name := range keyword.SortedNames(props) {
 		prop, ok := props[name].(map[string]any)
 		if !ok {
 			return fmt.Errorf("property %q must be a schema object", name)
@@ -106,7 +106,7 @@ func checkElicitationProperty(prop map[string]any) error {
 // onlyKeys reports the first keyword of schema (in sorted order) that is not
 // in allowed.
 func onlyKeys(what string, schema map[string]any, allowed ...string) error {
-	for _, k := range sortedKeys(schema) {
+	for _, k := range keyword.SortedNames(schema) {
 		if !slices.Contains(allowed, k) {
 			return fmt.Errorf("keyword %q is not allowed on %s in an elicitation form", k, what)
 		}
@@ -152,13 +152,4 @@ func checkConstOptions(options any) error {
 		}
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -4,8 +4,15 @@
 // arguments the provider sends back.
 //
 // It is shared by the provider adapters, which are separate modules under
-// adapters/ and import it by path. Each adapter picks its Rules; the walk,
-// the findings and the undo are the same for every provider.
+// adapters/ and import it by path. Each adapter picks a rule set; the walk,
+// the notes, the findings and the undo are the same for every provider.
+// A rule set decides, keyword by keyword, an Action: keep, relax into the
+// description, block, drop, or rewrite. Rules is the rule set of a strict
+// mode (OpenAI, Anthropic), applied by Lower, which also closes objects,
+// requires members and records the undo; Open is the rule set of an open
+// lowering (Gemini's JSON path), applied by LowerOpen, which needs none of
+// that. Which members of a node are subschemas comes from the core's
+// keyword model (internal/keyword), not from lists kept here.
 //
 // The lowering keeps the canonical schema the only authority: it never
 // admits, after Undo, a value the canonical schema refuses, except through a
@@ -21,6 +28,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agentcontract/tool/internal/keyword"
 )
 
 // Rules says what one provider's strict mode accepts.
@@ -258,53 +267,33 @@ var draft07 = map[string]bool{
 // mean the same in both), items as an array (a tuple), additionalItems and
 // dependencies. A draft-07 schema with none of them means the same under
 // 2020-12 once definitions is read as $defs, which the lowering does.
-func draft07Differences(node any, ptr string, out *[]Finding, depth int) {
-	m, ok := node.(map[string]any)
-	if !ok || depth > maxDepth {
-		return
-	}
+func draft07Differences(node any, ptr string, out *[]Finding) {
 	add := func(at, rule string) { *out = append(*out, Finding{at, rule}) }
-	if _, ok := m["$ref"]; ok {
-		for k := range m {
-			switch {
-			case k == "$ref", k == "description", k == "default", k == "$defs", k == "definitions", annotations[k]:
-			default:
-				add(ptr+"/"+escape(k), "draft-07 ignores "+k+" beside $ref, 2020-12 applies it: the draft-07 schema is not lowered")
-			}
+	keyword.Walk(node, ptr, func(ptr string, node any) bool {
+		m, ok := node.(map[string]any)
+		if !ok {
+			return true
 		}
-	}
-	for k, v := range m {
-		kp := ptr + "/" + escape(k)
-		switch k {
-		case "items":
-			if arr, isArr := v.([]any); isArr {
-				add(kp, "items as an array is a tuple in draft-07 (prefixItems in 2020-12): the draft-07 schema is not lowered")
-				for i, b := range arr {
-					draft07Differences(b, kp+"/"+strconv.Itoa(i), out, depth+1)
-				}
-				continue
-			}
-			draft07Differences(v, kp, out, depth+1)
-		case "additionalItems":
-			add(kp, "additionalItems is the rest of a draft-07 tuple (items in 2020-12): the draft-07 schema is not lowered")
-		case "dependencies":
-			add(kp, "dependencies is draft-07's dependentRequired and dependentSchemas in one: the draft-07 schema is not lowered")
-		case "properties", "patternProperties", "$defs", "definitions":
-			if sub, isObj := v.(map[string]any); isObj {
-				for name, b := range sub {
-					draft07Differences(b, kp+"/"+escape(name), out, depth+1)
-				}
-			}
-		case "additionalProperties", "contains", "propertyNames", "not", "if", "then", "else":
-			draft07Differences(v, kp, out, depth+1)
-		case "allOf", "anyOf", "oneOf":
-			if arr, isArr := v.([]any); isArr {
-				for i, b := range arr {
-					draft07Differences(b, kp+"/"+strconv.Itoa(i), out, depth+1)
+		if _, ok := m["$ref"]; ok {
+			for _, k := range keyword.SortedNames(m) {
+				switch {
+				case k == "$ref", k == "description", k == "default", k == "$defs", k == "definitions", annotations[k]:
+				default:
+					add(keyword.Append(ptr, k), "draft-07 ignores "+k+" beside $ref, 2020-12 applies it: the draft-07 schema is not lowered")
 				}
 			}
 		}
-	}
+		if _, isArr := m["items"].([]any); isArr {
+			add(ptr+"/items", "items as an array is a tuple in draft-07 (prefixItems in 2020-12): the draft-07 schema is not lowered")
+		}
+		if _, ok := m["additionalItems"]; ok {
+			add(ptr+"/additionalItems", "additionalItems is the rest of a draft-07 tuple (items in 2020-12): the draft-07 schema is not lowered")
+		}
+		if _, ok := m["dependencies"]; ok {
+			add(ptr+"/dependencies", "dependencies is draft-07's dependentRequired and dependentSchemas in one: the draft-07 schema is not lowered")
+		}
+		return true
+	})
 }
 
 type defState struct {
@@ -372,7 +361,7 @@ func lower(schema []byte, rules Rules, keep bool) Result {
 		switch d := strings.TrimSuffix(s, "#"); {
 		case d == dialect2020:
 		case draft07[d]:
-			draft07Differences(root, "", &res.Blocked, 0)
+			draft07Differences(root, "", &res.Blocked)
 			if len(res.Blocked) > 0 {
 				slices.SortStableFunc(res.Blocked, func(a, b Finding) int { return strings.Compare(a.Pointer, b.Pointer) })
 				return res
@@ -454,12 +443,15 @@ type lazyPath struct{ parent, key string }
 
 func (p lazyPath) String() string { return p.parent + "/" + escape(p.key) }
 
-func escape(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
+func escape(s string) string { return keyword.Escape(s) }
 
+// unescape unescapes a reference token; a token with a bad escape is kept
+// as it is, and then names no definition.
 func unescape(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+	if u, err := keyword.Unescape(s); err == nil {
+		return u
+	}
+	return s
 }
 
 // walk lowers one subschema. It returns the lowered node, its undo node and
@@ -515,12 +507,6 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 			typed = true
 			if types, isArr := v.([]any); isArr && len(types) > 1 {
 				l.res.Unions++
-			}
-		case "description":
-			out[k] = v
-		case "default":
-			if !l.rules.Default {
-				delete(out, k)
 			}
 		case "enum":
 			typed = true
@@ -622,8 +608,6 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 				l.res.StringChars += len(name)
 			}
 			out[k] = lp
-		case "required":
-			out[k] = v
 		case "additionalProperties":
 			delete(out, k) // closeObject closes every object
 			if b, isBool := v.(bool); !isBool || b {
@@ -636,60 +620,26 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 			out[k] = lv
 			u.Items = iu
 			height = max(height, h)
-		case "minItems":
-			out[k] = v
-			if n, ok := v.(json.Number); ok && l.rules.MinItemsUpTo >= 0 {
-				if i, err := n.Int64(); err != nil || i > int64(l.rules.MinItemsUpTo) {
-					l.relaxed(out, &notes, ptr, k, v)
-				}
-			}
-		case "maxItems":
-			out[k] = v
-			if !l.rules.MaxItems {
-				l.relaxed(out, &notes, ptr, k, v)
-			}
-		case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf":
-			out[k] = v
-			if !l.rules.NumberBounds {
-				l.relaxed(out, &notes, ptr, k, v)
-			}
-		case "pattern":
-			out[k] = v
-			p, _ := v.(string)
-			if l.rules.PatternProblem != nil {
-				if why := l.rules.PatternProblem(p); why != "" {
-					l.relaxed(out, &notes, ptr, k, v)
-				}
-			}
-		case "format":
-			out[k] = v
-			f, _ := v.(string)
-			if !slices.Contains(l.rules.Formats, f) {
-				l.relaxed(out, &notes, ptr, k, v)
-			}
-		case "minLength", "maxLength", "uniqueItems", "minProperties", "maxProperties",
-			"contentEncoding", "contentMediaType":
-			out[k] = v
-			l.relaxed(out, &notes, ptr, k, v)
 		default:
-			// Annotations and unknown keywords constrain nothing in
-			// 2020-12; the unsupported ones block.
-			l.misplaced(k, ptr, root)
-			delete(out, k)
+			// The keywords with no handling of their own: the rule set
+			// says whether each is sent, relaxed, dropped or blocks.
+			switch l.rules.Action(k, v) {
+			case Relax:
+				l.relaxed(out, &notes, ptr, k, v)
+			case Block:
+				l.misplaced(k, ptr, root)
+				delete(out, k)
+			case Drop:
+				delete(out, k)
+			}
 		}
 	}
 	if oneOf != nil {
 		delete(out, "oneOf")
 		out["anyOf"] = oneOf
 	}
-	if len(notes) > 0 {
-		slices.Sort(notes)
-		desc, _ := out["description"].(string)
-		if desc != "" {
-			desc += " "
-		}
-		out["description"] = desc + "(" + strings.Join(notes, "; ") + ")"
-	}
+	slices.Sort(notes)
+	describe(out, notes)
 	if !typed {
 		l.block(ptr, "a schema without type, enum, const, anyOf or $ref admits any value, which strict mode cannot express")
 	}
@@ -1084,14 +1034,7 @@ func (l *lowerer) walkRef(m map[string]any, ref any, ptr string) (any, *Undo, in
 	return map[string]any{"$ref": target}, d.undo, d.height
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys(m map[string]any) []string { return keyword.SortedNames(m) }
 
 func primitive(v any) bool {
 	switch v.(type) {
