@@ -12,6 +12,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/agentcontract/tool/internal/keyword"
 	"github.com/agentcontract/tool/internal/regex"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
@@ -436,10 +437,10 @@ func compileDefinitions(c *jsonschema.Compiler, base string, tree any) error {
 		switch v := v.(type) {
 		case map[string]any:
 			for _, k := range sortedKeys(v) {
-				child := at + "/" + url.PathEscape(strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1"))
+				child := at + "/" + url.PathEscape(keyword.Escape(k))
 				if defs, ok := v[k].(map[string]any); ok && (k == "$defs" || k == "definitions") {
 					for _, name := range sortedKeys(defs) {
-						entry := child + "/" + url.PathEscape(strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1"))
+						entry := child + "/" + url.PathEscape(keyword.Escape(name))
 						_, err := c.Compile(base + "#" + entry)
 						var load *jsonschema.LoadURLError
 						if errors.As(err, &load) {

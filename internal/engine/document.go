@@ -288,7 +288,7 @@ func (o object) one(k string) *node {
 	if !ok {
 		return nil
 	}
-	return o.b.enqueue(o.ptr+"/"+escape(k), v)
+	return o.b.enqueue(o.ptr+"/"+keyword.Escape(k), v)
 }
 
 func (o object) list(k string) []*node {
@@ -298,7 +298,7 @@ func (o object) list(k string) []*node {
 	}
 	out := make([]*node, len(items))
 	for i, v := range items {
-		out[i] = o.b.enqueue(o.ptr+"/"+escape(k)+"/"+strconv.Itoa(i), v)
+		out[i] = o.b.enqueue(o.ptr+"/"+keyword.Escape(k)+"/"+strconv.Itoa(i), v)
 	}
 	return out
 }
@@ -310,7 +310,7 @@ func (o object) named(k string) map[string]*node {
 	}
 	out := make(map[string]*node, len(members))
 	for name, v := range members {
-		out[name] = o.b.enqueue(o.ptr+"/"+escape(k)+"/"+escape(name), v)
+		out[name] = o.b.enqueue(o.ptr+"/"+keyword.Escape(k)+"/"+keyword.Escape(name), v)
 	}
 	return out
 }
@@ -391,8 +391,8 @@ func subschemaAt(doc any, tokens []string) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		k, ok := unescape(tokens[i])
-		if !ok {
+		k, err := keyword.Unescape(tokens[i])
+		if err != nil {
 			return nil, false
 		}
 		member, ok := obj[k]
@@ -418,8 +418,8 @@ func subschemaAt(doc any, tokens []string) (any, bool) {
 // step returns the member or item of v that token, an escaped reference
 // token, names.
 func step(v any, token string) (any, bool) {
-	name, ok := unescape(token)
-	if !ok {
+	name, err := keyword.Unescape(token)
+	if err != nil {
 		return nil, false
 	}
 	switch v := v.(type) {
@@ -434,40 +434,6 @@ func step(v any, token string) (any, bool) {
 		return v[i], true
 	}
 	return nil, false
-}
-
-func unescape(token string) (string, bool) {
-	if !strings.Contains(token, "~") {
-		return token, true
-	}
-	var sb strings.Builder
-	for i := 0; i < len(token); i++ {
-		if token[i] != '~' {
-			sb.WriteByte(token[i])
-			continue
-		}
-		if i+1 == len(token) {
-			return "", false
-		}
-		switch token[i+1] {
-		case '0':
-			sb.WriteByte('~')
-		case '1':
-			sb.WriteByte('/')
-		default:
-			return "", false
-		}
-		i++
-	}
-	return sb.String(), true
-}
-
-// escape escapes one reference token.
-func escape(token string) string {
-	if !strings.ContainsAny(token, "~/") {
-		return token
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(token, "~", "~0"), "/", "~1")
 }
 
 // encode renders an escaped JSON pointer as the fragment of a Location:

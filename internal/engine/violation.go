@@ -15,6 +15,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/agentcontract/tool/internal/keyword"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
@@ -437,8 +438,7 @@ func pointer(tokens []string) string {
 	var b strings.Builder
 	for _, t := range tokens {
 		b.WriteByte('/')
-		t = strings.ReplaceAll(t, "~", "~0")
-		b.WriteString(strings.ReplaceAll(t, "/", "~1"))
+		b.WriteString(keyword.Escape(t))
 	}
 	return b.String()
 }
