@@ -119,107 +119,6 @@ func unsupported(k string) bool {
 	return false
 }
 
-// mergeAllOf prepares node m, which holds allOf (all), for rules that take
-// allOf. A branch that describes an object (properties, required,
-// additionalProperties or "type":"object") is merged into m: its
-// properties and required names join m's, which is what the conjunction
-// means as long as no member is declared twice and no branch closes the
-// object on its own. The other branches stay in allOf. It blocks, and
-// returns false, when a branch holds $ref, is not an object schema, or
-// cannot be merged so.
-func (l *lowerer) mergeAllOf(m map[string]any, all any, ptr string) (map[string]any, bool) {
-	at := ptr + "/allOf"
-	branches, ok := all.([]any)
-	if !ok || len(branches) == 0 {
-		l.block(at, "allOf is not a non-empty array")
-		return nil, false
-	}
-	merged := make(map[string]any, len(m)+2)
-	for k, v := range m {
-		if k != "allOf" {
-			merged[k] = v
-		}
-	}
-	props, _ := merged["properties"].(map[string]any)
-	if _, ok := merged["properties"]; ok && props == nil {
-		l.block(ptr+"/properties", "properties is not an object")
-		return nil, false
-	}
-	required, _ := merged["required"].([]any)
-	var rest []any
-	for i, b := range branches {
-		bp := at + "/" + strconv.Itoa(i)
-		bm, ok := b.(map[string]any)
-		if !ok {
-			l.block(bp, "a branch of allOf is not a JSON object")
-			return nil, false
-		}
-		if _, ok := bm["$ref"]; ok {
-			l.block(bp+"/$ref", "allOf with $ref is not supported in strict mode")
-			return nil, false
-		}
-		if !describesObject(bm) {
-			rest = append(rest, bm)
-			continue
-		}
-		for k, v := range bm {
-			switch k {
-			case "type":
-				if v != "object" {
-					l.block(bp+"/type", "an allOf branch that describes an object must have type object to be merged")
-					return nil, false
-				}
-				if t, ok := merged["type"]; ok && t != "object" {
-					l.block(ptr+"/type", "allOf merges object branches into a node of another type")
-					return nil, false
-				}
-				merged["type"] = "object"
-			case "properties":
-				bprops, ok := v.(map[string]any)
-				if !ok {
-					l.block(bp+"/properties", "properties is not an object")
-					return nil, false
-				}
-				if props == nil {
-					props = make(map[string]any, len(bprops))
-				}
-				for name, s := range bprops {
-					if _, dup := props[name]; dup {
-						l.block(bp+"/properties/"+escape(name), "allOf declares the member "+strconv.Quote(name)+" twice; the merged object could hold only one of its schemas")
-						return nil, false
-					}
-					props[name] = s
-				}
-			case "required":
-				names, ok := v.([]any)
-				if !ok {
-					l.block(bp+"/required", "required is not an array")
-					return nil, false
-				}
-				for _, n := range names {
-					if !slices.Contains(required, n) {
-						required = append(required, n)
-					}
-				}
-			case "description", "title", "$comment", "examples":
-			default:
-				l.block(bp+"/"+escape(k), "an allOf branch that describes an object is merged only when it holds type, properties, required and annotations; "+k+" keeps it from being merged")
-				return nil, false
-			}
-		}
-	}
-	if props != nil {
-		merged["properties"] = props
-	}
-	if required != nil {
-		merged["required"] = required
-	}
-	if len(rest) > 0 {
-		merged["allOf"] = rest
-	}
-	return merged, true
-}
-
 // hasAny reports whether m holds one of keys.
 func hasAny(m map[string]any, keys ...string) bool {
 	for _, k := range keys {
@@ -457,18 +356,9 @@ func unescape(s string) string {
 // walk lowers one subschema. It returns the lowered node, its undo node and
 // its height (object nesting levels).
 func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
-	// u is built here and moved to the heap at the end only when it holds
-	// something: most nodes are leaves, which share noUndo.
-	var u Undo
 	m, ok := node.(map[string]any)
 	if !ok {
-		if b, isBool := node.(bool); isBool && b {
-			l.block(ptr, "the schema true admits any value, which strict mode cannot express")
-		} else if isBool {
-			l.block(ptr, "the schema false admits no value, which strict mode cannot express")
-		} else {
-			l.block(ptr, "a subschema is not a JSON object")
-		}
+		l.notAnObject(node, ptr)
 		return nil, noUndo, 0
 	}
 	if ref, ok := m["$ref"]; ok {
@@ -485,182 +375,354 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 	// The node is lowered in place: the tree is this lowering's own
 	// decoded copy, and each node of it is walked once (definitions are
 	// memoized, the root is referred to, never walked again). What the
-	// checks after the loop need of the original is kept first.
+	// checks after the keywords need of the original is kept first.
 	orig := origOf(m)
-	out := m
-	height := 0
-	typed := false
-	var notes []string
-	var oneOf []any
+	n := nodeWalk{out: m, ptr: ptr, root: root}
 	// Keys in map order: the findings are sorted at the end, the notes
-	// of a node below, and the output is a map.
+	// of a node in endNode, and the output is a map.
 	for k, v := range m {
-		kp := lazyPath{ptr, k}
+		l.walkKeyword(&n, k, v)
+	}
+	l.endNode(&n, orig)
+	return n.out, n.u.node(ptr), n.height
+}
+
+// nodeWalk is what the steps of one node's walk share: the node, lowered
+// in place, and what its keywords have found so far.
+type nodeWalk struct {
+	// out is the node, lowered keyword by keyword in place.
+	out  map[string]any
+	ptr  string
+	root bool
+	// u is built here and moved to the heap at the end only when it holds
+	// something: most nodes are leaves, which share noUndo.
+	u      Undo
+	height int
+	// typed: a keyword bounds the value's JSON type (type, enum, const,
+	// anyOf, or oneOf, which is either lowered or blocked).
+	typed bool
+	// notes are the relaxed keywords, for the description.
+	notes []string
+	// oneOf is the lowered oneOf, renamed anyOf by endNode.
+	oneOf []any
+}
+
+// notAnObject blocks a subschema that is not a JSON object: true, false or
+// a value that is no schema.
+func (l *lowerer) notAnObject(node any, ptr string) {
+	if b, isBool := node.(bool); isBool && b {
+		l.block(ptr, "the schema true admits any value, which strict mode cannot express")
+	} else if isBool {
+		l.block(ptr, "the schema false admits no value, which strict mode cannot express")
+	} else {
+		l.block(ptr, "a subschema is not a JSON object")
+	}
+}
+
+// mergeAllOf prepares node m, which holds allOf (all), for rules that take
+// allOf. A branch that describes an object (properties, required,
+// additionalProperties or "type":"object") is merged into m: its
+// properties and required names join m's, which is what the conjunction
+// means as long as no member is declared twice and no branch closes the
+// object on its own. The other branches stay in allOf. It blocks, and
+// returns false, when a branch holds $ref, is not an object schema, or
+// cannot be merged so.
+func (l *lowerer) mergeAllOf(m map[string]any, all any, ptr string) (map[string]any, bool) {
+	at := ptr + "/allOf"
+	branches, ok := all.([]any)
+	if !ok || len(branches) == 0 {
+		l.block(at, "allOf is not a non-empty array")
+		return nil, false
+	}
+	mg, ok := l.startMerge(m, ptr)
+	if !ok {
+		return nil, false
+	}
+	for i, b := range branches {
+		bp := at + "/" + strconv.Itoa(i)
+		bm, ok := b.(map[string]any)
+		if !ok {
+			l.block(bp, "a branch of allOf is not a JSON object")
+			return nil, false
+		}
+		if _, ok := bm["$ref"]; ok {
+			l.block(bp+"/$ref", "allOf with $ref is not supported in strict mode")
+			return nil, false
+		}
+		if !describesObject(bm) {
+			mg.rest = append(mg.rest, bm)
+			continue
+		}
+		if !l.mergeBranch(&mg, bm, bp) {
+			return nil, false
+		}
+	}
+	return mg.end(), true
+}
+
+// allOfMerge is a node while mergeAllOf merges the object branches of its
+// allOf into it.
+type allOfMerge struct {
+	// node is a copy of the node without allOf.
+	node map[string]any
+	// ptr is the node's JSON pointer.
+	ptr string
+	// props and required are the node's, joined by the branches'.
+	props    map[string]any
+	required []any
+	// rest are the branches that describe no object, left in allOf.
+	rest []any
+}
+
+// startMerge copies m without its allOf; it blocks, and returns false,
+// when m's properties is not an object.
+func (l *lowerer) startMerge(m map[string]any, ptr string) (allOfMerge, bool) {
+	mg := allOfMerge{node: make(map[string]any, len(m)+2), ptr: ptr}
+	for k, v := range m {
+		if k != "allOf" {
+			mg.node[k] = v
+		}
+	}
+	mg.props, _ = mg.node["properties"].(map[string]any)
+	if _, ok := mg.node["properties"]; ok && mg.props == nil {
+		l.block(ptr+"/properties", "properties is not an object")
+		return allOfMerge{}, false
+	}
+	mg.required, _ = mg.node["required"].([]any)
+	return mg, true
+}
+
+// mergeBranch merges bm, the object branch at bp, into mg: its type,
+// properties and required names; its annotations are dropped. Any other
+// keyword keeps it from being merged: it blocks, and returns false.
+func (l *lowerer) mergeBranch(mg *allOfMerge, bm map[string]any, bp string) bool {
+	for k, v := range bm {
+		var ok bool
 		switch k {
-		case "$defs", "definitions":
-			// Lowered on demand, by reference; only the used ones are
-			// put back, at the root.
-			l.misplaced(k, ptr, root)
-			delete(out, k)
 		case "type":
-			out[k] = v
-			typed = true
-			if types, isArr := v.([]any); isArr && len(types) > 1 {
-				l.res.Unions++
-			}
-		case "enum":
-			typed = true
-			vals, isArr := v.([]any)
-			if !isArr {
-				l.block(kp.String(), "enum is not an array")
-				continue
-			}
-			chars := 0
-			for i, e := range vals {
-				if !primitive(e) {
-					l.block(kp.String()+"/"+strconv.Itoa(i), "enum values must be strings, numbers, booleans or null")
-				}
-				chars += primitiveChars(e)
-			}
-			l.res.EnumValues += len(vals)
-			l.res.StringChars += chars
-			if len(vals) > 250 {
-				l.res.LargeEnumChars += chars
-			}
-			out[k] = v
-		case "const":
-			typed = true
-			if !primitive(v) {
-				l.block(kp.String(), "const must be a string, number, boolean or null")
-			}
-			l.res.StringChars += primitiveChars(v)
-			out[k] = v
-		case "anyOf":
-			typed = true
-			if lowered, ok := l.branches(v, kp.String(), &u, &height); ok {
-				out[k] = lowered
-			}
-		case "allOf":
-			// Left by mergeAllOf only when the rules take it and no
-			// branch describes an object: the branches constrain the
-			// same value, and nothing of them is undone.
-			if !l.rules.AllOf {
-				l.misplaced(k, ptr, root)
-				delete(out, k)
-				continue
-			}
-			branches := v.([]any)
-			lowered := make([]any, len(branches))
-			for i, b := range branches {
-				// A branch constrains the value the node typed: it is
-				// given the node's type, which changes nothing the
-				// conjunction admits, so that it is not read as
-				// admitting any value.
-				if bm := b.(map[string]any); !hasAny(bm, "type", "enum", "const", "anyOf") {
-					if t, ok := m["type"]; ok {
-						bm["type"] = t
-					}
-				}
-				var h int
-				lowered[i], _, h = l.walk(b, kp.String()+"/"+strconv.Itoa(i), false)
-				height = max(height, h)
-			}
-			out[k] = lowered
-		case "oneOf":
-			// Branches of disjoint JSON types: a value is valid under
-			// at most one, so oneOf means anyOf. Renamed after the
-			// loop, which must not meet the key it adds. Either way
-			// the node is bounded, or blocked for its oneOf.
-			typed = true
-			if _, both := m["anyOf"]; both {
-				l.block(kp.String(), "oneOf beside anyOf is not supported in strict mode")
-				continue
-			}
-			if !l.disjoint(v) {
-				l.block(kp.String(), "oneOf is not supported in strict mode unless its branches admit disjoint JSON types, so that it means anyOf")
-				continue
-			}
-			if root {
-				l.block(kp.String(), "the root of a strict schema cannot be anyOf, which this oneOf would be")
-				continue
-			}
-			if lowered, ok := l.branches(v, kp.String(), &u, &height); ok {
-				oneOf = lowered
-			}
+			ok = l.mergeType(mg, v, bp)
 		case "properties":
-			props, isObj := v.(map[string]any)
-			if !isObj {
-				l.block(kp.String(), "properties is not an object")
-				continue
-			}
-			// Lowered in place: the tree is this lowering's own.
-			lp := props
-			base := kp.String()
-			if len(props) > 0 {
-				u.Props = make(map[string]*Undo, len(props))
-			}
-			for name, pv := range props {
-				lv, pu, h := l.walk(pv, base+"/"+escape(name), false)
-				lp[name] = lv
-				u.Props[name] = pu
-				height = max(height, h)
-				l.res.Properties++
-				l.res.StringChars += len(name)
-			}
-			out[k] = lp
-		case "additionalProperties":
-			delete(out, k) // closeObject closes every object
-			if b, isBool := v.(bool); !isBool || b {
-				if _, isObj := v.(map[string]any); isObj {
-					l.block(kp.String(), "additionalProperties with a schema (a map) cannot be strict: every member must be named")
-				}
-			}
-		case "items":
-			lv, iu, h := l.walk(v, kp.String(), false)
-			out[k] = lv
-			u.Items = iu
-			height = max(height, h)
+			ok = l.mergeProperties(mg, v, bp)
+		case "required":
+			ok = l.mergeRequired(mg, v, bp)
+		case "description", "title", "$comment", "examples":
+			ok = true
 		default:
-			// The keywords with no handling of their own: the rule set
-			// says whether each is sent, relaxed, dropped or blocks.
-			switch l.rules.Action(k, v) {
-			case Relax:
-				l.relaxed(out, &notes, ptr, k, v)
-			case Block:
-				l.misplaced(k, ptr, root)
-				delete(out, k)
-			case Drop:
-				delete(out, k)
+			l.block(bp+"/"+escape(k), "an allOf branch that describes an object is merged only when it holds type, properties, required and annotations; "+k+" keeps it from being merged")
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeType merges the type t of the object branch at bp: it must be
+// object, and so must the node's, if it has one.
+func (l *lowerer) mergeType(mg *allOfMerge, t any, bp string) bool {
+	if t != "object" {
+		l.block(bp+"/type", "an allOf branch that describes an object must have type object to be merged")
+		return false
+	}
+	if nt, ok := mg.node["type"]; ok && nt != "object" {
+		l.block(mg.ptr+"/type", "allOf merges object branches into a node of another type")
+		return false
+	}
+	mg.node["type"] = "object"
+	return true
+}
+
+// mergeProperties adds the properties v of the object branch at bp to the
+// node's; a member declared twice blocks.
+func (l *lowerer) mergeProperties(mg *allOfMerge, v any, bp string) bool {
+	bprops, ok := v.(map[string]any)
+	if !ok {
+		l.block(bp+"/properties", "properties is not an object")
+		return false
+	}
+	if mg.props == nil {
+		mg.props = make(map[string]any, len(bprops))
+	}
+	for name, s := range bprops {
+		if _, dup := mg.props[name]; dup {
+			l.block(bp+"/properties/"+escape(name), "allOf declares the member "+strconv.Quote(name)+" twice; the merged object could hold only one of its schemas")
+			return false
+		}
+		mg.props[name] = s
+	}
+	return true
+}
+
+// mergeRequired adds the required names v of the object branch at bp to
+// the node's, each once.
+func (l *lowerer) mergeRequired(mg *allOfMerge, v any, bp string) bool {
+	names, ok := v.([]any)
+	if !ok {
+		l.block(bp+"/required", "required is not an array")
+		return false
+	}
+	for _, n := range names {
+		if !slices.Contains(mg.required, n) {
+			mg.required = append(mg.required, n)
+		}
+	}
+	return true
+}
+
+// end returns the merged node: the joined properties and required names,
+// and in allOf the branches left.
+func (mg *allOfMerge) end() map[string]any {
+	if mg.props != nil {
+		mg.node["properties"] = mg.props
+	}
+	if mg.required != nil {
+		mg.node["required"] = mg.required
+	}
+	if len(mg.rest) > 0 {
+		mg.node["allOf"] = mg.rest
+	}
+	return mg.node
+}
+
+// walkKeyword lowers keyword k, of value v, of the node n walks, handing
+// it to the step of its family.
+func (l *lowerer) walkKeyword(n *nodeWalk, k string, v any) {
+	switch k {
+	case "$defs", "definitions":
+		// Lowered on demand, by reference; only the used ones are put
+		// back, at the root.
+		l.misplaced(k, n.ptr, n.root)
+		delete(n.out, k)
+	case "type", "enum", "const":
+		l.walkValueKeyword(n, k, v)
+	case "anyOf", "allOf", "oneOf":
+		l.walkCombination(n, k, v)
+	case "properties", "additionalProperties":
+		l.walkObjectKeyword(n, k, v)
+	case "items":
+		lv, iu, h := l.walk(v, n.ptr+"/items", false)
+		n.out[k] = lv
+		n.u.Items = iu
+		n.height = max(n.height, h)
+	default:
+		// The keywords with no handling of their own: the rule set says
+		// whether each is sent, relaxed, dropped or blocks.
+		switch l.rules.Action(k, v) {
+		case Relax:
+			l.relaxed(n.out, &n.notes, n.ptr, k, v)
+		case Block:
+			l.misplaced(k, n.ptr, n.root)
+			delete(n.out, k)
+		case Drop:
+			delete(n.out, k)
+		}
+	}
+}
+
+// walkValueKeyword lowers type, enum or const: each is kept, and bounds
+// the node's JSON type; a value of enum or const that is no primitive
+// blocks.
+func (l *lowerer) walkValueKeyword(n *nodeWalk, k string, v any) {
+	n.typed = true
+	kp := lazyPath{n.ptr, k}
+	switch k {
+	case "type":
+		if types, isArr := v.([]any); isArr && len(types) > 1 {
+			l.res.Unions++
+		}
+	case "enum":
+		vals, isArr := v.([]any)
+		if !isArr {
+			l.block(kp.String(), "enum is not an array")
+			return
+		}
+		chars := 0
+		for i, e := range vals {
+			if !primitive(e) {
+				l.block(kp.String()+"/"+strconv.Itoa(i), "enum values must be strings, numbers, booleans or null")
+			}
+			chars += primitiveChars(e)
+		}
+		l.res.EnumValues += len(vals)
+		l.res.StringChars += chars
+		if len(vals) > 250 {
+			l.res.LargeEnumChars += chars
+		}
+	case "const":
+		if !primitive(v) {
+			l.block(kp.String(), "const must be a string, number, boolean or null")
+		}
+		l.res.StringChars += primitiveChars(v)
+	}
+	n.out[k] = v
+}
+
+// walkCombination lowers anyOf, allOf or oneOf.
+func (l *lowerer) walkCombination(n *nodeWalk, k string, v any) {
+	kp := lazyPath{n.ptr, k}
+	switch k {
+	case "anyOf":
+		n.typed = true
+		if lowered, ok := l.branches(v, kp.String(), &n.u, &n.height); ok {
+			n.out[k] = lowered
+		}
+	case "allOf":
+		if !l.rules.AllOf {
+			l.misplaced(k, n.ptr, n.root)
+			delete(n.out, k)
+			return
+		}
+		n.out[k] = l.walkAllOf(n, v, kp.String())
+	case "oneOf":
+		// Either way the node is bounded: by the anyOf the oneOf means,
+		// or by the finding that blocks it.
+		n.typed = true
+		if lowered, ok := l.oneOfAsAnyOf(n, v, kp.String()); ok {
+			n.oneOf = lowered
+		}
+	}
+}
+
+// walkAllOf lowers the branches of the allOf at ptr that mergeAllOf left:
+// those of rules that take allOf, when no branch describes an object. The
+// branches constrain the same value, and nothing of them is undone.
+func (l *lowerer) walkAllOf(n *nodeWalk, v any, ptr string) []any {
+	branches := v.([]any)
+	lowered := make([]any, len(branches))
+	for i, b := range branches {
+		// A branch constrains the value the node typed: it is given the
+		// node's type, which changes nothing the conjunction admits, so
+		// that it is not read as admitting any value.
+		if bm := b.(map[string]any); !hasAny(bm, "type", "enum", "const", "anyOf") {
+			if t, ok := n.out["type"]; ok {
+				bm["type"] = t
 			}
 		}
+		var h int
+		lowered[i], _, h = l.walk(b, ptr+"/"+strconv.Itoa(i), false)
+		n.height = max(n.height, h)
 	}
-	if oneOf != nil {
-		delete(out, "oneOf")
-		out["anyOf"] = oneOf
+	return lowered
+}
+
+// oneOfAsAnyOf lowers the oneOf at ptr as the anyOf it means when its
+// branches admit disjoint JSON types: a value is valid under at most one.
+// The caller renames it after the node's keywords, whose walk must not
+// meet the key it adds. Otherwise it blocks, and returns false.
+func (l *lowerer) oneOfAsAnyOf(n *nodeWalk, v any, ptr string) ([]any, bool) {
+	if _, both := n.out["anyOf"]; both {
+		l.block(ptr, "oneOf beside anyOf is not supported in strict mode")
+		return nil, false
 	}
-	slices.Sort(notes)
-	describe(out, notes)
-	if !typed {
-		l.block(ptr, "a schema without type, enum, const, anyOf or $ref admits any value, which strict mode cannot express")
+	if !l.disjoint(v) {
+		l.block(ptr, "oneOf is not supported in strict mode unless its branches admit disjoint JSON types, so that it means anyOf")
+		return nil, false
 	}
-	l.unsatisfiable(m, ptr)
-	if hasType(m, "object") {
-		height++
-		l.closeObject(orig, out, &u, ptr, root)
-	} else if _, ok := m["properties"]; ok {
-		l.block(ptr+"/properties", "properties on a schema whose type does not include object")
+	if n.root {
+		l.block(ptr, "the root of a strict schema cannot be anyOf, which this oneOf would be")
+		return nil, false
 	}
-	if hasType(m, "array") {
-		if !orig.hasItems || orig.itemsTrue {
-			l.block(ptr, "an array must declare the schema of its items")
-		}
-	}
-	if root {
-		if !hasType(m, "object") {
-			l.block(ptr, "the root must be of type object")
-		}
-	}
-	return out, u.node(ptr), height
+	return l.branches(v, ptr, &n.u, &n.height)
 }
 
 // branches lowers the branches of an anyOf (or of a oneOf that means
@@ -681,6 +743,67 @@ func (l *lowerer) branches(v any, ptr string, u *Undo, height *int) ([]any, bool
 		*height = max(*height, h)
 	}
 	return lowered, true
+}
+
+// walkObjectKeyword lowers properties, each member in place, or drops
+// additionalProperties, which closeObject sets for every object; a map of
+// additional members blocks.
+func (l *lowerer) walkObjectKeyword(n *nodeWalk, k string, v any) {
+	kp := lazyPath{n.ptr, k}
+	if k == "additionalProperties" {
+		delete(n.out, k)
+		if _, isObj := v.(map[string]any); isObj {
+			l.block(kp.String(), "additionalProperties with a schema (a map) cannot be strict: every member must be named")
+		}
+		return
+	}
+	props, isObj := v.(map[string]any)
+	if !isObj {
+		l.block(kp.String(), "properties is not an object")
+		return
+	}
+	base := kp.String()
+	if len(props) > 0 {
+		n.u.Props = make(map[string]*Undo, len(props))
+	}
+	for name, pv := range props {
+		lv, pu, h := l.walk(pv, base+"/"+escape(name), false)
+		props[name] = lv
+		n.u.Props[name] = pu
+		n.height = max(n.height, h)
+		l.res.Properties++
+		l.res.StringChars += len(name)
+	}
+}
+
+// endNode finishes the node n walked, after its keywords: it renames a
+// oneOf lowered as anyOf, writes the notes into the description, closes an
+// object and blocks a node that admits any value or none, properties off
+// an object, an array without items and a root that is no object.
+func (l *lowerer) endNode(n *nodeWalk, orig original) {
+	m, ptr := n.out, n.ptr
+	if n.oneOf != nil {
+		delete(m, "oneOf")
+		m["anyOf"] = n.oneOf
+	}
+	slices.Sort(n.notes)
+	describe(m, n.notes)
+	if !n.typed {
+		l.block(ptr, "a schema without type, enum, const, anyOf or $ref admits any value, which strict mode cannot express")
+	}
+	l.unsatisfiable(m, ptr)
+	if hasType(m, "object") {
+		n.height++
+		l.closeObject(orig, m, &n.u, ptr, n.root)
+	} else if _, ok := m["properties"]; ok {
+		l.block(ptr+"/properties", "properties on a schema whose type does not include object")
+	}
+	if hasType(m, "array") && (!orig.hasItems || orig.itemsTrue) {
+		l.block(ptr, "an array must declare the schema of its items")
+	}
+	if n.root && !hasType(m, "object") {
+		l.block(ptr, "the root must be of type object")
+	}
 }
 
 // JSON types as bits; integer is counted as number, of which it is a part.
