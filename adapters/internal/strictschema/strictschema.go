@@ -419,10 +419,11 @@ func (l *lowerer) notAnObject(node any, ptr string) {
 	}
 }
 
-// mergeAllOf prepares node m, which holds allOf (all), for rules that take
-// allOf. A branch that describes an object (properties, required,
-// additionalProperties or "type":"object") is merged into m: its
-// properties and required names join m's, which is what the conjunction
+// mergeAllOf returns a copy of node m, which holds allOf (all), prepared
+// for rules that take allOf; m itself is not changed. A branch that
+// describes an object (properties, required, additionalProperties or
+// "type":"object") is merged into the copy: its properties and required
+// names join m's, which is what the conjunction
 // means as long as no member is declared twice and no branch closes the
 // object on its own. The other branches stay in allOf. It blocks, and
 // returns false, when a branch holds $ref, is not an object schema, or
