@@ -21,12 +21,10 @@ import (
 // testdata/requests.golden.json (refresh with -update), and the points that
 // matter are asserted one by one.
 func TestConversation(t *testing.T) {
-	reg := adaptertest.Registry(t)
-	d := adaptertest.Dispatcher(t, reg)
-	srv := adaptertest.NewServer(t, "/v1/messages", adaptertest.Fixtures(t, "conversation.json"))
-	client := anthropic.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
+	replay := adaptertest.NewReplay(t, "/v1/messages", "conversation.json")
+	client := anthropic.NewClient(option.WithBaseURL(replay.Server.URL), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
 
-	tools, err := toolanthropic.New(toolanthropic.Config{Registry: reg, Strict: true})
+	tools, err := toolanthropic.New(toolanthropic.Config{Registry: replay.Registry, Strict: true})
 	require.NoError(t, err)
 	require.Empty(t, tools.Lints())
 
@@ -50,7 +48,7 @@ func TestConversation(t *testing.T) {
 			final = message.Content[0].Text
 			break
 		}
-		outcomes := d.RunAll(ctx, calls)
+		outcomes := replay.Dispatcher.RunAll(ctx, calls)
 		var k []dispatch.Kind
 		for _, o := range outcomes {
 			k = append(k, o.Kind)
@@ -67,7 +65,7 @@ func TestConversation(t *testing.T) {
 	}, kinds)
 	require.Contains(t, final, "Lisbon is 21°C")
 
-	reqs := srv.Requests()
+	reqs := replay.Server.Requests()
 	require.Len(t, reqs, 4)
 	adaptertest.Golden(t, "requests.golden.json", reqs)
 

@@ -87,7 +87,7 @@ func TestConversation(t *testing.T) {
 		req, body := srv.request(t, i)
 		require.Equal(t, "/v1beta/models/"+conv.Model+":generateContent", req.Path)
 		require.Equal(t, "test-key", req.APIKey)
-		golden(t, "tools.json", body["tools"])
+		adaptertest.Golden(t, "tools.json", body["tools"])
 		var sent []json.RawMessage
 		require.NoError(t, json.Unmarshal(body["contents"], &sent))
 		require.Len(t, sent, 1+2*i)
@@ -105,9 +105,7 @@ func TestConversation(t *testing.T) {
 		require.JSONEq(t, string(prev.Candidates[0].Content), string(sent[len(sent)-2]))
 		replies = append(replies, sent[len(sent)-1])
 	}
-	all, err := json.Marshal(replies)
-	require.NoError(t, err)
-	golden(t, "replies.json", all)
+	adaptertest.Golden(t, "replies.json", replies)
 }
 
 // TestWhatTheSDKSends pins what the SDK's encoding (by way of

@@ -24,12 +24,10 @@ import (
 // with testdata/chat_requests.golden.json (refresh with -update), and the
 // points that matter are asserted one by one.
 func TestChatConversation(t *testing.T) {
-	reg := adaptertest.Registry(t)
-	d := adaptertest.Dispatcher(t, reg)
-	srv := adaptertest.NewServer(t, "/chat/completions", adaptertest.Fixtures(t, "chat_conversation.json"))
-	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
+	replay := adaptertest.NewReplay(t, "/chat/completions", "chat_conversation.json")
+	client := openai.NewClient(option.WithBaseURL(replay.Server.URL), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
 
-	tools, err := toolopenai.New(toolopenai.Config{Registry: reg, Strict: true})
+	tools, err := toolopenai.New(toolopenai.Config{Registry: replay.Registry, Strict: true})
 	require.NoError(t, err)
 	require.Empty(t, tools.Lints())
 
@@ -53,7 +51,7 @@ func TestChatConversation(t *testing.T) {
 			final = msg.Content
 			break
 		}
-		outcomes := d.RunAll(ctx, calls)
+		outcomes := replay.Dispatcher.RunAll(ctx, calls)
 		var k []dispatch.Kind
 		for _, o := range outcomes {
 			k = append(k, o.Kind)
@@ -71,7 +69,7 @@ func TestChatConversation(t *testing.T) {
 	}, kinds)
 	require.Contains(t, final, "Lisbon is 21°C")
 
-	reqs := srv.Requests()
+	reqs := replay.Server.Requests()
 	require.Len(t, reqs, 4)
 	adaptertest.Golden(t, "chat_requests.golden.json", reqs)
 

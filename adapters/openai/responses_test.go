@@ -20,12 +20,10 @@ import (
 // TestChatConversation through the real Responses client, chaining turns
 // with previous_response_id.
 func TestResponsesConversation(t *testing.T) {
-	reg := adaptertest.Registry(t)
-	d := adaptertest.Dispatcher(t, reg)
-	srv := adaptertest.NewServer(t, "/responses", adaptertest.Fixtures(t, "responses_conversation.json"))
-	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
+	replay := adaptertest.NewReplay(t, "/responses", "responses_conversation.json")
+	client := openai.NewClient(option.WithBaseURL(replay.Server.URL), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
 
-	tools, err := toolopenai.New(toolopenai.Config{Registry: reg, Strict: true})
+	tools, err := toolopenai.New(toolopenai.Config{Registry: replay.Registry, Strict: true})
 	require.NoError(t, err)
 
 	ctx := context.Background()
@@ -45,7 +43,7 @@ func TestResponsesConversation(t *testing.T) {
 			final = resp.OutputText()
 			break
 		}
-		outcomes := d.RunAll(ctx, calls)
+		outcomes := replay.Dispatcher.RunAll(ctx, calls)
 		var k []dispatch.Kind
 		for _, o := range outcomes {
 			k = append(k, o.Kind)
@@ -63,7 +61,7 @@ func TestResponsesConversation(t *testing.T) {
 	}, kinds)
 	require.Contains(t, final, "Lisbon is 21°C")
 
-	reqs := srv.Requests()
+	reqs := replay.Server.Requests()
 	require.Len(t, reqs, 4)
 	adaptertest.Golden(t, "responses_requests.golden.json", reqs)
 

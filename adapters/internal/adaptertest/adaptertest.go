@@ -188,6 +188,23 @@ func Fixtures(t testing.TB, name string) []json.RawMessage {
 	return out
 }
 
+// Replay is what a replayed conversation starts from: the tools of
+// Registry, a Dispatcher over them, and a Server answering from fixtures.
+type Replay struct {
+	Registry   *tool.Registry
+	Dispatcher *dispatch.Dispatcher
+	Server     *Server
+}
+
+// NewReplay returns the tools of [Registry], a [Dispatcher] over them and
+// a replay server ([NewServer]) for requests to path, answered with the
+// fixtures of testdata/fixtures ([Fixtures]).
+func NewReplay(t testing.TB, path, fixtures string) Replay {
+	t.Helper()
+	reg := Registry(t)
+	return Replay{Registry: reg, Dispatcher: Dispatcher(t, reg), Server: NewServer(t, path, Fixtures(t, fixtures))}
+}
+
 // Golden compares got, indented, with testdata/name, or writes it there
 // when -update is given.
 func Golden(t testing.TB, name string, got any) {
