@@ -12,30 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	toolmcp "github.com/agentcontract/tool/adapters/mcp"
 	"github.com/agentcontract/tool/dispatch"
 )
 
 // secret is a test seal key; real ones come from crypto/rand.
 var secret = []byte("0123456789abcdef0123456789abcdef")
-
-// toolFunc is a tool made of a definition and a function.
-type toolFunc struct {
-	def tool.Definition
-	fn  func(context.Context, tool.Invocation) (tool.Result, error)
-}
-
-func (t toolFunc) Definition() tool.Definition { return t.def }
-func (t toolFunc) Call(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
-	return t.fn(ctx, inv)
-}
-
-func objectTool(name string, effect tool.Effect, fn func(context.Context, tool.Invocation) (tool.Result, error)) toolFunc {
-	return toolFunc{
-		def: tool.Definition{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`), Effect: effect},
-		fn:  fn,
-	}
-}
 
 type addInput struct {
 	A int `json:"a"`
@@ -77,25 +60,9 @@ func (a approve) Call(_ context.Context, inv tool.Invocation) (tool.Result, erro
 		if resumed {
 			state = `{"step":2}`
 		}
-		return ask(`"Refund order 7 for 12.50 EUR?"`, state)
+		return adaptertest.Ask(`"Refund order 7 for 12.50 EUR?"`, approvalForm, state)
 	}
 	return tool.Result{Output: tool.NewTextOutput(fmt.Sprintf("answer %s state %s", c.Response(), c.State()))}, nil
-}
-
-func ask(prompt, state string) (tool.Result, error) {
-	schema, err := tool.ParseSchema([]byte(approvalForm))
-	if err != nil {
-		return tool.Result{}, err
-	}
-	ir, err := tool.NewInputRequest(tool.InputRequestConfig{
-		Prompt:            json.RawMessage(prompt),
-		ResponseSchema:    schema,
-		ContinuationState: json.RawMessage(state),
-	})
-	if err != nil {
-		return tool.Result{}, err
-	}
-	return tool.Result{InputRequest: &ir}, nil
 }
 
 // slowGate lets a test hold the slow tool inside its call.
@@ -124,17 +91,13 @@ func registry(t testing.TB, calls *atomic.Int32, gate *slowGate) *tool.Registry 
 			return out, nil
 		})
 	require.NoError(t, err)
-	fail := objectTool("fail", "", func(context.Context, tool.Invocation) (tool.Result, error) {
-		f, err := tool.NewFailure(tool.FailureConfig{Kind: tool.FailureKindFailed, Output: tool.NewTextOutput("the order is closed"), Cause: errors.New("db: row 7 locked at 10.0.0.9")})
-		if err != nil {
-			return tool.Result{}, err
-		}
-		return tool.Result{}, f
+	fail := adaptertest.Object("fail", "", "", func(context.Context, tool.Invocation) (tool.Result, error) {
+		return tool.Result{}, adaptertest.Failure(tool.FailureKindFailed, "the order is closed", errors.New("db: row 7 locked at 10.0.0.9"))
 	})
-	flaky := objectTool("flaky", "", func(context.Context, tool.Invocation) (tool.Result, error) {
+	flaky := adaptertest.Object("flaky", "", "", func(context.Context, tool.Invocation) (tool.Result, error) {
 		return tool.Result{}, errors.New("dial tcp 10.0.3.7:443: connection refused")
 	})
-	picture := objectTool("picture", tool.EffectSafe, func(context.Context, tool.Invocation) (tool.Result, error) {
+	picture := adaptertest.Object("picture", "", tool.EffectSafe, func(context.Context, tool.Invocation) (tool.Result, error) {
 		return tool.Result{Output: tool.Output{Content: []tool.Block{
 			tool.NewTextBlock("Here it is."),
 			tool.NewMediaBlock("image/png", []byte{1, 2, 3}),
@@ -143,7 +106,7 @@ func registry(t testing.TB, calls *atomic.Int32, gate *slowGate) *tool.Registry 
 			tool.NewMediaURIBlock("text/csv", "https://example.com/reports/r.csv"),
 		}}}, nil
 	})
-	slow := objectTool("slow", "", func(ctx context.Context, _ tool.Invocation) (tool.Result, error) {
+	slow := adaptertest.Object("slow", "", "", func(ctx context.Context, _ tool.Invocation) (tool.Result, error) {
 		for i := 1; i <= 3; i++ {
 			if err := tool.ReportProgress(ctx, tool.Progress{Completed: float64(i), Total: 3, Message: fmt.Sprintf("step %d", i)}); err != nil {
 				return tool.Result{}, err

@@ -28,8 +28,10 @@ import (
 	"github.com/agentcontract/tool/dispatch"
 )
 
-// Update rewrites golden files instead of comparing with them.
-var Update = flag.Bool("update", false, "rewrite golden files")
+// Update is the -update flag of every adapter's tests: rewrite what the
+// tests compare with (golden files, and fixtures recorded against a real
+// server) instead of comparing.
+var Update = flag.Bool("update", false, "rewrite the golden files and recordings in testdata")
 
 type weatherInput struct {
 	City string `json:"city" jsonschema:"minLength=1,description=City name"`

@@ -46,3 +46,5 @@ replace (
 	github.com/agentcontract/tool/adapters/mcp => ../../mcp
 	github.com/agentcontract/tool/adapters/otel => ..
 )
+
+replace github.com/agentcontract/tool/adapters/internal => ../../internal
