@@ -11,7 +11,6 @@ import (
 	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 )
 
-
 // The official TypeScript SDK client, a second implementation of MCP,
 // starts the example server over stdio, lists its tools and calls them,
 // answering its elicitations; the test compares what it saw with the
