@@ -177,58 +177,23 @@ func TestNoArgumentsStrict(t *testing.T) {
 	}
 }
 
-// TestDraft07: a draft-07 schema whose meaning is the same in 2020-12 is
-// sent strict, definitions as $defs; one using a keyword whose meaning
-// differs is sent non-strict with a lint naming it, and its call reaches
-// Prepare, the canonical (draft-07) schema's judge, as written.
-func TestDraft07(t *testing.T) {
-	for _, tc := range adaptertest.Draft07() {
-		t.Run(tc.Name, func(t *testing.T) {
-			d := adaptertest.Def(tc.Name, tc.Schema)
-			tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: []tool.Definition{d}})
-			require.NoError(t, err)
-			var lints []toolopenai.Lint
-			if !tc.Strict {
-				lints = []toolopenai.Lint{{Tool: tc.Name, Schema: "input", Pointer: tc.Pointer, Rule: tc.Rule}}
-			}
-			require.Equal(t, lints, tools.Lints())
-			raw, err := json.Marshal(tools.ChatTools())
-			require.NoError(t, err)
-			if tc.Strict {
-				require.Contains(t, string(raw), `"strict":true`)
-				require.Contains(t, string(raw), `"$ref":"#/$defs/pt"`)
-				require.NotContains(t, string(raw), `definitions`)
-				require.NotContains(t, string(raw), `$schema`)
-			} else {
-				require.Contains(t, string(raw), `"strict":false`)
-			}
-			b, err := tool.Bind(adaptertest.Func{Def: d})
-			require.NoError(t, err)
-			_, err = b.Contract().Prepare(chatCalls(t, tools, chatMessage(t, tc.Name, tc.Args))[0].Request, tool.Admission{})
-			require.NoError(t, err)
-		})
-	}
-}
+// TestDraft07: see adaptertest.CheckDraft07.
+func TestDraft07(t *testing.T) { adaptertest.CheckDraft07(t, projectStrict) }
 
-// TestOneOfOfDisjointTypes: a oneOf whose branches admit disjoint JSON
-// types means anyOf and is sent strict as one; one whose branches overlap
-// keeps the tool non-strict.
-func TestOneOfOfDisjointTypes(t *testing.T) {
-	d := adaptertest.Def("pick", `{"type":"object","properties":{"v":{"oneOf":[{"type":"string"},{"type":"integer"}]}},"required":["v"]}`)
-	tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: []tool.Definition{d,
-		adaptertest.Def("overlap", `{"type":"object","properties":{"v":{"oneOf":[{"type":"integer"},{"type":"number"}]}},"required":["v"]}`)}})
+// TestOneOfOfDisjointTypes: see adaptertest.CheckOneOfOfDisjointTypes.
+func TestOneOfOfDisjointTypes(t *testing.T) { adaptertest.CheckOneOfOfDisjointTypes(t, projectStrict) }
+
+// projectStrict projects defs in strict mode, for adaptertest's checks.
+func projectStrict(t testing.TB, defs ...tool.Definition) adaptertest.Projection {
+	tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: defs})
 	require.NoError(t, err)
-	require.True(t, tools.Strict("pick"))
-	require.False(t, tools.Strict("overlap"))
-	require.Equal(t, []toolopenai.Lint{{Tool: "overlap", Schema: "input", Pointer: "/properties/v/oneOf", Rule: "oneOf is not supported in strict mode unless its branches admit disjoint JSON types, so that it means anyOf"}}, tools.Lints())
-	raw, err := json.Marshal(tools.ChatTools())
-	require.NoError(t, err)
-	require.Contains(t, string(raw), `"v":{"anyOf":[{"type":"string"},{"type":"integer"}]}`)
-	b, err := tool.Bind(adaptertest.Func{Def: d})
-	require.NoError(t, err)
-	for _, args := range []string{`{"v":"a"}`, `{"v":3}`} {
-		_, err = b.Contract().Prepare(chatCalls(t, tools, chatMessage(t, "pick", args))[0].Request, tool.Admission{})
-		require.NoError(t, err)
+	return adaptertest.Projection{
+		Lints:  tools.Lints(),
+		Strict: tools.Strict,
+		Tools:  adaptertest.MarshalJSON(t, tools.ChatTools()),
+		Request: func(t testing.TB, name, args string) tool.Request {
+			return chatCalls(t, tools, chatMessage(t, name, args))[0].Request
+		},
 	}
 }
 

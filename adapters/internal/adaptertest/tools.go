@@ -74,22 +74,22 @@ func Failure(kind tool.FailureKind, text string, cause error) error {
 	return f
 }
 
-// Draft07Case is a draft-07 input schema that a strict-mode adapter
+// draft07Case is a draft-07 input schema that a strict-mode adapter
 // either sends strict (Strict), or keeps non-strict with one lint at
 // Pointer for Rule, and arguments that Prepare admits under it.
-type Draft07Case struct {
+type draft07Case struct {
 	Name, Schema, Args string
 	Strict             bool
 	Pointer, Rule      string
 }
 
-// Draft07 are the draft-07 schemas every strict-mode adapter is tested
+// draft07 are the draft-07 schemas every strict-mode adapter is tested
 // with: one whose meaning is the same in 2020-12 (sent strict, its
 // definitions as $defs, a $ref to #/$defs/pt), and one using a keyword
 // whose meaning differs (items as an array: not lowered).
-func Draft07() []Draft07Case {
+func draft07() []draft07Case {
 	const dialect = `"$schema":"http://json-schema.org/draft-07/schema#",`
-	return []Draft07Case{
+	return []draft07Case{
 		{Name: "same_meaning", Schema: `{` + dialect + `"type":"object","properties":{"p":{"$ref":"#/definitions/pt"}},"required":["p"],"additionalProperties":false,
 			"definitions":{"pt":{"type":"object","properties":{"x":{"type":"number"}},"required":["x"],"additionalProperties":false}}}`, Args: `{"p":{"x":1}}`, Strict: true},
 		{Name: "tuple", Schema: `{` + dialect + `"type":"object","properties":{"t":{"type":"array","items":[{"type":"string"}]}},"required":["t"]}`, Args: `{"t":["a",2]}`,
