@@ -207,6 +207,49 @@ func NewReplay(t testing.TB, path, fixtures string) Replay {
 	return Replay{Registry: reg, Dispatcher: Dispatcher(t, reg), Server: NewServer(t, path, Fixtures(t, fixtures))}
 }
 
+// Prompt is the user's first message in the replayed conversations.
+const Prompt = "Weather in Lisbon, Ana's open orders, stock of K-1 and the November chart, please."
+
+// Converse plays the conversation the fixtures script, at most five
+// turns. turn asks the model, through the adapter's SDK client, for its
+// next reply and returns the reply's calls, or its text when it has none,
+// which ends the conversation; the calls are dispatched on r.Dispatcher
+// and answer adds their outcomes, as the adapter renders them, to the next
+// request. Converse checks that the turns ended as scripted (a rejected
+// and a completed call; a completed one; a failed and a completed one) and
+// that the final text gives Lisbon's weather, compares the four request
+// bodies the client sent with testdata/golden ([Golden]), and returns
+// them.
+func (r Replay) Converse(t *testing.T, golden string, turn func() ([]dispatch.Call, string), answer func([]dispatch.Outcome)) []json.RawMessage {
+	t.Helper()
+	var kinds [][]dispatch.Kind
+	var final string
+	for range 5 {
+		calls, text := turn()
+		if len(calls) == 0 {
+			final = text
+			break
+		}
+		outcomes := r.Dispatcher.RunAll(context.Background(), calls)
+		k := make([]dispatch.Kind, len(outcomes))
+		for i, o := range outcomes {
+			k[i] = o.Kind
+		}
+		kinds = append(kinds, k)
+		answer(outcomes)
+	}
+	require.Equal(t, [][]dispatch.Kind{
+		{dispatch.KindRejected, dispatch.KindCompleted},
+		{dispatch.KindCompleted},
+		{dispatch.KindFailed, dispatch.KindCompleted},
+	}, kinds)
+	require.Contains(t, final, "Lisbon is 21°C")
+	reqs := r.Server.Requests()
+	require.Len(t, reqs, 4)
+	Golden(t, golden, reqs)
+	return reqs
+}
+
 // Golden compares got, indented, with testdata/name, or writes it there
 // when -update is given.
 func Golden(t testing.TB, name string, got any) {
