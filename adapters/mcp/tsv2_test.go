@@ -25,9 +25,6 @@ import (
 // without the elicitation capability gets an isError result instead of a
 // form, and a call the client abandons is cancelled in the tool.
 func TestTypeScriptV2Client(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Node; -short leaves it out")
-	}
 	pkgs := interop.Require(t)
 	reg, options, err := demo.New()
 	require.NoError(t, err)
