@@ -33,36 +33,15 @@ type sum struct {
 // form.
 const approvalForm = `{"type":"object","properties":{"approve":{"type":"boolean","description":"true approves"},"note":{"type":"string","maxLength":200}},"required":["approve"]}`
 
-// approve asks for approval on a new call and completes with the answer,
-// the state it saved and the key it saw. With twice set, it asks a second
-// question after the first answer.
-type approve struct {
-	calls *atomic.Int32
-	twice bool
-}
-
-func (approve) Definition() tool.Definition {
-	return tool.Definition{
-		Name:        "approve",
-		Description: "refund an order after approval",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"order":{"type":"string"}},"required":["order"]}`),
-		Effect:      tool.EffectIdempotent,
+// approve asks for approval of a refund on a new call and completes with
+// the answer and the state it saved. With twice set, it asks a second
+// question after the first answer. calls, when not nil, counts its calls.
+func approve(calls *atomic.Int32, twice bool) adaptertest.Approval {
+	a := adaptertest.Approval{Name: "approve", Prompt: `"Refund order 7 for 12.50 EUR?"`, Form: approvalForm, States: []string{`{"step":1}`}, Calls: calls}
+	if twice {
+		a.States = append(a.States, `{"step":2}`)
 	}
-}
-
-func (a approve) Call(_ context.Context, inv tool.Invocation) (tool.Result, error) {
-	if a.calls != nil {
-		a.calls.Add(1)
-	}
-	c, resumed := inv.Continuation()
-	if !resumed || (a.twice && string(c.State()) == `{"step":1}`) {
-		state := `{"step":1}`
-		if resumed {
-			state = `{"step":2}`
-		}
-		return adaptertest.Ask(`"Refund order 7 for 12.50 EUR?"`, approvalForm, state)
-	}
-	return tool.Result{Output: tool.NewTextOutput(fmt.Sprintf("answer %s state %s", c.Response(), c.State()))}, nil
+	return a
 }
 
 // slowGate lets a test hold the slow tool inside its call.
@@ -121,7 +100,7 @@ func registry(t testing.TB, calls *atomic.Int32, gate *slowGate) *tool.Registry 
 		return tool.Result{}, ctx.Err()
 	})
 	reg := &tool.Registry{}
-	for _, executable := range []tool.Tool{add, list, fail, flaky, picture, slow, approve{calls: calls}} {
+	for _, executable := range []tool.Tool{add, list, fail, flaky, picture, slow, approve(calls, false)} {
 		b, err := tool.Bind(executable, tool.Recover)
 		require.NoError(t, err)
 		require.NoError(t, reg.Register(b))

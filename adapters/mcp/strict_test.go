@@ -77,7 +77,7 @@ func (c *capturing) RoundTrip(r *http.Request) (*http.Response, error) {
 func strictServer(t *testing.T, calls *atomic.Int32) *httptest.Server {
 	t.Helper()
 	reg := &tool.Registry{}
-	for _, executable := range []tool.Tool{approve{calls: calls}, amount{calls: calls}} {
+	for _, executable := range []tool.Tool{approve(calls, false), amount{calls: calls}} {
 		b, err := tool.Bind(executable)
 		require.NoError(t, err)
 		require.NoError(t, reg.Register(b))
@@ -197,7 +197,7 @@ func TestDecodedAnswerChecked(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls atomic.Int32
 			reg := &tool.Registry{}
-			for _, executable := range []tool.Tool{approve{calls: &calls}, amount{calls: &calls}} {
+			for _, executable := range []tool.Tool{approve(&calls, false), amount{calls: &calls}} {
 				b, err := tool.Bind(executable)
 				require.NoError(t, err)
 				require.NoError(t, reg.Register(b))

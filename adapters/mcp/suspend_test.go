@@ -54,7 +54,7 @@ func TestSuspendAnswered(t *testing.T) {
 			t.Run(version+"/"+tc.name, func(t *testing.T) {
 				var calls, asked atomic.Int32
 				reg := &tool.Registry{}
-				b, err := tool.Bind(approve{calls: &calls, twice: tc.twice})
+				b, err := tool.Bind(approve(&calls, tc.twice))
 				require.NoError(t, err)
 				require.NoError(t, reg.Register(b))
 				var prompts []string

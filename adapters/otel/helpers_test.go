@@ -2,7 +2,6 @@ package toolotel_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -45,23 +44,9 @@ func objectTool(name string, effect tool.Effect, fn func(context.Context, tool.I
 }
 
 // approval asks for a boolean answer, then completes with it.
-type approval struct{}
-
-func (approval) Definition() tool.Definition {
-	return tool.Definition{
-		Name:        "refund",
-		Description: "refund an order after approval",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"order":{"type":"string"}},"required":["order"]}`),
-		Effect:      tool.EffectIdempotent,
-	}
-}
-
-func (approval) Call(_ context.Context, inv tool.Invocation) (tool.Result, error) {
-	c, resumed := inv.Continuation()
-	if !resumed {
-		return adaptertest.Ask(`"Approve?"`, `{"type":"boolean"}`, "")
-	}
-	return tool.Result{Output: tool.NewTextOutput(fmt.Sprintf("refunded: %s", c.Response()))}, nil
+var approval = adaptertest.Approval{
+	Name: "refund", Prompt: `"Approve?"`, Form: `{"type":"boolean"}`,
+	Done: func(c tool.Continuation) string { return fmt.Sprintf("refunded: %s", c.Response()) },
 }
 
 // registry binds the test tools: add (completes), refund (suspends),
@@ -89,7 +74,7 @@ func registry(t testing.TB) *tool.Registry {
 		panic(secretPanic)
 	})
 	reg := &tool.Registry{}
-	for _, executable := range []tool.Tool{add, approval{}, fail, deny, flaky, slow, boom} {
+	for _, executable := range []tool.Tool{add, approval, fail, deny, flaky, slow, boom} {
 		b, err := tool.Bind(executable)
 		require.NoError(t, err)
 		require.NoError(t, reg.Register(b))

@@ -3,6 +3,9 @@ package adaptertest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
+	"sync/atomic"
 
 	"github.com/agentcontract/tool"
 )
@@ -95,4 +98,53 @@ func draft07() []draft07Case {
 		{Name: "tuple", Schema: `{` + dialect + `"type":"object","properties":{"t":{"type":"array","items":[{"type":"string"}]}},"required":["t"]}`, Args: `{"t":["a",2]}`,
 			Pointer: "/properties/t/items", Rule: "items as an array is a tuple in draft-07 (prefixItems in 2020-12): the draft-07 schema is not lowered"},
 	}
+}
+
+// Approval is a tool that waits for a person: named Name, it refunds an
+// order ({"order": string}, required) and is [tool.EffectIdempotent]. On a
+// new call it asks Prompt (a JSON document) for an answer that Form admits,
+// with the first of States as its continuation state (none when States is
+// empty); resumed with one of States that has a next one, it asks again
+// with the next; resumed otherwise, it completes with the text Done
+// returns for the continuation, or, when Done is nil, "answer <response>
+// state <state>". Calls, when not nil, counts its calls. An Approval is a
+// value, safe for concurrent use.
+type Approval struct {
+	Name, Prompt, Form string
+	States             []string
+	Done               func(tool.Continuation) string
+	Calls              *atomic.Int32
+}
+
+// Definition returns the definition of the refund named a.Name.
+func (a Approval) Definition() tool.Definition {
+	return tool.Definition{
+		Name:        a.Name,
+		Description: "refund an order after approval",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"order":{"type":"string"}},"required":["order"]}`),
+		Effect:      tool.EffectIdempotent,
+	}
+}
+
+// Call asks, asks again or completes, as the type's doc says.
+func (a Approval) Call(_ context.Context, inv tool.Invocation) (tool.Result, error) {
+	if a.Calls != nil {
+		a.Calls.Add(1)
+	}
+	c, resumed := inv.Continuation()
+	next := 0
+	if resumed {
+		next = slices.Index(a.States, string(c.State())) + 1
+		if next == 0 || next >= len(a.States) {
+			if a.Done != nil {
+				return tool.Result{Output: tool.NewTextOutput(a.Done(c))}, nil
+			}
+			return tool.Result{Output: tool.NewTextOutput(fmt.Sprintf("answer %s state %s", c.Response(), c.State()))}, nil
+		}
+	}
+	state := ""
+	if next < len(a.States) {
+		state = a.States[next]
+	}
+	return Ask(a.Prompt, a.Form, state)
 }

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/agentcontract/tool v0.1.0
+	github.com/agentcontract/tool/adapters/internal v0.1.0
 	github.com/agentcontract/tool/adapters/mcp v0.1.0
 	github.com/agentcontract/tool/adapters/otel v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
