@@ -114,7 +114,7 @@ func TestConversation(t *testing.T) {
 func TestWhatTheSDKSends(t *testing.T) {
 	srv := newGeminiServer(t, json.RawMessage(`{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]}}]}`))
 	client := newClient(t, srv.URL)
-	p, err := project([]tool.Definition{def("big",
+	p, err := project([]tool.Definition{adaptertest.Def("big",
 		`{"type":"object","properties":{"n":{"type":"integer","minimum":0,"maximum":18446744073709551615}}}`)}, toolgemini.Config{})
 	require.NoError(t, err)
 	part, err := part(dispatch.Outcome{CallID: "c", Tool: "big", Kind: dispatch.KindCompleted,

@@ -89,3 +89,13 @@ func MarshalJSON(t testing.TB, v any) []byte {
 	require.NoError(t, err)
 	return raw
 }
+
+// LintStrings returns each of lints on its one line ([adapterkit.Lint.String]),
+// nil for none.
+func LintStrings(lints []adapterkit.Lint) []string {
+	var out []string
+	for _, l := range lints {
+		out = append(out, l.String())
+	}
+	return out
+}
