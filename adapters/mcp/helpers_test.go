@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 
@@ -48,6 +50,10 @@ func approve(calls *atomic.Int32, twice bool) adaptertest.Approval {
 type slowGate struct {
 	entered   chan struct{}
 	cancelled chan struct{}
+}
+
+func newSlowGate() *slowGate {
+	return &slowGate{entered: make(chan struct{}), cancelled: make(chan struct{})}
 }
 
 // registry binds the test tools: add (safe, typed output), fail (returns a
@@ -176,4 +182,53 @@ func newStore() *dispatch.MemoryStore {
 		panic(err)
 	}
 	return s
+}
+
+// serveHTTP serves server over streamable HTTP, with opts, behind
+// toolmcp.HTTPHandler, until t ends.
+func serveHTTP(t testing.TB, server *mcp.Server, opts *mcp.StreamableHTTPOptions) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(toolmcp.HTTPHandler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, opts)))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// connectURL connects a Go client to the streamable HTTP endpoint url.
+func connectURL(t testing.TB, url string, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v0"}, opts)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// importOne imports the tools of cs with config and binds the first.
+func importOne(t testing.TB, cs *mcp.ClientSession, config toolmcp.ImportConfig) tool.Binding {
+	t.Helper()
+	imported, err := toolmcp.Import(t.Context(), cs, config)
+	require.NoError(t, err)
+	b, err := tool.Bind(imported.Tools[0])
+	require.NoError(t, err)
+	return b
+}
+
+// prepared is the imported tool of importOne and an admitted call of it,
+// named name, with no arguments.
+func prepared(t testing.TB, cs *mcp.ClientSession, config toolmcp.ImportConfig, name string) (tool.Binding, tool.Invocation) {
+	t.Helper()
+	b := importOne(t, cs, config)
+	inv, err := b.Contract().Prepare(tool.Request{Name: name, Arguments: `{}`}, tool.Admission{})
+	require.NoError(t, err)
+	return b, inv
+}
+
+// importedDispatcher is a dispatcher over the imported tool of importOne.
+func importedDispatcher(t testing.TB, cs *mcp.ClientSession, config toolmcp.ImportConfig) *dispatch.Dispatcher {
+	t.Helper()
+	reg, err := tool.NewRegistry(importOne(t, cs, config))
+	require.NoError(t, err)
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: newStore(), SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}})
+	require.NoError(t, err)
+	return d
 }
