@@ -1,7 +1,6 @@
 package toolanthropic_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -21,55 +20,34 @@ import (
 // testdata/requests.golden.json (refresh with -update), and the points that
 // matter are asserted one by one.
 func TestConversation(t *testing.T) {
-	reg := adaptertest.Registry(t)
-	d := adaptertest.Dispatcher(t, reg)
-	srv := adaptertest.NewServer(t, "/v1/messages", adaptertest.Fixtures(t, "conversation.json"))
-	client := anthropic.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
+	replay := adaptertest.NewReplay(t, "/v1/messages", "conversation.json")
+	client := anthropic.NewClient(option.WithBaseURL(replay.Server.URL), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
 
-	tools, err := toolanthropic.New(toolanthropic.Config{Registry: reg, Strict: true})
+	tools, err := toolanthropic.New(toolanthropic.Config{Registry: replay.Registry, Strict: true})
 	require.NoError(t, err)
 	require.Empty(t, tools.Lints())
 
-	ctx := context.Background()
 	params := anthropic.MessageNewParams{
 		Model:     anthropic.ModelClaudeSonnet5_5,
 		MaxTokens: 1024,
-		Messages: []anthropic.MessageParam{
-			anthropic.NewUserMessage(anthropic.NewTextBlock("Weather in Lisbon, Ana's open orders, stock of K-1 and the November chart, please.")),
-		},
-		Tools: tools.Tools(),
+		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(adaptertest.Prompt))},
+		Tools:     tools.Tools(),
 	}
-	var kinds [][]dispatch.Kind
-	var final string
-	for turn := 0; turn < 5; turn++ {
-		message, err := client.Messages.New(ctx, params)
+	var message *anthropic.Message
+	reqs := replay.Converse(t, "requests.golden.json", func() ([]dispatch.Call, string) {
+		message, err = client.Messages.New(t.Context(), params)
 		require.NoError(t, err)
 		calls, err := tools.Calls(*message)
 		require.NoError(t, err)
-		if len(calls) == 0 {
-			final = message.Content[0].Text
-			break
+		if len(calls) > 0 {
+			return calls, ""
 		}
-		outcomes := d.RunAll(ctx, calls)
-		var k []dispatch.Kind
-		for _, o := range outcomes {
-			k = append(k, o.Kind)
-		}
-		kinds = append(kinds, k)
+		return nil, message.Content[0].Text
+	}, func(outcomes []dispatch.Outcome) {
 		results, err := toolanthropic.Results(outcomes)
 		require.NoError(t, err)
 		params.Messages = append(params.Messages, message.ToParam(), results)
-	}
-	require.Equal(t, [][]dispatch.Kind{
-		{dispatch.KindRejected, dispatch.KindCompleted},
-		{dispatch.KindCompleted},
-		{dispatch.KindFailed, dispatch.KindCompleted},
-	}, kinds)
-	require.Contains(t, final, "Lisbon is 21°C")
-
-	reqs := srv.Requests()
-	require.Len(t, reqs, 4)
-	adaptertest.Golden(t, "requests.golden.json", reqs)
+	})
 
 	first := reqs[0]
 	require.Equal(t, "get_weather", adaptertest.Field(t, first, "tools.1.name"))

@@ -1,7 +1,6 @@
 package toolanthropic_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -10,21 +9,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	"github.com/agentcontract/tool/dispatch"
 
 	toolanthropic "github.com/agentcontract/tool/adapters/anthropic"
 )
 
-func def(name, schema string) tool.Definition {
-	return tool.Definition{Name: name, InputSchema: json.RawMessage(schema)}
-}
-
 func TestNewRefusesWhatAnthropicRefuses(t *testing.T) {
 	_, err := toolanthropic.New(toolanthropic.Config{Definitions: []tool.Definition{
-		def("ok", `{"type":"object"}`),
-		def("has.dot", `{"type":"object"}`),
-		def("ok", `{"type":"object"}`),
-		def("bad_schema", `{"type":"array"}`),
+		adaptertest.Def("ok", `{"type":"object"}`),
+		adaptertest.Def("has.dot", `{"type":"object"}`),
+		adaptertest.Def("ok", `{"type":"object"}`),
+		adaptertest.Def("bad_schema", `{"type":"array"}`),
 	}})
 	require.ErrorIs(t, err, toolanthropic.ErrInvalidConfig)
 	require.EqualError(t, err, `tool: invalid config for Anthropic: name "has.dot" is not 1 to 64 of a-z, A-Z, 0-9, _ and -; name "ok" is given twice; invalid definition: input schema of tool "bad_schema" must be a JSON object with "type":"object"`)
@@ -51,7 +47,7 @@ func TestBudgets(t *testing.T) {
 
 	t.Run("optional members", func(t *testing.T) {
 		tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{
-			def("first", optional(20)), def("second", optional(5)), def("third", optional(4)),
+			adaptertest.Def("first", optional(20)), adaptertest.Def("second", optional(5)), adaptertest.Def("third", optional(4)),
 		}})
 		require.NoError(t, err)
 		require.Equal(t, []toolanthropic.Lint{{Tool: "second", Rule: "the request-wide budget of 24 optional members would be exceeded: the strict tools before this one use 20 and this one needs 5"}}, tools.Lints())
@@ -61,7 +57,7 @@ func TestBudgets(t *testing.T) {
 	})
 	t.Run("unions", func(t *testing.T) {
 		tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{
-			def("u1", unions), def("u2", unions),
+			adaptertest.Def("u1", unions), adaptertest.Def("u2", unions),
 		}})
 		require.NoError(t, err)
 		require.Equal(t, []toolanthropic.Lint{{Tool: "u2", Rule: "the request-wide budget of 16 anyOf or multi-type members would be exceeded: the strict tools before this one use 9 and this one needs 9"}}, tools.Lints())
@@ -69,7 +65,7 @@ func TestBudgets(t *testing.T) {
 	t.Run("strict tools", func(t *testing.T) {
 		var defs []tool.Definition
 		for i := range 22 {
-			defs = append(defs, def(fmt.Sprintf("t%02d", i), `{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`))
+			defs = append(defs, adaptertest.Def(fmt.Sprintf("t%02d", i), `{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`))
 		}
 		tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: defs})
 		require.NoError(t, err)
@@ -91,9 +87,9 @@ func TestBudgets(t *testing.T) {
 	t.Run("StrictFirst", func(t *testing.T) {
 		var defs []tool.Definition
 		for i := range 22 {
-			defs = append(defs, def(fmt.Sprintf("t%02d", i), `{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`))
+			defs = append(defs, adaptertest.Def(fmt.Sprintf("t%02d", i), `{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`))
 		}
-		defs = append(defs, def("opt", optional(20)), def("late", optional(5)))
+		defs = append(defs, adaptertest.Def("opt", optional(20)), adaptertest.Def("late", optional(5)))
 		tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: defs, StrictFirst: []string{"t21", "late", "t20"}})
 		require.NoError(t, err)
 		// t21, late and t20 first, then t00…t16 fill the 20; opt needs 20
@@ -119,7 +115,7 @@ func TestBudgets(t *testing.T) {
 		require.Equal(t, "late", sent[23].Name)
 	})
 	t.Run("StrictFirst names an unknown tool", func(t *testing.T) {
-		_, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{def("a", optional(1))}, StrictFirst: []string{"b", "a", "a"}})
+		_, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{adaptertest.Def("a", optional(1))}, StrictFirst: []string{"b", "a", "a"}})
 		require.ErrorIs(t, err, toolanthropic.ErrInvalidConfig)
 		require.EqualError(t, err, `tool: invalid config for Anthropic: StrictFirst names "b", which is not one of the tools; StrictFirst names "a" twice`)
 	})
@@ -127,7 +123,7 @@ func TestBudgets(t *testing.T) {
 
 func TestNotStrict(t *testing.T) {
 	tools, err := toolanthropic.New(toolanthropic.Config{Definitions: []tool.Definition{
-		def("free", `{"type":"object","properties":{"n":{"type":"integer","minimum":1}}}`),
+		adaptertest.Def("free", `{"type":"object","properties":{"n":{"type":"integer","minimum":1}}}`),
 	}})
 	require.NoError(t, err)
 	require.Empty(t, tools.Lints())
@@ -138,7 +134,7 @@ func TestNotStrict(t *testing.T) {
 
 func TestRecursiveSchemaIsNotStrict(t *testing.T) {
 	tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{
-		def("tree", `{"type":"object","properties":{"children":{"type":"array","items":{"$ref":"#"}}},"required":["children"]}`),
+		adaptertest.Def("tree", `{"type":"object","properties":{"children":{"type":"array","items":{"$ref":"#"}}},"required":["children"]}`),
 	}})
 	require.NoError(t, err)
 	require.Equal(t, []toolanthropic.Lint{{Tool: "tree", Schema: "input", Pointer: "/properties/children/items/$ref", Rule: "a recursive schema (a reference to the root) cannot be strict here"}}, tools.Lints())
@@ -197,7 +193,7 @@ func TestUnsatisfiableIsNotStrict(t *testing.T) {
 			toolanthropic.Lint{Tool: "string_enum_integer", Schema: "input", Pointer: "/properties/n/enum", Rule: "no value of enum has the declared type, so no value is valid"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{def(tc.name, tc.schema)}})
+			tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{adaptertest.Def(tc.name, tc.schema)}})
 			require.NoError(t, err)
 			require.False(t, tools.Strict(tc.name))
 			require.Equal(t, []toolanthropic.Lint{tc.lint}, tools.Lints())
@@ -213,7 +209,7 @@ func TestNoArgumentsStrict(t *testing.T) {
 		{"type_only", `{"type":"object"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{def(tc.name, tc.schema)}})
+			tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{adaptertest.Def(tc.name, tc.schema)}})
 			require.NoError(t, err)
 			require.Empty(t, tools.Lints())
 			raw, err := json.Marshal(tools.Tools()[0])
@@ -223,72 +219,21 @@ func TestNoArgumentsStrict(t *testing.T) {
 	}
 }
 
-// TestDraft07: a draft-07 schema whose meaning is the same in 2020-12 is
-// sent strict, definitions as $defs; one using a keyword whose meaning
-// differs is sent non-strict with a lint naming it, and its call reaches
-// Prepare, the canonical (draft-07) schema's judge, as written.
-func TestDraft07(t *testing.T) {
-	const dialect = `"$schema":"http://json-schema.org/draft-07/schema#",`
-	for _, tc := range []struct {
-		name, schema, args string
-		strict             bool
-		lints              []toolanthropic.Lint
-	}{
-		{"same_meaning", `{` + dialect + `"type":"object","properties":{"p":{"$ref":"#/definitions/pt"}},"required":["p"],"additionalProperties":false,
-			"definitions":{"pt":{"type":"object","properties":{"x":{"type":"number"}},"required":["x"],"additionalProperties":false}}}`, `{"p":{"x":1}}`, true, nil},
-		{"tuple", `{` + dialect + `"type":"object","properties":{"t":{"type":"array","items":[{"type":"string"}]}},"required":["t"]}`, `{"t":["a",2]}`, false,
-			[]toolanthropic.Lint{{Tool: "tuple", Schema: "input", Pointer: "/properties/t/items", Rule: "items as an array is a tuple in draft-07 (prefixItems in 2020-12): the draft-07 schema is not lowered"}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			d := def(tc.name, tc.schema)
-			tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{d}})
-			require.NoError(t, err)
-			require.Equal(t, tc.lints, tools.Lints())
-			raw, err := json.Marshal(tools.Tools())
-			require.NoError(t, err)
-			if tc.strict {
-				require.Contains(t, string(raw), `"strict":true`)
-				require.Contains(t, string(raw), `"$ref":"#/$defs/pt"`)
-				require.NotContains(t, string(raw), `definitions`)
-				require.NotContains(t, string(raw), `$schema`)
-			} else {
-				require.Contains(t, string(raw), `"strict":false`)
-			}
-			b, err := tool.Bind(schemaTool{d})
-			require.NoError(t, err)
-			_, err = b.Contract().Prepare(tool.Request{Name: tc.name, Arguments: tc.args}, tool.Admission{})
-			require.NoError(t, err)
-		})
-	}
-}
+// TestDraft07: see adaptertest.CheckDraft07.
+func TestDraft07(t *testing.T) { adaptertest.CheckDraft07(t, projectStrict) }
 
-// schemaTool is a tool that only has a definition, for Prepare.
-type schemaTool struct{ def tool.Definition }
+// TestOneOfOfDisjointTypes: see adaptertest.CheckOneOfOfDisjointTypes.
+func TestOneOfOfDisjointTypes(t *testing.T) { adaptertest.CheckOneOfOfDisjointTypes(t, projectStrict) }
 
-func (s schemaTool) Definition() tool.Definition { return s.def }
-func (schemaTool) Call(context.Context, tool.Invocation) (tool.Result, error) {
-	return tool.Result{}, nil
-}
-
-// TestOneOfOfDisjointTypes: a oneOf whose branches admit disjoint JSON
-// types means anyOf and is sent strict as one; one whose branches overlap
-// keeps the tool non-strict.
-func TestOneOfOfDisjointTypes(t *testing.T) {
-	d := def("pick", `{"type":"object","properties":{"v":{"oneOf":[{"type":"string"},{"type":"integer"}]}},"required":["v"]}`)
-	tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: []tool.Definition{d,
-		def("overlap", `{"type":"object","properties":{"v":{"oneOf":[{"type":"integer"},{"type":"number"}]}},"required":["v"]}`)}})
+// projectStrict projects defs in strict mode, for adaptertest's checks.
+func projectStrict(t testing.TB, defs ...tool.Definition) adaptertest.Projection {
+	tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: defs})
 	require.NoError(t, err)
-	require.True(t, tools.Strict("pick"))
-	require.False(t, tools.Strict("overlap"))
-	require.Equal(t, []toolanthropic.Lint{{Tool: "overlap", Schema: "input", Pointer: "/properties/v/oneOf", Rule: "oneOf is not supported in strict mode unless its branches admit disjoint JSON types, so that it means anyOf"}}, tools.Lints())
-	raw, err := json.Marshal(tools.Tools())
-	require.NoError(t, err)
-	require.Contains(t, string(raw), `"v":{"anyOf":[{"type":"string"},{"type":"integer"}]}`)
-	b, err := tool.Bind(schemaTool{d})
-	require.NoError(t, err)
-	for _, args := range []string{`{"v":"a"}`, `{"v":3}`} {
-		_, err = b.Contract().Prepare(tool.Request{Name: "pick", Arguments: args}, tool.Admission{})
-		require.NoError(t, err)
+	return adaptertest.Projection{
+		Lints:   tools.Lints(),
+		Strict:  tools.Strict,
+		Tools:   adaptertest.MarshalJSON(t, tools.Tools()),
+		Request: func(_ testing.TB, name, args string) tool.Request { return tool.Request{Name: name, Arguments: args} },
 	}
 }
 
@@ -302,7 +247,7 @@ func calls(t testing.TB, tools *toolanthropic.Tools, msg anthropic.Message) []di
 
 // TestCallsRefuseAToolUseWithoutID: its result could not echo the ID.
 func TestCallsRefuseAToolUseWithoutID(t *testing.T) {
-	tools, err := toolanthropic.New(toolanthropic.Config{Definitions: []tool.Definition{def("a", `{"type":"object"}`)}})
+	tools, err := toolanthropic.New(toolanthropic.Config{Definitions: []tool.Definition{adaptertest.Def("a", `{"type":"object"}`)}})
 	require.NoError(t, err)
 	var msg anthropic.Message
 	require.NoError(t, json.Unmarshal([]byte(`{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"x"},{"type":"tool_use","id":"","name":"a","input":{}}]}`), &msg))

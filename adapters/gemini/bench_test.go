@@ -2,7 +2,6 @@ package toolgemini_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -39,15 +38,6 @@ func hundredDefinitions(b *testing.B, distinct bool) []tool.Definition {
 		defs[i] = tool.Definition{Name: name, Description: "A tool of the benchmark.", InputSchema: json.RawMessage(schema)}
 	}
 	return defs
-}
-
-// definedTool is a tool of the given definition that is never called.
-type definedTool struct{ def tool.Definition }
-
-func (t definedTool) Definition() tool.Definition { return t.def }
-
-func (definedTool) Call(context.Context, tool.Invocation) (tool.Result, error) {
-	return tool.Result{}, nil
 }
 
 func derivedSchema[T any](b *testing.B) string {
@@ -99,7 +89,7 @@ func benchmarkProject(b *testing.B, config toolgemini.Config, adjust func(defs [
 		// projection alone.
 		bindings := make([]tool.Binding, len(defs))
 		for i, d := range defs {
-			bound, err := tool.Bind(definedTool{d})
+			bound, err := tool.Bind(adaptertest.Func{Def: d})
 			require.NoError(b, err)
 			bindings[i] = bound
 		}

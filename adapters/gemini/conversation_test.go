@@ -87,7 +87,7 @@ func TestConversation(t *testing.T) {
 		req, body := srv.request(t, i)
 		require.Equal(t, "/v1beta/models/"+conv.Model+":generateContent", req.Path)
 		require.Equal(t, "test-key", req.APIKey)
-		golden(t, "tools.json", body["tools"])
+		adaptertest.Golden(t, "tools.json", body["tools"])
 		var sent []json.RawMessage
 		require.NoError(t, json.Unmarshal(body["contents"], &sent))
 		require.Len(t, sent, 1+2*i)
@@ -105,9 +105,7 @@ func TestConversation(t *testing.T) {
 		require.JSONEq(t, string(prev.Candidates[0].Content), string(sent[len(sent)-2]))
 		replies = append(replies, sent[len(sent)-1])
 	}
-	all, err := json.Marshal(replies)
-	require.NoError(t, err)
-	golden(t, "replies.json", all)
+	adaptertest.Golden(t, "replies.json", replies)
 }
 
 // TestWhatTheSDKSends pins what the SDK's encoding (by way of
@@ -116,7 +114,7 @@ func TestConversation(t *testing.T) {
 func TestWhatTheSDKSends(t *testing.T) {
 	srv := newGeminiServer(t, json.RawMessage(`{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]}}]}`))
 	client := newClient(t, srv.URL)
-	p, err := project([]tool.Definition{def("big",
+	p, err := project([]tool.Definition{adaptertest.Def("big",
 		`{"type":"object","properties":{"n":{"type":"integer","minimum":0,"maximum":18446744073709551615}}}`)}, toolgemini.Config{})
 	require.NoError(t, err)
 	part, err := part(dispatch.Outcome{CallID: "c", Tool: "big", Kind: dispatch.KindCompleted,

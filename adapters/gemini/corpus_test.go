@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentcontract/tool"
 	toolgemini "github.com/agentcontract/tool/adapters/gemini"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -81,7 +82,7 @@ func TestCorpusProjection(t *testing.T) {
 		table(&b, "refused", refusedBy)
 	}
 	golden := filepath.Join("testdata", "corpus-summary.md")
-	if *update {
+	if *adaptertest.Update {
 		require.NoError(t, os.WriteFile(golden, []byte(b.String()), 0o644))
 	}
 	want, err := os.ReadFile(golden)

@@ -1,46 +1,21 @@
 package toolgemini_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/agentcontract/tool"
 	toolgemini "github.com/agentcontract/tool/adapters/gemini"
-	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	"github.com/agentcontract/tool/dispatch"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 )
-
-// update is adaptertest's -update flag: rewrite the golden files in
-// testdata.
-var update = adaptertest.Update
-
-// golden compares got, a JSON document, with testdata/name, or rewrites it
-// with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	var pretty bytes.Buffer
-	require.NoError(t, json.Indent(&pretty, got, "", "  "))
-	pretty.WriteByte('\n')
-	if *update {
-		require.NoError(t, os.WriteFile(path, pretty.Bytes(), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.JSONEq(t, string(want), pretty.String())
-}
 
 // geminiServer speaks the generateContent method of the Gemini API: it
 // answers each request with the next response of a script and records what

@@ -323,26 +323,22 @@ func asList(v any) []any {
 	return l
 }
 
-func count(v any) *int64 {
-	n, ok := v.(json.Number)
-	if !ok {
-		return nil
-	}
-	i, err := n.Int64()
-	if err != nil {
-		return nil
-	}
-	return &i
-}
+// count is v as an integer, when it is a JSON number that is one.
+func count(v any) *int64 { return numberAs(v, json.Number.Int64) }
 
-func number(v any) *float64 {
+// number is v as a float64, when it is a JSON number.
+func number(v any) *float64 { return numberAs(v, json.Number.Float64) }
+
+// numberAs converts v with conv when v is a JSON number conv accepts, and
+// is nil otherwise.
+func numberAs[T any](v any, conv func(json.Number) (T, error)) *T {
 	n, ok := v.(json.Number)
 	if !ok {
 		return nil
 	}
-	f, err := n.Float64()
+	x, err := conv(n)
 	if err != nil {
 		return nil
 	}
-	return &f
+	return &x
 }

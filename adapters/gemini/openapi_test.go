@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentcontract/tool"
 	toolgemini "github.com/agentcontract/tool/adapters/gemini"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -48,18 +49,14 @@ func TestOpenAPI(t *testing.T) {
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := project([]tool.Definition{def("t", tc.input)}, toolgemini.Config{OpenAPI: true})
+			p, err := project([]tool.Definition{adaptertest.Def("t", tc.input)}, toolgemini.Config{OpenAPI: true})
 			require.NoError(t, err)
 			decl := p.Tools()[0].FunctionDeclarations[0]
 			require.Nil(t, decl.ParametersJsonSchema)
 			got, err := json.Marshal(decl.Parameters)
 			require.NoError(t, err)
 			require.JSONEq(t, tc.want, string(got))
-			var lints []string
-			for _, l := range p.Relaxed() {
-				lints = append(lints, l.String())
-			}
-			require.Equal(t, tc.lints, lints)
+			require.Equal(t, tc.lints, adaptertest.LintStrings(p.Relaxed()))
 		})
 	}
 }
@@ -78,7 +75,7 @@ func TestOpenAPIRefuses(t *testing.T) {
 			`tool: invalid config for Gemini: t input schema at (root): inlining every $ref makes more than 10000 schema nodes`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := project([]tool.Definition{def("t", tc.input)}, toolgemini.Config{OpenAPI: true})
+			_, err := project([]tool.Definition{adaptertest.Def("t", tc.input)}, toolgemini.Config{OpenAPI: true})
 			require.ErrorIs(t, err, toolgemini.ErrInvalidConfig)
 			require.EqualError(t, err, tc.want)
 		})

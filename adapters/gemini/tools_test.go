@@ -7,13 +7,10 @@ import (
 
 	"github.com/agentcontract/tool"
 	toolgemini "github.com/agentcontract/tool/adapters/gemini"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genai"
 )
-
-func def(name, input string) tool.Definition {
-	return tool.Definition{Name: name, InputSchema: json.RawMessage(input)}
-}
 
 const obj = `{"type":"object"}`
 
@@ -23,27 +20,27 @@ func TestProjectRefuses(t *testing.T) {
 		defs []tool.Definition
 		want string
 	}{
-		{"a name starting with a digit: Gemini wants a letter or _", []tool.Definition{def("1st", obj)},
+		{"a name starting with a digit: Gemini wants a letter or _", []tool.Definition{adaptertest.Def("1st", obj)},
 			`tool: invalid config for Gemini: name "1st" is not 1 to 64 of A-Z, a-z, 0-9, _ and -, starting with a letter or an underscore`},
-		{"a name starting with a dash", []tool.Definition{def("-x", obj)},
+		{"a name starting with a dash", []tool.Definition{adaptertest.Def("-x", obj)},
 			`tool: invalid config for Gemini: name "-x" is not 1 to 64 of A-Z, a-z, 0-9, _ and -, starting with a letter or an underscore`},
-		{"two definitions of one name", []tool.Definition{def("a", obj), def("a", obj)},
+		{"two definitions of one name", []tool.Definition{adaptertest.Def("a", obj), adaptertest.Def("a", obj)},
 			`tool: invalid config for Gemini: name "a" is given twice`},
-		{"recursion through a required member only", []tool.Definition{def("r",
+		{"recursion through a required member only", []tool.Definition{adaptertest.Def("r",
 			`{"type":"object","properties":{"next":{"$ref":"#"}},"required":["next"]}`)},
 			`tool: invalid config for Gemini: r input schema at /properties/next/$ref: $ref "#" recurses through required members only; Gemini unrolls recursion only through optional properties`},
-		{"recursion through items of a required member", []tool.Definition{def("r",
+		{"recursion through items of a required member", []tool.Definition{adaptertest.Def("r",
 			`{"type":"object","$defs":{"n":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/n"}}},"required":["kids"]}},
 			"properties":{"root":{"$ref":"#/$defs/n"}}}`)},
 			`tool: invalid config for Gemini: r input schema at /$defs/n/properties/kids/items/$ref: $ref "#/$defs/n" recurses through required members only; Gemini unrolls recursion only through optional properties`},
-		{"dynamic references", []tool.Definition{def("d",
+		{"dynamic references", []tool.Definition{adaptertest.Def("d",
 			`{"type":"object","$dynamicAnchor":"x","properties":{"a":{"$dynamicRef":"#x"}}}`)},
 			`tool: invalid config for Gemini: d input schema at /$dynamicAnchor: $dynamicAnchor depends on dynamic scope, which Gemini cannot express; d input schema at /properties/a/$dynamicRef: $dynamicRef depends on dynamic scope, which Gemini cannot express`},
-		{"a name the core refuses", []tool.Definition{def("a.b", obj)},
+		{"a name the core refuses", []tool.Definition{adaptertest.Def("a.b", obj)},
 			`tool: invalid config for Gemini: name "a.b" is not 1 to 64 of A-Z, a-z, 0-9, _ and -, starting with a letter or an underscore`},
-		{"an empty name", []tool.Definition{def("", obj)},
+		{"an empty name", []tool.Definition{adaptertest.Def("", obj)},
 			`tool: invalid config for Gemini: name "" is not 1 to 64 of A-Z, a-z, 0-9, _ and -, starting with a letter or an underscore`},
-		{"a schema that is not JSON", []tool.Definition{def("a", `{"type":`)},
+		{"a schema that is not JSON", []tool.Definition{adaptertest.Def("a", `{"type":`)},
 			`tool: invalid config for Gemini: invalid definition: input schema of tool "a": invalid schema: not one I-JSON document: at /type (byte 8): unexpected end of input, expected a value`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,22 +102,18 @@ func TestProjectLowers(t *testing.T) {
 			`{"type":"object","properties":{"next":{"$ref":"#"},"v":{"type":"integer"}},"required":["v"]}`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := project([]tool.Definition{def("t", tc.input)}, toolgemini.Config{})
+			p, err := project([]tool.Definition{adaptertest.Def("t", tc.input)}, toolgemini.Config{})
 			require.NoError(t, err)
 			got, err := json.Marshal(p.Tools()[0].FunctionDeclarations[0].ParametersJsonSchema)
 			require.NoError(t, err)
 			require.JSONEq(t, tc.want, string(got))
-			var lints []string
-			for _, l := range p.Relaxed() {
-				lints = append(lints, l.String())
-			}
-			require.Equal(t, tc.lints, lints)
+			require.Equal(t, tc.lints, adaptertest.LintStrings(p.Relaxed()))
 		})
 	}
 }
 
 func TestProjectOutputSchema(t *testing.T) {
-	d := def("t", obj)
+	d := adaptertest.Def("t", obj)
 	d.Description = "Does t."
 	d.OutputSchema = json.RawMessage(`{"type":"array","items":{"type":"string","minLength":1}}`)
 	p, err := project([]tool.Definition{d}, toolgemini.Config{})
@@ -145,12 +138,12 @@ func TestProjectEmptyAndCopies(t *testing.T) {
 	var zero *toolgemini.Tools
 	require.Nil(t, zero.Tools())
 	require.Nil(t, zero.Relaxed())
-	_, err = toolgemini.New(toolgemini.Config{Registry: newRegistry(t), Definitions: []tool.Definition{def("a", obj)}})
+	_, err = toolgemini.New(toolgemini.Config{Registry: newRegistry(t), Definitions: []tool.Definition{adaptertest.Def("a", obj)}})
 	require.ErrorIs(t, err, toolgemini.ErrInvalidConfig)
 
 	// The projection shares no memory with the Definitions.
 	input := []byte(`{"type":"object","properties":{"a":{"type":"string"}}}`)
-	p, err = project([]tool.Definition{def("t", string(input))}, toolgemini.Config{})
+	p, err = project([]tool.Definition{adaptertest.Def("t", string(input))}, toolgemini.Config{})
 	require.NoError(t, err)
 	d := tool.Definition{Name: "t", InputSchema: input}
 	p2, err := project([]tool.Definition{d}, toolgemini.Config{})
@@ -165,7 +158,7 @@ func TestProjectEmptyAndCopies(t *testing.T) {
 // that share no memory, and each its own lints.
 func TestProjectSharedSchema(t *testing.T) {
 	schema := `{"type":"object","properties":{"s":{"type":"string","maxLength":3},"e":{"enum":["x","y"]}}}`
-	p, err := project([]tool.Definition{def("a", schema), def("b", schema), def("c", schema)}, toolgemini.Config{})
+	p, err := project([]tool.Definition{adaptertest.Def("a", schema), adaptertest.Def("b", schema), adaptertest.Def("c", schema)}, toolgemini.Config{})
 	require.NoError(t, err)
 	decls := p.Tools()[0].FunctionDeclarations
 	require.Equal(t, decls[0].ParametersJsonSchema, decls[1].ParametersJsonSchema)
@@ -188,7 +181,7 @@ func TestProjectSharedSchema(t *testing.T) {
 func TestProjectSharedSchemaOpenAPI(t *testing.T) {
 	schema := `{"type":"object","properties":{"n":{"type":"integer","minimum":1,"maximum":9},"e":{"enum":["x","y"]},
 		"l":{"type":"array","items":{"type":"string"},"maxItems":2},"o":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"required":["n"]}`
-	p, err := project([]tool.Definition{def("a", schema), def("b", schema)}, toolgemini.Config{OpenAPI: true})
+	p, err := project([]tool.Definition{adaptertest.Def("a", schema), adaptertest.Def("b", schema)}, toolgemini.Config{OpenAPI: true})
 	require.NoError(t, err)
 	a, b := p.Tools()[0].FunctionDeclarations[0].Parameters, p.Tools()[0].FunctionDeclarations[1].Parameters
 	require.Equal(t, a, b)
@@ -240,7 +233,7 @@ func TestDefinitionsBecomeDefs(t *testing.T) {
 			"properties":{"x":{"$ref":"#/$defs/a"},"y":{"$ref":"#/$defs/b"}},"type":"object"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := project([]tool.Definition{def("t", tc.in)}, toolgemini.Config{})
+			p, err := project([]tool.Definition{adaptertest.Def("t", tc.in)}, toolgemini.Config{})
 			require.NoError(t, err)
 			got, err := json.Marshal(p.Tools()[0].FunctionDeclarations[0].ParametersJsonSchema)
 			require.NoError(t, err)

@@ -184,7 +184,7 @@ func TestNextReplaysUnchanged(t *testing.T) {
 // Turn: calls from a response, results in the order of the outcomes, and
 // tools that are the caller's.
 func TestToolsCallsAndResults(t *testing.T) {
-	tools, err := toolgemini.New(toolgemini.Config{Definitions: []tool.Definition{def("f", `{"type":"object","properties":{"a":{"type":"string"}}}`)}})
+	tools, err := toolgemini.New(toolgemini.Config{Definitions: []tool.Definition{adaptertest.Def("f", `{"type":"object","properties":{"a":{"type":"string"}}}`)}})
 	require.NoError(t, err)
 	first := tools.Tools()
 	first[0].FunctionDeclarations[0].Name = "changed"

@@ -23,9 +23,6 @@ import (
 // out as that kind, and the progress of a long operation reaches the
 // reporter to its last step.
 func TestImportEverything(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a Node server; -short leaves it out")
-	}
 	pkgs := interop.Require(t)
 	cmd := exec.Command(pkgs.Node, pkgs.Path("@modelcontextprotocol", "server-everything", "dist", "index.js"), "stdio")
 	relay := &toolmcp.ProgressRelay{}

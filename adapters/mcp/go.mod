@@ -10,6 +10,7 @@ require (
 )
 
 require (
+	github.com/agentcontract/tool/adapters/internal v0.1.0
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/dlclark/regexp2 v1.12.0 // indirect
@@ -30,3 +31,5 @@ require (
 )
 
 replace github.com/agentcontract/tool => ../..
+
+replace github.com/agentcontract/tool/adapters/internal => ../internal

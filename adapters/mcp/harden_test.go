@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	toolmcp "github.com/agentcontract/tool/adapters/mcp"
 )
 
@@ -43,11 +44,7 @@ func plainServer() *mcp.Server {
 		return nil, nil, errors.New("row 7 locked by pid 4242 on db-3")
 	})
 	raw("public", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		f, err := tool.NewFailure(tool.FailureConfig{Kind: tool.FailureKindFailed, Output: tool.NewTextOutput("The account is frozen."), Cause: errors.New("flag 0x20 on acct 99")})
-		if err != nil {
-			return nil, err
-		}
-		return nil, f
+		return nil, adaptertest.Failure(tool.FailureKindFailed, "The account is frozen.", errors.New("flag 0x20 on acct 99"))
 	})
 	return s
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 
@@ -12,30 +14,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	toolmcp "github.com/agentcontract/tool/adapters/mcp"
 	"github.com/agentcontract/tool/dispatch"
 )
 
 // secret is a test seal key; real ones come from crypto/rand.
 var secret = []byte("0123456789abcdef0123456789abcdef")
-
-// toolFunc is a tool made of a definition and a function.
-type toolFunc struct {
-	def tool.Definition
-	fn  func(context.Context, tool.Invocation) (tool.Result, error)
-}
-
-func (t toolFunc) Definition() tool.Definition { return t.def }
-func (t toolFunc) Call(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
-	return t.fn(ctx, inv)
-}
-
-func objectTool(name string, effect tool.Effect, fn func(context.Context, tool.Invocation) (tool.Result, error)) toolFunc {
-	return toolFunc{
-		def: tool.Definition{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`), Effect: effect},
-		fn:  fn,
-	}
-}
 
 type addInput struct {
 	A int `json:"a"`
@@ -50,58 +35,25 @@ type sum struct {
 // form.
 const approvalForm = `{"type":"object","properties":{"approve":{"type":"boolean","description":"true approves"},"note":{"type":"string","maxLength":200}},"required":["approve"]}`
 
-// approve asks for approval on a new call and completes with the answer,
-// the state it saved and the key it saw. With twice set, it asks a second
-// question after the first answer.
-type approve struct {
-	calls *atomic.Int32
-	twice bool
-}
-
-func (approve) Definition() tool.Definition {
-	return tool.Definition{
-		Name:        "approve",
-		Description: "refund an order after approval",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"order":{"type":"string"}},"required":["order"]}`),
-		Effect:      tool.EffectIdempotent,
+// approve asks for approval of a refund on a new call and completes with
+// the answer and the state it saved. With twice set, it asks a second
+// question after the first answer. calls, when not nil, counts its calls.
+func approve(calls *atomic.Int32, twice bool) adaptertest.Approval {
+	a := adaptertest.Approval{Name: "approve", Prompt: `"Refund order 7 for 12.50 EUR?"`, Form: approvalForm, States: []string{`{"step":1}`}, Calls: calls}
+	if twice {
+		a.States = append(a.States, `{"step":2}`)
 	}
-}
-
-func (a approve) Call(_ context.Context, inv tool.Invocation) (tool.Result, error) {
-	if a.calls != nil {
-		a.calls.Add(1)
-	}
-	c, resumed := inv.Continuation()
-	if !resumed || (a.twice && string(c.State()) == `{"step":1}`) {
-		state := `{"step":1}`
-		if resumed {
-			state = `{"step":2}`
-		}
-		return ask(`"Refund order 7 for 12.50 EUR?"`, state)
-	}
-	return tool.Result{Output: tool.NewTextOutput(fmt.Sprintf("answer %s state %s", c.Response(), c.State()))}, nil
-}
-
-func ask(prompt, state string) (tool.Result, error) {
-	schema, err := tool.ParseSchema([]byte(approvalForm))
-	if err != nil {
-		return tool.Result{}, err
-	}
-	ir, err := tool.NewInputRequest(tool.InputRequestConfig{
-		Prompt:            json.RawMessage(prompt),
-		ResponseSchema:    schema,
-		ContinuationState: json.RawMessage(state),
-	})
-	if err != nil {
-		return tool.Result{}, err
-	}
-	return tool.Result{InputRequest: &ir}, nil
+	return a
 }
 
 // slowGate lets a test hold the slow tool inside its call.
 type slowGate struct {
 	entered   chan struct{}
 	cancelled chan struct{}
+}
+
+func newSlowGate() *slowGate {
+	return &slowGate{entered: make(chan struct{}), cancelled: make(chan struct{})}
 }
 
 // registry binds the test tools: add (safe, typed output), fail (returns a
@@ -124,17 +76,13 @@ func registry(t testing.TB, calls *atomic.Int32, gate *slowGate) *tool.Registry 
 			return out, nil
 		})
 	require.NoError(t, err)
-	fail := objectTool("fail", "", func(context.Context, tool.Invocation) (tool.Result, error) {
-		f, err := tool.NewFailure(tool.FailureConfig{Kind: tool.FailureKindFailed, Output: tool.NewTextOutput("the order is closed"), Cause: errors.New("db: row 7 locked at 10.0.0.9")})
-		if err != nil {
-			return tool.Result{}, err
-		}
-		return tool.Result{}, f
+	fail := adaptertest.Object("fail", "", "", func(context.Context, tool.Invocation) (tool.Result, error) {
+		return tool.Result{}, adaptertest.Failure(tool.FailureKindFailed, "the order is closed", errors.New("db: row 7 locked at 10.0.0.9"))
 	})
-	flaky := objectTool("flaky", "", func(context.Context, tool.Invocation) (tool.Result, error) {
+	flaky := adaptertest.Object("flaky", "", "", func(context.Context, tool.Invocation) (tool.Result, error) {
 		return tool.Result{}, errors.New("dial tcp 10.0.3.7:443: connection refused")
 	})
-	picture := objectTool("picture", tool.EffectSafe, func(context.Context, tool.Invocation) (tool.Result, error) {
+	picture := adaptertest.Object("picture", "", tool.EffectSafe, func(context.Context, tool.Invocation) (tool.Result, error) {
 		return tool.Result{Output: tool.Output{Content: []tool.Block{
 			tool.NewTextBlock("Here it is."),
 			tool.NewMediaBlock("image/png", []byte{1, 2, 3}),
@@ -143,7 +91,7 @@ func registry(t testing.TB, calls *atomic.Int32, gate *slowGate) *tool.Registry 
 			tool.NewMediaURIBlock("text/csv", "https://example.com/reports/r.csv"),
 		}}}, nil
 	})
-	slow := objectTool("slow", "", func(ctx context.Context, _ tool.Invocation) (tool.Result, error) {
+	slow := adaptertest.Object("slow", "", "", func(ctx context.Context, _ tool.Invocation) (tool.Result, error) {
 		for i := 1; i <= 3; i++ {
 			if err := tool.ReportProgress(ctx, tool.Progress{Completed: float64(i), Total: 3, Message: fmt.Sprintf("step %d", i)}); err != nil {
 				return tool.Result{}, err
@@ -158,7 +106,7 @@ func registry(t testing.TB, calls *atomic.Int32, gate *slowGate) *tool.Registry 
 		return tool.Result{}, ctx.Err()
 	})
 	reg := &tool.Registry{}
-	for _, executable := range []tool.Tool{add, list, fail, flaky, picture, slow, approve{calls: calls}} {
+	for _, executable := range []tool.Tool{add, list, fail, flaky, picture, slow, approve(calls, false)} {
 		b, err := tool.Bind(executable, tool.Recover)
 		require.NoError(t, err)
 		require.NoError(t, reg.Register(b))
@@ -234,4 +182,53 @@ func newStore() *dispatch.MemoryStore {
 		panic(err)
 	}
 	return s
+}
+
+// serveHTTP serves server over streamable HTTP, with opts, behind
+// toolmcp.HTTPHandler, until t ends.
+func serveHTTP(t testing.TB, server *mcp.Server, opts *mcp.StreamableHTTPOptions) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(toolmcp.HTTPHandler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, opts)))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// connectURL connects a Go client to the streamable HTTP endpoint url.
+func connectURL(t testing.TB, url string, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v0"}, opts)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// importOne imports the tools of cs with config and binds the first.
+func importOne(t testing.TB, cs *mcp.ClientSession, config toolmcp.ImportConfig) tool.Binding {
+	t.Helper()
+	imported, err := toolmcp.Import(t.Context(), cs, config)
+	require.NoError(t, err)
+	b, err := tool.Bind(imported.Tools[0])
+	require.NoError(t, err)
+	return b
+}
+
+// prepared is the imported tool of importOne and an admitted call of it,
+// named name, with no arguments.
+func prepared(t testing.TB, cs *mcp.ClientSession, config toolmcp.ImportConfig, name string) (tool.Binding, tool.Invocation) {
+	t.Helper()
+	b := importOne(t, cs, config)
+	inv, err := b.Contract().Prepare(tool.Request{Name: name, Arguments: `{}`}, tool.Admission{})
+	require.NoError(t, err)
+	return b, inv
+}
+
+// importedDispatcher is a dispatcher over the imported tool of importOne.
+func importedDispatcher(t testing.TB, cs *mcp.ClientSession, config toolmcp.ImportConfig) *dispatch.Dispatcher {
+	t.Helper()
+	reg, err := tool.NewRegistry(importOne(t, cs, config))
+	require.NoError(t, err)
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: newStore(), SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}})
+	require.NoError(t, err)
+	return d
 }

@@ -214,14 +214,7 @@ func TestImportInputRequest(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "shipped"}}}, nil
 		})
 	cs := connect(t, s, manual(), modern)
-	imported, err := toolmcp.Import(t.Context(), cs, toolmcp.ImportConfig{})
-	require.NoError(t, err)
-	b, err := tool.Bind(imported.Tools[0])
-	require.NoError(t, err)
-	reg, err := tool.NewRegistry(b)
-	require.NoError(t, err)
-	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: newStore(), SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}})
-	require.NoError(t, err)
+	d := importedDispatcher(t, cs, toolmcp.ImportConfig{})
 
 	o := d.Run(t.Context(), dispatch.Call{Request: tool.Request{Name: "ship", Arguments: `{"order":"7"}`}})
 	require.Equal(t, dispatch.KindSuspended, o.Kind, "%v", o.Err)
@@ -229,7 +222,7 @@ func TestImportInputRequest(t *testing.T) {
 	require.JSONEq(t, `"Ship order 7 today?"`, string(ir.Prompt()))
 	require.JSONEq(t, `{"type":"object","properties":{"today":{"type":"boolean"}},"required":["today"]}`, string(ir.ResponseSchema().JSON()))
 
-	_, err = d.Resume(t.Context(), *o.Checkpoint, dispatch.Answer{Response: json.RawMessage(`{"today":"yes"}`)})
+	_, err := d.Resume(t.Context(), *o.Checkpoint, dispatch.Answer{Response: json.RawMessage(`{"today":"yes"}`)})
 	require.ErrorIs(t, err, dispatch.ErrInvalidAnswer, "the remote form's schema is the contract of the answer")
 
 	done, err := d.Resume(t.Context(), *o.Checkpoint, dispatch.Answer{Response: json.RawMessage(`{"today":true}`)})
@@ -261,14 +254,7 @@ func TestImportProgress(t *testing.T) {
 		})
 	relay := &toolmcp.ProgressRelay{}
 	cs := connect(t, s, &mcp.ClientOptions{ProgressNotificationHandler: relay.Handle}, modern)
-	imported, err := toolmcp.Import(t.Context(), cs, toolmcp.ImportConfig{Progress: relay})
-	require.NoError(t, err)
-	b, err := tool.Bind(imported.Tools[0])
-	require.NoError(t, err)
-	reg, err := tool.NewRegistry(b)
-	require.NoError(t, err)
-	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: newStore(), SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}})
-	require.NoError(t, err)
+	d := importedDispatcher(t, cs, toolmcp.ImportConfig{Progress: relay})
 
 	var got []tool.Progress
 	reporter := tool.ProgressReporterFunc(func(_ context.Context, p tool.Progress) error {
@@ -418,11 +404,7 @@ func connectHTTP(t testing.TB, server *mcp.Server, opts *mcp.ClientOptions, vers
 	t.Helper()
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
 	t.Cleanup(srv.Close)
-	client := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v0"}, opts)
-	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
+	return connectURL(t, srv.URL, opts, version)
 }
 
 // An embedded resource keeps its URI where a block can carry it: one

@@ -209,43 +209,46 @@ func LimitTransport(transport mcp.Transport, maxMessageBytes int) (mcp.Transport
 	if err != nil {
 		return nil, err
 	}
+	var bounded mcp.Transport
 	switch t := transport.(type) {
 	case *mcp.StreamableClientTransport:
-		if t == nil {
-			break
-		}
-		c := *t
-		c.MaxEventSize = n
-		c.HTTPClient = limitClient(t.HTTPClient, n)
-		return &c, nil
+		bounded = boundCopy(t, func(c *mcp.StreamableClientTransport) {
+			c.MaxEventSize = n
+			c.HTTPClient = limitClient(c.HTTPClient, n)
+		})
 	case *mcp.SSEClientTransport:
-		if t == nil {
-			break
-		}
-		c := *t
-		c.MaxEventSize = n
-		c.HTTPClient = limitClient(t.HTTPClient, n)
-		return &c, nil
+		bounded = boundCopy(t, func(c *mcp.SSEClientTransport) {
+			c.MaxEventSize = n
+			c.HTTPClient = limitClient(c.HTTPClient, n)
+		})
 	case *mcp.IOTransport:
-		if t == nil {
-			break
-		}
-		c := *t
-		c.MaxLineLength = n
-		return &c, nil
+		bounded = boundCopy(t, func(c *mcp.IOTransport) { c.MaxLineLength = n })
 	case *mcp.StdioTransport:
-		if t == nil {
-			break
-		}
-		c := *t
-		c.MaxLineLength = n
-		return &c, nil
+		bounded = boundCopy(t, func(c *mcp.StdioTransport) { c.MaxLineLength = n })
 	default:
 		if transport != nil {
 			return nil, errprefix.Errorf("%w: LimitTransport cannot bound the messages of a %T; use a streamable HTTP, SSE, IO or stdio transport", ErrInvalidConfig, transport)
 		}
 	}
-	return nil, errprefix.Errorf("%w: the transport is nil", ErrInvalidConfig)
+	if bounded == nil {
+		return nil, errprefix.Errorf("%w: the transport is nil", ErrInvalidConfig)
+	}
+	return bounded, nil
+}
+
+// boundCopy returns a copy of the transport t with bound applied to the
+// copy, or nil, not a typed nil, when t is nil. The caller's transport is
+// never changed.
+func boundCopy[T any, P interface {
+	*T
+	mcp.Transport
+}](t P, bound func(P)) mcp.Transport {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	bound(&c)
+	return P(&c)
 }
 
 // limitClient returns a copy of client (or of [http.DefaultClient]) whose

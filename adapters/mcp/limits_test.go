@@ -172,12 +172,7 @@ func bigResult(size int) *mcp.Server {
 // callBig imports "big" over cs and calls it.
 func callBig(t *testing.T, cs *mcp.ClientSession) (tool.Result, error) {
 	t.Helper()
-	imported, err := toolmcp.Import(t.Context(), cs, toolmcp.ImportConfig{})
-	require.NoError(t, err)
-	b, err := tool.Bind(imported.Tools[0])
-	require.NoError(t, err)
-	inv, err := b.Contract().Prepare(tool.Request{Name: "big", Arguments: `{}`}, tool.Admission{})
-	require.NoError(t, err)
+	b, inv := prepared(t, cs, toolmcp.ImportConfig{}, "big")
 	return b.Call(t.Context(), inv)
 }
 
@@ -365,13 +360,8 @@ func TestLimitElicitations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var asked atomic.Int32
 			cs := connect(t, nagging(tc.perRound), &mcp.ClientOptions{ElicitationHandler: toolmcp.LimitElicitations(approving(&asked))}, tc.version)
-			imported, err := toolmcp.Import(t.Context(), cs, toolmcp.ImportConfig{MaxElicitations: tc.max})
-			require.NoError(t, err)
-			b, err := tool.Bind(imported.Tools[0])
-			require.NoError(t, err)
-			inv, err := b.Contract().Prepare(tool.Request{Name: "nag", Arguments: `{}`}, tool.Admission{})
-			require.NoError(t, err)
-			_, err = b.Call(t.Context(), inv)
+			b, inv := prepared(t, cs, toolmcp.ImportConfig{MaxElicitations: tc.max}, "nag")
+			_, err := b.Call(t.Context(), inv)
 			require.ErrorIs(t, err, toolmcp.ErrRemoteCall)
 			require.EqualError(t, err, fmt.Sprintf("tool: remote mcp call failed: nag: the server asked for more than %d elicitations in one call (ImportConfig.MaxElicitations)", tc.want))
 			require.Equal(t, tc.want, asked.Load(), "elicitations answered")

@@ -38,7 +38,7 @@ func byClient(_ context.Context, req *mcp.CallToolRequest) (string, error) {
 func newReplica(t *testing.T, store dispatch.Store, e *effects, clock func() time.Time) replica {
 	t.Helper()
 	reg := &tool.Registry{}
-	b, err := tool.Bind(approve{calls: &e.calls})
+	b, err := tool.Bind(approve(&e.calls, false))
 	require.NoError(t, err)
 	require.NoError(t, reg.Register(b))
 	server := newServer(t, reg, func(c *toolmcp.Config) {

@@ -7,7 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/agentcontract/tool"
@@ -263,7 +264,7 @@ func AddTools(server *mcp.Server, config Config) error {
 		}
 		b.tools[def.Name] = st
 	}
-	for _, name := range sortedNames(config.Tools) {
+	for _, name := range slices.Sorted(maps.Keys(config.Tools)) {
 		if _, ok := b.tools[name]; !ok {
 			problems = append(problems, fmt.Sprintf("tool %q has options but is not in the registry", name))
 		}
@@ -674,13 +675,4 @@ func describesObjects(schema []byte) bool {
 func isObject(value []byte) bool {
 	var m map[string]json.RawMessage
 	return json.Unmarshal(value, &m) == nil && m != nil
-}
-
-func sortedNames(m map[string]ToolOptions) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }

@@ -153,7 +153,7 @@ func TestCallProgress(t *testing.T) {
 }
 
 func TestCallCancelled(t *testing.T) {
-	gate := &slowGate{entered: make(chan struct{}), cancelled: make(chan struct{})}
+	gate := newSlowGate()
 	cs := connect(t, newServer(t, registry(t, nil, gate)), nil, modern)
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)

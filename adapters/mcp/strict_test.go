@@ -77,7 +77,7 @@ func (c *capturing) RoundTrip(r *http.Request) (*http.Response, error) {
 func strictServer(t *testing.T, calls *atomic.Int32) *httptest.Server {
 	t.Helper()
 	reg := &tool.Registry{}
-	for _, executable := range []tool.Tool{approve{calls: calls}, amount{calls: calls}} {
+	for _, executable := range []tool.Tool{approve(calls, false), amount{calls: calls}} {
 		b, err := tool.Bind(executable)
 		require.NoError(t, err)
 		require.NoError(t, reg.Register(b))
@@ -87,10 +87,7 @@ func strictServer(t *testing.T, calls *atomic.Int32) *httptest.Server {
 	server := newServer(t, reg, func(c *toolmcp.Config) {
 		c.Tools["amount"] = toolmcp.ToolOptions{ResponseSchemas: []tool.Schema{amountSchema}}
 	})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
-	srv := httptest.NewServer(toolmcp.HTTPHandler(h))
-	t.Cleanup(srv.Close)
-	return srv
+	return serveHTTP(t, server, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 }
 
 // rawRetry suspends a call of name through the SDK client, captures the
@@ -197,7 +194,7 @@ func TestDecodedAnswerChecked(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls atomic.Int32
 			reg := &tool.Registry{}
-			for _, executable := range []tool.Tool{approve{calls: &calls}, amount{calls: &calls}} {
+			for _, executable := range []tool.Tool{approve(&calls, false), amount{calls: &calls}} {
 				b, err := tool.Bind(executable)
 				require.NoError(t, err)
 				require.NoError(t, reg.Register(b))
@@ -221,14 +218,10 @@ func TestDecodedAnswerChecked(t *testing.T) {
 // On a stateful streamable HTTP server, a client that drops the connection
 // carrying a call (without notifications/cancelled) cancels the call.
 func TestDroppedConnectionCancels(t *testing.T) {
-	gate := &slowGate{entered: make(chan struct{}), cancelled: make(chan struct{})}
+	gate := newSlowGate()
 	server := newServer(t, registry(t, nil, gate))
-	srv := httptest.NewServer(toolmcp.HTTPHandler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)))
-	t.Cleanup(srv.Close)
-	client := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v0"}, nil)
-	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL}, &mcp.ClientSessionOptions{ProtocolVersion: legacy})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cs.Close() })
+	srv := serveHTTP(t, server, nil)
+	cs := connectURL(t, srv.URL, nil, legacy)
 
 	ctx, cancel := context.WithCancel(t.Context())
 	body := `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"slow","arguments":{}}}`

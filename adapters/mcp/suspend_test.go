@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	toolmcp "github.com/agentcontract/tool/adapters/mcp"
 	"github.com/agentcontract/tool/dispatch"
 )
@@ -53,7 +54,7 @@ func TestSuspendAnswered(t *testing.T) {
 			t.Run(version+"/"+tc.name, func(t *testing.T) {
 				var calls, asked atomic.Int32
 				reg := &tool.Registry{}
-				b, err := tool.Bind(approve{calls: &calls, twice: tc.twice})
+				b, err := tool.Bind(approve(&calls, tc.twice))
 				require.NoError(t, err)
 				require.NoError(t, reg.Register(b))
 				var prompts []string
@@ -223,17 +224,9 @@ func TestSuspendUnanswerable(t *testing.T) {
 		}
 	}
 	t.Run("form outside the subset", func(t *testing.T) {
-		nested := toolFunc{
-			def: tool.Definition{Name: "nested", InputSchema: []byte(`{"type":"object"}`)},
-			fn: func(context.Context, tool.Invocation) (tool.Result, error) {
-				s, err := tool.ParseSchema([]byte(`{"type":"object","properties":{"address":{"type":"object"}}}`))
-				if err != nil {
-					return tool.Result{}, err
-				}
-				ir, err := tool.NewInputRequest(tool.InputRequestConfig{Prompt: []byte(`"Where?"`), ResponseSchema: s})
-				return tool.Result{InputRequest: &ir}, err
-			},
-		}
+		nested := adaptertest.Object("nested", "", "", func(context.Context, tool.Invocation) (tool.Result, error) {
+			return adaptertest.Ask(`"Where?"`, `{"type":"object","properties":{"address":{"type":"object"}}}`, "")
+		})
 		b, err := tool.Bind(nested)
 		require.NoError(t, err)
 		reg, err := tool.NewRegistry(b)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	toolmcp "github.com/agentcontract/tool/adapters/mcp"
 	"github.com/agentcontract/tool/dispatch"
 )
@@ -20,7 +21,7 @@ type traceKey struct{}
 func TestTraceContextHooks(t *testing.T) {
 	var mu sync.Mutex
 	var received []map[string]any
-	echo := objectTool("trace_echo", tool.EffectSafe, func(ctx context.Context, _ tool.Invocation) (tool.Result, error) {
+	echo := adaptertest.Object("trace_echo", "", tool.EffectSafe, func(ctx context.Context, _ tool.Invocation) (tool.Result, error) {
 		v, _ := ctx.Value(traceKey{}).(string)
 		return tool.Result{Output: tool.NewTextOutput("trace=" + v)}, nil
 	})

@@ -1,16 +1,15 @@
 package toolmcp_test
 
 import (
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
+)
 
 // The official TypeScript SDK client, a second implementation of MCP,
 // starts the example server over stdio, lists its tools and calls them,
@@ -32,7 +31,7 @@ func TestTypeScriptClient(t *testing.T) {
 	require.NoError(t, err, "%s", stderrOf(err))
 
 	golden := filepath.Join(dir, "expected.json")
-	if *update {
+	if *adaptertest.Update {
 		require.NoError(t, os.WriteFile(golden, out, 0o644))
 	}
 	want, err := os.ReadFile(golden)

@@ -3,8 +3,6 @@ package toolmcp_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"testing"
 	"time"
@@ -25,9 +23,6 @@ import (
 // without the elicitation capability gets an isError result instead of a
 // form, and a call the client abandons is cancelled in the tool.
 func TestTypeScriptV2Client(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Node; -short leaves it out")
-	}
 	pkgs := interop.Require(t)
 	reg, options, err := demo.New()
 	require.NoError(t, err)
@@ -53,9 +48,7 @@ func TestTypeScriptV2Client(t *testing.T) {
 		Dispatch: dispatch.Config{Registry: reg, Store: newStore(), SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}},
 		Tools:    options,
 	}))
-	opts := &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}
-	srv := httptest.NewServer(toolmcp.HTTPHandler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, opts)))
-	t.Cleanup(srv.Close)
+	srv := serveHTTP(t, server, &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true})
 
 	cmd := exec.CommandContext(t.Context(), pkgs.Node, "v2client.mjs", srv.URL)
 	cmd.Dir = pkgs.Dir

@@ -1,7 +1,6 @@
 package toolopenai_test
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -24,56 +23,32 @@ import (
 // with testdata/chat_requests.golden.json (refresh with -update), and the
 // points that matter are asserted one by one.
 func TestChatConversation(t *testing.T) {
-	reg := adaptertest.Registry(t)
-	d := adaptertest.Dispatcher(t, reg)
-	srv := adaptertest.NewServer(t, "/chat/completions", adaptertest.Fixtures(t, "chat_conversation.json"))
-	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
+	replay := adaptertest.NewReplay(t, "/chat/completions", "chat_conversation.json")
+	client := openai.NewClient(option.WithBaseURL(replay.Server.URL), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
 
-	tools, err := toolopenai.New(toolopenai.Config{Registry: reg, Strict: true})
+	tools, err := toolopenai.New(toolopenai.Config{Registry: replay.Registry, Strict: true})
 	require.NoError(t, err)
 	require.Empty(t, tools.Lints())
 
-	ctx := context.Background()
 	params := openai.ChatCompletionNewParams{
-		Model: openai.ChatModelGPT5_5,
-		Messages: []openai.ChatCompletionMessageParamUnion{
-			openai.UserMessage("Weather in Lisbon, Ana's open orders, stock of K-1 and the November chart, please."),
-		},
-		Tools: tools.ChatTools(),
+		Model:    openai.ChatModelGPT5_5,
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(adaptertest.Prompt)},
+		Tools:    tools.ChatTools(),
 	}
-	var kinds [][]dispatch.Kind
-	var final string
-	for turn := 0; turn < 5; turn++ {
-		completion, err := client.Chat.Completions.New(ctx, params)
+	var msg openai.ChatCompletionMessage
+	reqs := replay.Converse(t, "chat_requests.golden.json", func() ([]dispatch.Call, string) {
+		completion, err := client.Chat.Completions.New(t.Context(), params)
 		require.NoError(t, err)
-		msg := completion.Choices[0].Message
+		msg = completion.Choices[0].Message
 		calls, err := tools.ChatCalls(msg)
 		require.NoError(t, err)
-		if len(calls) == 0 {
-			final = msg.Content
-			break
-		}
-		outcomes := d.RunAll(ctx, calls)
-		var k []dispatch.Kind
-		for _, o := range outcomes {
-			k = append(k, o.Kind)
-		}
-		kinds = append(kinds, k)
+		return calls, msg.Content
+	}, func(outcomes []dispatch.Outcome) {
 		answers, err := toolopenai.ChatResults(outcomes)
 		require.NoError(t, err)
 		params.Messages = append(params.Messages, msg.ToParam())
 		params.Messages = append(params.Messages, answers...)
-	}
-	require.Equal(t, [][]dispatch.Kind{
-		{dispatch.KindRejected, dispatch.KindCompleted},
-		{dispatch.KindCompleted},
-		{dispatch.KindFailed, dispatch.KindCompleted},
-	}, kinds)
-	require.Contains(t, final, "Lisbon is 21°C")
-
-	reqs := srv.Requests()
-	require.Len(t, reqs, 4)
-	adaptertest.Golden(t, "chat_requests.golden.json", reqs)
+	})
 
 	first := reqs[0]
 	require.Equal(t, "get_weather", adaptertest.Field(t, first, "tools.1.function.name"))

@@ -1,7 +1,6 @@
 package toolopenai_test
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 
@@ -20,52 +19,30 @@ import (
 // TestChatConversation through the real Responses client, chaining turns
 // with previous_response_id.
 func TestResponsesConversation(t *testing.T) {
-	reg := adaptertest.Registry(t)
-	d := adaptertest.Dispatcher(t, reg)
-	srv := adaptertest.NewServer(t, "/responses", adaptertest.Fixtures(t, "responses_conversation.json"))
-	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
+	replay := adaptertest.NewReplay(t, "/responses", "responses_conversation.json")
+	client := openai.NewClient(option.WithBaseURL(replay.Server.URL), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
 
-	tools, err := toolopenai.New(toolopenai.Config{Registry: reg, Strict: true})
+	tools, err := toolopenai.New(toolopenai.Config{Registry: replay.Registry, Strict: true})
 	require.NoError(t, err)
 
-	ctx := context.Background()
 	params := responses.ResponseNewParams{
 		Model: openai.ChatModelGPT5_5,
-		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Weather in Lisbon, Ana's open orders, stock of K-1 and the November chart, please.")},
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String(adaptertest.Prompt)},
 		Tools: tools.ResponseTools(),
 	}
-	var kinds [][]dispatch.Kind
-	var final string
-	for turn := 0; turn < 5; turn++ {
-		resp, err := client.Responses.New(ctx, params)
+	var resp *responses.Response
+	reqs := replay.Converse(t, "responses_requests.golden.json", func() ([]dispatch.Call, string) {
+		resp, err = client.Responses.New(t.Context(), params)
 		require.NoError(t, err)
 		calls, err := tools.ResponseCalls(resp)
 		require.NoError(t, err)
-		if len(calls) == 0 {
-			final = resp.OutputText()
-			break
-		}
-		outcomes := d.RunAll(ctx, calls)
-		var k []dispatch.Kind
-		for _, o := range outcomes {
-			k = append(k, o.Kind)
-		}
-		kinds = append(kinds, k)
+		return calls, resp.OutputText()
+	}, func(outcomes []dispatch.Outcome) {
 		items, err := toolopenai.ResponseResults(outcomes)
 		require.NoError(t, err)
 		params.PreviousResponseID = openai.String(resp.ID)
 		params.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
-	}
-	require.Equal(t, [][]dispatch.Kind{
-		{dispatch.KindRejected, dispatch.KindCompleted},
-		{dispatch.KindCompleted},
-		{dispatch.KindFailed, dispatch.KindCompleted},
-	}, kinds)
-	require.Contains(t, final, "Lisbon is 21°C")
-
-	reqs := srv.Requests()
-	require.Len(t, reqs, 4)
-	adaptertest.Golden(t, "responses_requests.golden.json", reqs)
+	})
 
 	first := reqs[0]
 	require.Equal(t, "function", adaptertest.Field(t, first, "tools.1.type"))

@@ -1,7 +1,6 @@
 package toolopenai_test
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -16,16 +15,12 @@ import (
 	toolopenai "github.com/agentcontract/tool/adapters/openai"
 )
 
-func def(name, schema string) tool.Definition {
-	return tool.Definition{Name: name, InputSchema: json.RawMessage(schema)}
-}
-
 func TestNewRefusesWhatOpenAIRefuses(t *testing.T) {
 	_, err := toolopenai.New(toolopenai.Config{Definitions: []tool.Definition{
-		def("ok", `{"type":"object"}`),
-		def(strings.Repeat("x", 65), `{"type":"object"}`),
-		def("ok", `{"type":"object"}`),
-		def("bad_schema", `{"type":"object","properties":1}`),
+		adaptertest.Def("ok", `{"type":"object"}`),
+		adaptertest.Def(strings.Repeat("x", 65), `{"type":"object"}`),
+		adaptertest.Def("ok", `{"type":"object"}`),
+		adaptertest.Def("bad_schema", `{"type":"object","properties":1}`),
 	}})
 	require.ErrorIs(t, err, toolopenai.ErrInvalidConfig)
 	require.ErrorContains(t, err, `tool: invalid config for OpenAI: name "`+strings.Repeat("x", 65)+`" is not 1 to 64 of a-z, A-Z, 0-9, _ and -; name "ok" is given twice; invalid definition: `)
@@ -35,8 +30,8 @@ func TestNewRefusesWhatOpenAIRefuses(t *testing.T) {
 // whose schema cannot be strict is sent as written, with its lints.
 func TestStrictOrNot(t *testing.T) {
 	defs := []tool.Definition{
-		def("free", `{"type":"object","properties":{"meta":{"type":"object"}}}`),
-		def("closed", `{"type":"object","properties":{"q":{"type":"string","default":"x"}}}`),
+		adaptertest.Def("free", `{"type":"object","properties":{"meta":{"type":"object"}}}`),
+		adaptertest.Def("closed", `{"type":"object","properties":{"q":{"type":"string","default":"x"}}}`),
 	}
 	for _, tc := range []struct {
 		name      string
@@ -69,8 +64,8 @@ func TestStrictOrNot(t *testing.T) {
 // go; a non-strict tool's text, and malformed text, reach Prepare as sent.
 func TestChatCallsUndo(t *testing.T) {
 	tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: []tool.Definition{
-		def("strict_one", `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}},"required":["a"]}`),
-		def("loose_one", `{"type":"object","properties":{"m":{"type":"object"}}}`),
+		adaptertest.Def("strict_one", `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}},"required":["a"]}`),
+		adaptertest.Def("loose_one", `{"type":"object","properties":{"m":{"type":"object"}}}`),
 	}})
 	require.NoError(t, err)
 	for _, tc := range []struct{ name, args, want string }{
@@ -115,8 +110,8 @@ func TestZeroToolsAndCopies(t *testing.T) {
 		chatCalls(t, &zero, chatMessage(t, "x", `{"a":null}`)))
 
 	tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: []tool.Definition{
-		def("free", `{"type":"object","additionalProperties":true}`),
-		def("bounded", `{"type":"object","properties":{"s":{"type":"string","maxLength":3}},"required":["s"]}`),
+		adaptertest.Def("free", `{"type":"object","additionalProperties":true}`),
+		adaptertest.Def("bounded", `{"type":"object","properties":{"s":{"type":"string","maxLength":3}},"required":["s"]}`),
 	}})
 	require.NoError(t, err)
 	lints, relaxed := tools.Lints(), tools.Relaxed()
@@ -125,14 +120,6 @@ func TestZeroToolsAndCopies(t *testing.T) {
 	lints[0].Tool, relaxed[0].Tool = "changed", "changed"
 	require.Equal(t, "free", tools.Lints()[0].Tool)
 	require.Equal(t, "bounded", tools.Relaxed()[0].Tool)
-}
-
-// schemaTool is a tool that only has a definition, for Prepare.
-type schemaTool struct{ def tool.Definition }
-
-func (s schemaTool) Definition() tool.Definition { return s.def }
-func (schemaTool) Call(context.Context, tool.Invocation) (tool.Result, error) {
-	return tool.Result{}, nil
 }
 
 // TestNeverStrictAgainstPrepare: a schema whose strict lowering would make
@@ -150,14 +137,14 @@ func TestNeverStrictAgainstPrepare(t *testing.T) {
 			toolopenai.Lint{Tool: "string_enum_integer", Schema: "input", Pointer: "/properties/m/enum", Rule: "no value of enum has the declared type, so no value is valid"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := def(tc.name, tc.schema)
+			d := adaptertest.Def(tc.name, tc.schema)
 			tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: []tool.Definition{d}})
 			require.NoError(t, err)
 			require.False(t, tools.Strict(tc.name))
 			require.Equal(t, []toolopenai.Lint{tc.lint}, tools.Lints())
 			calls := chatCalls(t, tools, chatMessage(t, tc.name, tc.args))
 			require.Equal(t, tc.args, calls[0].Request.Arguments, "the meaning is kept")
-			b, err := tool.Bind(schemaTool{d})
+			b, err := tool.Bind(adaptertest.Func{Def: d})
 			require.NoError(t, err)
 			_, err = b.Contract().Prepare(calls[0].Request, tool.Admission{})
 			require.NoError(t, err)
@@ -173,7 +160,7 @@ func TestNoArgumentsStrict(t *testing.T) {
 		{"type_only", `{"type":"object"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := def(tc.name, tc.schema)
+			d := adaptertest.Def(tc.name, tc.schema)
 			tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: []tool.Definition{d}})
 			require.NoError(t, err)
 			require.Empty(t, tools.Lints())
@@ -182,7 +169,7 @@ func TestNoArgumentsStrict(t *testing.T) {
 			require.NoError(t, err)
 			require.JSONEq(t, `[{"type":"function","function":{"name":"`+tc.name+`","strict":true,"parameters":{"type":"object","properties":{},"required":[],"additionalProperties":false}}}]`, string(raw))
 			calls := chatCalls(t, tools, chatMessage(t, tc.name, `{}`))
-			b, err := tool.Bind(schemaTool{d})
+			b, err := tool.Bind(adaptertest.Func{Def: d})
 			require.NoError(t, err)
 			_, err = b.Contract().Prepare(calls[0].Request, tool.Admission{})
 			require.NoError(t, err)
@@ -190,64 +177,23 @@ func TestNoArgumentsStrict(t *testing.T) {
 	}
 }
 
-// TestDraft07: a draft-07 schema whose meaning is the same in 2020-12 is
-// sent strict, definitions as $defs; one using a keyword whose meaning
-// differs is sent non-strict with a lint naming it, and its call reaches
-// Prepare, the canonical (draft-07) schema's judge, as written.
-func TestDraft07(t *testing.T) {
-	const dialect = `"$schema":"http://json-schema.org/draft-07/schema#",`
-	for _, tc := range []struct {
-		name, schema, args string
-		strict             bool
-		lints              []toolopenai.Lint
-	}{
-		{"same_meaning", `{` + dialect + `"type":"object","properties":{"p":{"$ref":"#/definitions/pt"}},"required":["p"],"additionalProperties":false,
-			"definitions":{"pt":{"type":"object","properties":{"x":{"type":"number"}},"required":["x"],"additionalProperties":false}}}`, `{"p":{"x":1}}`, true, nil},
-		{"tuple", `{` + dialect + `"type":"object","properties":{"t":{"type":"array","items":[{"type":"string"}]}},"required":["t"]}`, `{"t":["a",2]}`, false,
-			[]toolopenai.Lint{{Tool: "tuple", Schema: "input", Pointer: "/properties/t/items", Rule: "items as an array is a tuple in draft-07 (prefixItems in 2020-12): the draft-07 schema is not lowered"}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			d := def(tc.name, tc.schema)
-			tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: []tool.Definition{d}})
-			require.NoError(t, err)
-			require.Equal(t, tc.lints, tools.Lints())
-			raw, err := json.Marshal(tools.ChatTools())
-			require.NoError(t, err)
-			if tc.strict {
-				require.Contains(t, string(raw), `"strict":true`)
-				require.Contains(t, string(raw), `"$ref":"#/$defs/pt"`)
-				require.NotContains(t, string(raw), `definitions`)
-				require.NotContains(t, string(raw), `$schema`)
-			} else {
-				require.Contains(t, string(raw), `"strict":false`)
-			}
-			b, err := tool.Bind(schemaTool{d})
-			require.NoError(t, err)
-			_, err = b.Contract().Prepare(chatCalls(t, tools, chatMessage(t, tc.name, tc.args))[0].Request, tool.Admission{})
-			require.NoError(t, err)
-		})
-	}
-}
+// TestDraft07: see adaptertest.CheckDraft07.
+func TestDraft07(t *testing.T) { adaptertest.CheckDraft07(t, projectStrict) }
 
-// TestOneOfOfDisjointTypes: a oneOf whose branches admit disjoint JSON
-// types means anyOf and is sent strict as one; one whose branches overlap
-// keeps the tool non-strict.
-func TestOneOfOfDisjointTypes(t *testing.T) {
-	d := def("pick", `{"type":"object","properties":{"v":{"oneOf":[{"type":"string"},{"type":"integer"}]}},"required":["v"]}`)
-	tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: []tool.Definition{d,
-		def("overlap", `{"type":"object","properties":{"v":{"oneOf":[{"type":"integer"},{"type":"number"}]}},"required":["v"]}`)}})
+// TestOneOfOfDisjointTypes: see adaptertest.CheckOneOfOfDisjointTypes.
+func TestOneOfOfDisjointTypes(t *testing.T) { adaptertest.CheckOneOfOfDisjointTypes(t, projectStrict) }
+
+// projectStrict projects defs in strict mode, for adaptertest's checks.
+func projectStrict(t testing.TB, defs ...tool.Definition) adaptertest.Projection {
+	tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: defs})
 	require.NoError(t, err)
-	require.True(t, tools.Strict("pick"))
-	require.False(t, tools.Strict("overlap"))
-	require.Equal(t, []toolopenai.Lint{{Tool: "overlap", Schema: "input", Pointer: "/properties/v/oneOf", Rule: "oneOf is not supported in strict mode unless its branches admit disjoint JSON types, so that it means anyOf"}}, tools.Lints())
-	raw, err := json.Marshal(tools.ChatTools())
-	require.NoError(t, err)
-	require.Contains(t, string(raw), `"v":{"anyOf":[{"type":"string"},{"type":"integer"}]}`)
-	b, err := tool.Bind(schemaTool{d})
-	require.NoError(t, err)
-	for _, args := range []string{`{"v":"a"}`, `{"v":3}`} {
-		_, err = b.Contract().Prepare(chatCalls(t, tools, chatMessage(t, "pick", args))[0].Request, tool.Admission{})
-		require.NoError(t, err)
+	return adaptertest.Projection{
+		Lints:  tools.Lints(),
+		Strict: tools.Strict,
+		Tools:  adaptertest.MarshalJSON(t, tools.ChatTools()),
+		Request: func(t testing.TB, name, args string) tool.Request {
+			return chatCalls(t, tools, chatMessage(t, name, args))[0].Request
+		},
 	}
 }
 

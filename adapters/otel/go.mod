@@ -13,6 +13,7 @@ require (
 )
 
 require (
+	github.com/agentcontract/tool/adapters/internal v0.1.0
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -33,3 +34,5 @@ require (
 )
 
 replace github.com/agentcontract/tool => ../..
+
+replace github.com/agentcontract/tool/adapters/internal => ../internal

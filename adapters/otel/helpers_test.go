@@ -2,7 +2,6 @@ package toolotel_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	toolotel "github.com/agentcontract/tool/adapters/otel"
 	"github.com/agentcontract/tool/dispatch"
 )
@@ -37,50 +37,16 @@ type addInput struct {
 	B int `json:"b"`
 }
 
-// toolFunc is a tool made of a definition and a function.
-type toolFunc struct {
-	def tool.Definition
-	fn  func(context.Context, tool.Invocation) (tool.Result, error)
-}
-
-func (t toolFunc) Definition() tool.Definition { return t.def }
-func (t toolFunc) Call(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
-	return t.fn(ctx, inv)
-}
-
-func objectTool(name string, effect tool.Effect, fn func(context.Context, tool.Invocation) (tool.Result, error)) toolFunc {
-	return toolFunc{
-		def: tool.Definition{Name: name, Description: "the " + name + " tool", InputSchema: json.RawMessage(`{"type":"object"}`), Effect: effect},
-		fn:  fn,
-	}
+// objectTool is a tool named name that takes any object and is
+// described as "the name tool".
+func objectTool(name string, effect tool.Effect, fn func(context.Context, tool.Invocation) (tool.Result, error)) adaptertest.Func {
+	return adaptertest.Object(name, "the "+name+" tool", effect, fn)
 }
 
 // approval asks for a boolean answer, then completes with it.
-type approval struct{}
-
-func (approval) Definition() tool.Definition {
-	return tool.Definition{
-		Name:        "refund",
-		Description: "refund an order after approval",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"order":{"type":"string"}},"required":["order"]}`),
-		Effect:      tool.EffectIdempotent,
-	}
-}
-
-func (approval) Call(_ context.Context, inv tool.Invocation) (tool.Result, error) {
-	c, resumed := inv.Continuation()
-	if !resumed {
-		schema, err := tool.ParseSchema([]byte(`{"type":"boolean"}`))
-		if err != nil {
-			return tool.Result{}, err
-		}
-		ir, err := tool.NewInputRequest(tool.InputRequestConfig{Prompt: json.RawMessage(`"Approve?"`), ResponseSchema: schema})
-		if err != nil {
-			return tool.Result{}, err
-		}
-		return tool.Result{InputRequest: &ir}, nil
-	}
-	return tool.Result{Output: tool.NewTextOutput(fmt.Sprintf("refunded: %s", c.Response()))}, nil
+var approval = adaptertest.Approval{
+	Name: "refund", Prompt: `"Approve?"`, Form: `{"type":"boolean"}`,
+	Done: func(c tool.Continuation) string { return fmt.Sprintf("refunded: %s", c.Response()) },
 }
 
 // registry binds the test tools: add (completes), refund (suspends),
@@ -92,18 +58,10 @@ func registry(t testing.TB) *tool.Registry {
 		func(_ context.Context, in addInput) (int, error) { return in.A + in.B, nil })
 	require.NoError(t, err)
 	fail := objectTool("fail", "", func(context.Context, tool.Invocation) (tool.Result, error) {
-		f, err := tool.NewFailure(tool.FailureConfig{Kind: tool.FailureKindFailed, Output: tool.NewTextOutput("the order is closed"), Cause: errors.New(secretCause)})
-		if err != nil {
-			return tool.Result{}, err
-		}
-		return tool.Result{}, f
+		return tool.Result{}, adaptertest.Failure(tool.FailureKindFailed, "the order is closed", errors.New(secretCause))
 	})
 	deny := objectTool("deny", "", func(context.Context, tool.Invocation) (tool.Result, error) {
-		f, err := tool.NewFailure(tool.FailureConfig{Kind: tool.FailureKindRejected, Output: tool.NewTextOutput("not allowed"), Cause: errors.New(secretDeny)})
-		if err != nil {
-			return tool.Result{}, err
-		}
-		return tool.Result{}, f
+		return tool.Result{}, adaptertest.Failure(tool.FailureKindRejected, "not allowed", errors.New(secretDeny))
 	})
 	flaky := objectTool("flaky", tool.EffectIdempotent, func(context.Context, tool.Invocation) (tool.Result, error) {
 		return tool.Result{}, errors.New(secretDial)
@@ -116,7 +74,7 @@ func registry(t testing.TB) *tool.Registry {
 		panic(secretPanic)
 	})
 	reg := &tool.Registry{}
-	for _, executable := range []tool.Tool{add, approval{}, fail, deny, flaky, slow, boom} {
+	for _, executable := range []tool.Tool{add, approval, fail, deny, flaky, slow, boom} {
 		b, err := tool.Bind(executable)
 		require.NoError(t, err)
 		require.NoError(t, reg.Register(b))

@@ -14,6 +14,7 @@ require (
 )
 
 require (
+	github.com/agentcontract/tool/adapters/internal v0.1.0
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/facebookgo/clock v0.0.0-20150410010913-600d898af40a // indirect
@@ -47,3 +48,5 @@ require (
 )
 
 replace github.com/agentcontract/tool => ../..
+
+replace github.com/agentcontract/tool/adapters/internal => ../internal

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	tooltemporal "github.com/agentcontract/tool/adapters/temporal"
 	"github.com/agentcontract/tool/dispatch"
 )
@@ -60,25 +61,14 @@ func (b *backend) attempts(name string) []tool.IdempotencyKey {
 	return append([]tool.IdempotencyKey(nil), b.keys[name]...)
 }
 
-// handTool is a tool written by hand: a definition and a function.
-type handTool struct {
-	def tool.Definition
-	fn  func(context.Context, tool.Invocation) (tool.Result, error)
-}
-
-func (t handTool) Definition() tool.Definition { return t.def }
-func (t handTool) Call(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
-	return t.fn(ctx, inv)
-}
-
 const itemSchema = `{"type":"object","properties":{"item":{"type":"string","minLength":1}},"required":["item"],"additionalProperties":false}`
 
 // recording is a tool of effect that records each attempt with b and
 // completes with the key it saw.
-func recording(b *backend, name string, effect tool.Effect) handTool {
-	return handTool{
-		def: tool.Definition{Name: name, InputSchema: json.RawMessage(itemSchema), Effect: effect},
-		fn: func(_ context.Context, inv tool.Invocation) (tool.Result, error) {
+func recording(b *backend, name string, effect tool.Effect) adaptertest.Func {
+	return adaptertest.Func{
+		Def: tool.Definition{Name: name, InputSchema: json.RawMessage(itemSchema), Effect: effect},
+		Fn: func(_ context.Context, inv tool.Invocation) (tool.Result, error) {
 			if err := b.attempt(name, inv.IdempotencyKey()); err != nil {
 				return tool.Result{}, err
 			}
@@ -101,43 +91,30 @@ func newRegistry(t testing.TB, b *backend) *tool.Registry {
 			return fmt.Sprintf("%d in stock of %s", len(in.Item), in.Item), nil
 		})
 	require.NoError(t, err)
-	approvalSchema, err := tool.ParseSchema([]byte(`{"type":"object","properties":{"approved":{"type":"boolean"}},"required":["approved"],"additionalProperties":false}`))
-	require.NoError(t, err)
-	refund := handTool{
-		def: tool.Definition{Name: "refund", Description: "refund an order once a person approves", InputSchema: json.RawMessage(itemSchema), Effect: tool.EffectIdempotent},
-		fn: func(_ context.Context, inv tool.Invocation) (tool.Result, error) {
+	refund := adaptertest.Func{
+		Def: tool.Definition{Name: "refund", Description: "refund an order once a person approves", InputSchema: json.RawMessage(itemSchema), Effect: tool.EffectIdempotent},
+		Fn: func(_ context.Context, inv tool.Invocation) (tool.Result, error) {
 			if err := b.attempt("refund", inv.IdempotencyKey()); err != nil {
 				return tool.Result{}, err
 			}
 			c, resumed := inv.Continuation()
 			if !resumed {
-				ir, err := tool.NewInputRequest(tool.InputRequestConfig{
-					Prompt:            json.RawMessage(`{"question":"Refund the order?"}`),
-					ResponseSchema:    approvalSchema,
-					ContinuationState: json.RawMessage(`{"asked":1}`),
-				})
-				if err != nil {
-					return tool.Result{}, err
-				}
-				return tool.Result{InputRequest: &ir}, nil
+				return adaptertest.Ask(`{"question":"Refund the order?"}`,
+					`{"type":"object","properties":{"approved":{"type":"boolean"}},"required":["approved"],"additionalProperties":false}`, `{"asked":1}`)
 			}
 			var answer struct{ Approved bool }
 			if err := json.Unmarshal(c.Response(), &answer); err != nil {
 				return tool.Result{}, err
 			}
 			if !answer.Approved {
-				failure, err := tool.NewFailure(tool.FailureConfig{Kind: tool.FailureKindRejected, Output: tool.NewTextOutput("The refund was declined.")})
-				if err != nil {
-					return tool.Result{}, err
-				}
-				return tool.Result{}, failure
+				return tool.Result{}, adaptertest.Failure(tool.FailureKindRejected, "The refund was declined.", nil)
 			}
 			return tool.Result{Output: tool.NewTextOutput(fmt.Sprintf("refunded with key %s after %s", inv.IdempotencyKey(), c.State()))}, nil
 		},
 	}
-	report := handTool{
-		def: tool.Definition{Name: "report", Description: "a report with an attachment", InputSchema: json.RawMessage(itemSchema), Effect: tool.EffectSafe},
-		fn: func(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
+	report := adaptertest.Func{
+		Def: tool.Definition{Name: "report", Description: "a report with an attachment", InputSchema: json.RawMessage(itemSchema), Effect: tool.EffectSafe},
+		Fn: func(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
 			for i := range 3 {
 				if err := tool.ReportProgress(ctx, tool.Progress{Completed: float64(i + 1), Total: 3, Message: fmt.Sprintf("step %d", i+1)}); err != nil {
 					return tool.Result{}, err
@@ -150,9 +127,9 @@ func newRegistry(t testing.TB, b *backend) *tool.Registry {
 	}
 	// cancel ends every call with a definite Failure whose public output
 	// has text, media and details, and whose cause is private.
-	cancel := handTool{
-		def: tool.Definition{Name: "cancel", Description: "cancel an order", InputSchema: json.RawMessage(itemSchema)},
-		fn: func(_ context.Context, inv tool.Invocation) (tool.Result, error) {
+	cancel := adaptertest.Func{
+		Def: tool.Definition{Name: "cancel", Description: "cancel an order", InputSchema: json.RawMessage(itemSchema)},
+		Fn: func(_ context.Context, inv tool.Invocation) (tool.Result, error) {
 			return tool.Result{}, mustFailure(tool.FailureConfig{
 				Kind:   tool.FailureKindFailed,
 				Output: cancelOutput,
@@ -162,9 +139,9 @@ func newRegistry(t testing.TB, b *backend) *tool.Registry {
 	}
 	// picky refuses its input in Call, after admission. (A safe tool's
 	// errors become Failures at the binding; picky makes no promise.)
-	picky := handTool{
-		def: tool.Definition{Name: "picky", Description: "refuses every item when called", InputSchema: json.RawMessage(itemSchema)},
-		fn: func(_ context.Context, inv tool.Invocation) (tool.Result, error) {
+	picky := adaptertest.Func{
+		Def: tool.Definition{Name: "picky", Description: "refuses every item when called", InputSchema: json.RawMessage(itemSchema)},
+		Fn: func(_ context.Context, inv tool.Invocation) (tool.Result, error) {
 			rejection, err := tool.NewInputRejection(tool.InputRejectionConfig{Message: "item is out of range", Cause: errors.New("SECRET-rejection-cause: catalogue row 7 says no")})
 			if err != nil {
 				return tool.Result{}, err
@@ -174,9 +151,9 @@ func newRegistry(t testing.TB, b *backend) *tool.Registry {
 	}
 	// explode panics with a private value; it makes no replay promise,
 	// so it runs once.
-	explode := handTool{
-		def: tool.Definition{Name: "explode", Description: "panics", InputSchema: json.RawMessage(itemSchema)},
-		fn: func(context.Context, tool.Invocation) (tool.Result, error) {
+	explode := adaptertest.Func{
+		Def: tool.Definition{Name: "explode", Description: "panics", InputSchema: json.RawMessage(itemSchema)},
+		Fn: func(context.Context, tool.Invocation) (tool.Result, error) {
 			panic("SECRET-panic-value: session token abc123")
 		},
 	}

@@ -25,14 +25,14 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	tooltemporal "github.com/agentcontract/tool/adapters/temporal"
 	"github.com/agentcontract/tool/dispatch"
 )
 
-var (
-	update          = flag.Bool("update", false, "record "+historyFile+" again, against the Temporal server at -temporal-address")
-	temporalAddress = flag.String("temporal-address", "127.0.0.1:7233", "the Temporal frontend -update records against (temporal server start-dev)")
-)
+// temporalAddress is the Temporal frontend that -update
+// ([adaptertest.Update]) records against (temporal server start-dev).
+var temporalAddress = flag.String("temporal-address", "127.0.0.1:7233", "the Temporal frontend -update records against (temporal server start-dev)")
 
 // historyFile is the history of one run of the test workflow on a real
 // Temporal server, recorded by -update: the turns of recordedTurns, with
@@ -62,7 +62,7 @@ var recordedTurns = [][]dispatch.Call{
 // A worker with a registry built from scratch replays the recorded
 // history: same admissions, same activities, same keys, same waiting.
 func TestReplayRecordedHistory(t *testing.T) {
-	if *update {
+	if *adaptertest.Update {
 		recordHistory(t)
 		recordResetHistory(t)
 	}

@@ -36,3 +36,5 @@ replace (
 	github.com/agentcontract/tool => ../..
 	github.com/agentcontract/tool/adapters/otel => ../../adapters/otel
 )
+
+replace github.com/agentcontract/tool/adapters/internal => ../../adapters/internal

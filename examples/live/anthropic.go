@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -41,34 +40,29 @@ func (anthropicProvider) play(ctx context.Context, o options, key string, reg *t
 	}
 	fmt.Fprintf(out, "anthropic %s, %d tools\n", model, len(params.Tools))
 	notes(out, tools.Lints(), tools.Relaxed())
-	fmt.Fprintf(out, "user: %s\n", o.prompt)
-	for turnNo := 1; turnNo <= o.turns; turnNo++ {
-		message, err := client.Messages.New(ctx, params)
+	var message *anthropic.Message
+	return converse(ctx, o, d, out, func() ([]dispatch.Call, string, error) {
+		message, err = client.Messages.New(ctx, params)
 		if err != nil {
-			return err
+			return nil, "", err
 		}
 		calls, err := tools.Calls(*message)
-		if err != nil {
-			return err
+		if err != nil || len(calls) > 0 {
+			return calls, "", err
 		}
-		if len(calls) == 0 {
-			var text []string
-			for _, b := range message.Content {
-				if b.Type == "text" {
-					text = append(text, b.Text)
-				}
+		var text []string
+		for _, b := range message.Content {
+			if b.Type == "text" {
+				text = append(text, b.Text)
 			}
-			fmt.Fprintf(out, "model: %s\n", strings.Join(text, " "))
-			return nil
 		}
-		fmt.Fprintf(out, "turn %d: the model calls %d tool(s)\n", turnNo, len(calls))
-		outcomes := d.RunAll(ctx, calls)
-		report(out, calls, outcomes)
+		return nil, strings.Join(text, " "), nil
+	}, func(outcomes []dispatch.Outcome) error {
 		results, err := toolanthropic.Results(outcomes)
 		if err != nil {
 			return err
 		}
 		params.Messages = append(params.Messages, message.ToParam(), results)
-	}
-	return errors.New("the model did not answer within -turns turns")
+		return nil
+	})
 }

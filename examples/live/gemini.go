@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -35,29 +34,23 @@ func (geminiProvider) play(ctx context.Context, o options, key string, reg *tool
 	config := &genai.GenerateContentConfig{Tools: tools.Tools()}
 	fmt.Fprintf(out, "gemini %s, %d tools\n", model, len(config.Tools[0].FunctionDeclarations))
 	notes(out, nil, tools.Relaxed())
-	fmt.Fprintf(out, "user: %s\n", o.prompt)
-
 	contents := genai.Text(o.prompt)
-	for turnNo := 1; turnNo <= o.turns; turnNo++ {
+	var turn toolgemini.Turn
+	return converse(ctx, o, d, out, func() ([]dispatch.Call, string, error) {
 		resp, err := client.Models.GenerateContent(ctx, model, contents, config)
 		if err != nil {
-			return err
+			return nil, "", err
 		}
-		turn, err := toolgemini.NewTurn(resp)
-		if err != nil {
-			return err
+		if turn, err = toolgemini.NewTurn(resp); err != nil {
+			return nil, "", err
 		}
 		calls := turn.Calls()
-		if len(calls) == 0 {
-			fmt.Fprintf(out, "model: %s\n", resp.Text())
-			return nil
+		if len(calls) > 0 {
+			return calls, "", nil
 		}
-		fmt.Fprintf(out, "turn %d: the model calls %d tool(s)\n", turnNo, len(calls))
-		outcomes := d.RunAll(ctx, calls)
-		report(out, calls, outcomes)
-		if contents, err = turn.Next(contents, outcomes); err != nil {
-			return err
-		}
-	}
-	return errors.New("the model did not answer within -turns turns")
+		return nil, resp.Text(), nil
+	}, func(outcomes []dispatch.Outcome) (err error) {
+		contents, err = turn.Next(contents, outcomes)
+		return err
+	})
 }

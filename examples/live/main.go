@@ -130,6 +130,33 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 // report writes what became of each call of a turn.
+// converse plays at most o.turns turns, after writing the user's prompt
+// to out. next asks the model for its reply and returns the reply's calls,
+// or, when it has none, its text, which is written to out and ends the
+// conversation; the calls run on d and are reported on out, and answer
+// adds their outcomes to the next request. A model that still calls tools
+// after o.turns turns is an error.
+func converse(ctx context.Context, o options, d *dispatch.Dispatcher, out io.Writer, next func() ([]dispatch.Call, string, error), answer func([]dispatch.Outcome) error) error {
+	fmt.Fprintf(out, "user: %s\n", o.prompt)
+	for turnNo := 1; turnNo <= o.turns; turnNo++ {
+		calls, text, err := next()
+		if err != nil {
+			return err
+		}
+		if len(calls) == 0 {
+			fmt.Fprintf(out, "model: %s\n", text)
+			return nil
+		}
+		fmt.Fprintf(out, "turn %d: the model calls %d tool(s)\n", turnNo, len(calls))
+		outcomes := d.RunAll(ctx, calls)
+		report(out, calls, outcomes)
+		if err := answer(outcomes); err != nil {
+			return err
+		}
+	}
+	return errors.New("the model did not answer within -turns turns")
+}
+
 func report(out io.Writer, calls []dispatch.Call, outcomes []dispatch.Outcome) {
 	for i, o := range outcomes {
 		fmt.Fprintf(out, "  call %s %s\n", o.Tool, calls[i].Request.Arguments)

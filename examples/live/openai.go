@@ -39,35 +39,27 @@ func (openaiProvider) play(ctx context.Context, o options, key string, reg *tool
 	}
 	fmt.Fprintf(out, "openai %s, %d tools\n", model, len(params.Tools))
 	notes(out, tools.Lints(), tools.Relaxed())
-	fmt.Fprintf(out, "user: %s\n", o.prompt)
-	for turnNo := 1; turnNo <= o.turns; turnNo++ {
+	var msg openai.ChatCompletionMessage
+	return converse(ctx, o, d, out, func() ([]dispatch.Call, string, error) {
 		completion, err := client.Chat.Completions.New(ctx, params)
 		if err != nil {
-			return err
+			return nil, "", err
 		}
 		if len(completion.Choices) == 0 {
-			return errors.New("the model returned no choice")
+			return nil, "", errors.New("the model returned no choice")
 		}
-		msg := completion.Choices[0].Message
+		msg = completion.Choices[0].Message
 		calls, err := tools.ChatCalls(msg)
-		if err != nil {
-			return err
-		}
-		if len(calls) == 0 {
-			fmt.Fprintf(out, "model: %s\n", msg.Content)
-			return nil
-		}
-		fmt.Fprintf(out, "turn %d: the model calls %d tool(s)\n", turnNo, len(calls))
-		outcomes := d.RunAll(ctx, calls)
-		report(out, calls, outcomes)
+		return calls, msg.Content, err
+	}, func(outcomes []dispatch.Outcome) error {
 		answers, err := toolopenai.ChatResults(outcomes)
 		if err != nil {
 			return err
 		}
 		params.Messages = append(params.Messages, msg.ToParam())
 		params.Messages = append(params.Messages, answers...)
-	}
-	return errors.New("the model did not answer within -turns turns")
+		return nil
+	})
 }
 
 // notes writes why a tool is not strict and what strict mode does not

@@ -169,6 +169,27 @@ func (r *repo) module(path string) (modEntry, bool) {
 	return r.Modules[i], true
 }
 
+// reachable returns the paths of the modules of the repository that the
+// modules of the repository m requires require, directly or through
+// others, m's own requirements included.
+func (r *repo) reachable(m modEntry) map[string]bool {
+	seen := map[string]bool{}
+	var walk func(modEntry)
+	walk = func(m modEntry) {
+		for _, req := range m.File.Require {
+			if seen[req.Mod.Path] || !strings.HasPrefix(req.Mod.Path, rootModule) {
+				continue
+			}
+			seen[req.Mod.Path] = true
+			if dep, ok := r.module(req.Mod.Path); ok {
+				walk(dep)
+			}
+		}
+	}
+	walk(m)
+	return seen
+}
+
 // checkModFiles checks every go.mod against the release rules: the path
 // matches the directory, the go line is the one form, a module of the
 // repository is required at its declared version (never a placeholder) and
@@ -231,8 +252,20 @@ func (r *repo) checkModFiles() []error {
 			}
 			delete(replaced, dep.Path)
 		}
-		for old := range replaced {
-			bad(m, "replaces %s, which it does not require", old)
+		// A module of the repository that m does not require may still be
+		// needed to load m's dependencies: go mod tidy resolves the tests
+		// of the modules m requires, and those may require it. Its replace
+		// is kept then, though tidy keeps no require line for it.
+		reached := r.reachable(m)
+		for old, got := range replaced {
+			dep, ok := r.module(old)
+			if !ok || !reached[old] {
+				bad(m, "replaces %s, which it does not require", old)
+				continue
+			}
+			if wantDir, _ := filepath.Rel(m.Dir, dep.Dir); filepath.Clean(got) != filepath.Clean(filepath.ToSlash(wantDir)) {
+				bad(m, "replaces %s by %s, want %s", dep.Path, got, filepath.ToSlash(wantDir))
+			}
 		}
 	}
 	work, err := os.ReadFile(filepath.Join(r.Root, "go.work"))

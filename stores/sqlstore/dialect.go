@@ -24,7 +24,10 @@ const (
 	// with a busy timeout (modernc.org/sqlite:
 	// "file.db?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)"):
 	// without one, a write that meets another waits for nothing and fails
-	// with an error wrapping [dispatch.ErrStore].
+	// with an error wrapping [dispatch.ErrStore]. SQLite keeps the journal
+	// mode in the file: switch a new file to WAL once, before a pool opens
+	// many connections on it, since the switch takes a lock that
+	// connections opening at the same moment may each be refused.
 	SQLite
 )
 

@@ -59,9 +59,21 @@ func sqliteDSN(path string) string {
 	return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 }
 
-// sqliteDB returns a new SQLite database file in t's temporary directory.
+// sqliteDB returns a new SQLite database file in t's temporary directory,
+// already in WAL mode. The journal mode is kept in the file, so the
+// connections the tests open later find it set: switching it takes a lock
+// no other connection may hold, and several connections opening a fresh
+// file at once, each switching, could fail with SQLITE_BUSY.
 func sqliteDB(t testing.TB) database {
-	return database{dialect: sqlstore.SQLite, driver: "sqlite", dsn: sqliteDSN(filepath.Join(t.TempDir(), "store.db"))}
+	t.Helper()
+	dsn := sqliteDSN(filepath.Join(t.TempDir(), "store.db"))
+	db, err := sql.Open("sqlite", dsn)
+	require.NoError(t, err)
+	defer db.Close()
+	var mode string
+	require.NoError(t, db.QueryRowContext(context.Background(), "PRAGMA journal_mode=WAL").Scan(&mode))
+	require.Equal(t, "wal", mode)
+	return database{dialect: sqlstore.SQLite, driver: "sqlite", dsn: dsn}
 }
 
 // The PostgreSQL tests need a server: TOOL_TEST_POSTGRES names it. When it

@@ -164,6 +164,37 @@ func (s *Store) fail(ctx context.Context, what string, err error) error {
 	return errprefix.Errorf("%w: sqlstore: %s: %w", dispatch.ErrStore, what, err)
 }
 
+// each runs query on q and calls row once a row, in order, with a
+// function that scans that row's columns. A query, scan or iteration
+// that fails is a store error about what; an error of row itself ends
+// the iteration and is returned as it is. The rows are closed when each
+// returns, so that q, a transaction on one connection, is free again.
+func (s *Store) each(ctx context.Context, q querier, what, query string, args []any, row func(scan func(dest ...any) error) error) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return s.fail(ctx, what, err)
+	}
+	defer rows.Close()
+	scan := func(dest ...any) error {
+		if err := rows.Scan(dest...); err != nil {
+			return s.fail(ctx, what, err)
+		}
+		return nil
+	}
+	for rows.Next() {
+		if err := row(scan); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s.fail(ctx, what, err)
+	}
+	if err := rows.Close(); err != nil {
+		return s.fail(ctx, what, err)
+	}
+	return nil
+}
+
 // querier is what a transaction and a connection have in common.
 type querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
@@ -438,26 +469,22 @@ func (s *Store) Claims(ctx context.Context, q dispatch.ClaimQuery) ([]dispatch.C
 		query += " LIMIT ?"
 		args = append(args, q.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, s.dialect.sql(s.prefix, query), args...)
-	if err != nil {
-		return nil, s.fail(ctx, "listing claims", err)
-	}
-	defer rows.Close()
 	out := []dispatch.Claim{}
-	for rows.Next() {
+	err := s.each(ctx, s.db, "listing claims", s.dialect.sql(s.prefix, query), args, func(scan func(...any) error) error {
 		var data string
 		var outcome sql.NullString
-		if err := rows.Scan(&data, &outcome); err != nil {
-			return nil, s.fail(ctx, "listing claims", err)
+		if err := scan(&data, &outcome); err != nil {
+			return err
 		}
 		c, err := decodeClaim(data, outcome)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail(ctx, "listing claims", err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -522,36 +549,32 @@ func (s *Store) Turn(ctx context.Context, id string) (dispatch.Turn, error) {
 		return dispatch.Turn{}, err
 	}
 	what := fmt.Sprintf("turn %q", truncate(id, 80))
-	rows, err := s.db.QueryContext(ctx, s.selectTurn, []byte(id))
-	if err != nil {
-		return dispatch.Turn{}, s.fail(ctx, "reading "+what, err)
-	}
-	defer rows.Close()
 	t := dispatch.Turn{ID: id, Outcomes: []dispatch.SavedOutcome{}}
 	found := false
-	for rows.Next() {
+	err := s.each(ctx, s.db, "reading "+what, s.selectTurn, []any{[]byte(id)}, func(scan func(...any) error) error {
 		var savedAt, expiresAt int64
 		var position sql.NullInt64
 		var outcome sql.NullString
-		if err := rows.Scan(&savedAt, &expiresAt, &position, &outcome); err != nil {
-			return dispatch.Turn{}, s.fail(ctx, "reading "+what, err)
+		if err := scan(&savedAt, &expiresAt, &position, &outcome); err != nil {
+			return err
 		}
 		found = true
 		t.SavedAt, t.ExpiresAt = time.Unix(0, savedAt).UTC(), time.Unix(0, expiresAt).UTC()
 		if !outcome.Valid {
-			continue // a turn without outcomes
+			return nil // a turn without outcomes
 		}
 		if position.Int64 != int64(len(t.Outcomes)) {
-			return dispatch.Turn{}, errprefix.Errorf("%w: sqlstore: stored %s lacks outcome %d", dispatch.ErrInvalidRecord, what, len(t.Outcomes))
+			return errprefix.Errorf("%w: sqlstore: stored %s lacks outcome %d", dispatch.ErrInvalidRecord, what, len(t.Outcomes))
 		}
 		var o dispatch.SavedOutcome
 		if err := o.UnmarshalJSON([]byte(outcome.String)); err != nil {
-			return dispatch.Turn{}, errprefix.Errorf("%w (outcome %d of stored %s)", err, position.Int64, what)
+			return errprefix.Errorf("%w (outcome %d of stored %s)", err, position.Int64, what)
 		}
 		t.Outcomes = append(t.Outcomes, o)
-	}
-	if err := rows.Err(); err != nil {
-		return dispatch.Turn{}, s.fail(ctx, "reading "+what, err)
+		return nil
+	})
+	if err != nil {
+		return dispatch.Turn{}, err
 	}
 	if !found {
 		return dispatch.Turn{}, errprefix.Errorf("%w: no turn %q", dispatch.ErrNotFound, truncate(id, 80))
@@ -589,27 +612,23 @@ AND NOT EXISTS (SELECT 1 FROM {p}claims c WHERE c.checkpoint_id = o.checkpoint_i
 		query += " OFFSET ?"
 		args = append(args, q.Offset)
 	}
-	rows, err := s.db.QueryContext(ctx, s.dialect.sql(s.prefix, query), args...)
-	if err != nil {
-		return nil, s.fail(ctx, "listing pending calls", err)
-	}
-	defer rows.Close()
 	out := []dispatch.Pending{}
-	for rows.Next() {
+	err := s.each(ctx, s.db, "listing pending calls", s.dialect.sql(s.prefix, query), args, func(scan func(...any) error) error {
 		var turnID []byte
 		var position int64
 		var outcome string
-		if err := rows.Scan(&turnID, &position, &outcome); err != nil {
-			return nil, s.fail(ctx, "listing pending calls", err)
+		if err := scan(&turnID, &position, &outcome); err != nil {
+			return err
 		}
 		p := dispatch.Pending{TurnID: string(turnID), Index: int(position)}
 		if err := p.Outcome.UnmarshalJSON([]byte(outcome)); err != nil {
-			return nil, errprefix.Errorf("%w (outcome %d of stored turn %q)", err, position, truncate(p.TurnID, 80))
+			return errprefix.Errorf("%w (outcome %d of stored turn %q)", err, position, truncate(p.TurnID, 80))
 		}
 		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail(ctx, "listing pending calls", err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -627,24 +646,17 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 		deleted = 0
 		// Turns first, then their outcomes: the order SaveTurn locks
 		// them in, so the two never wait for each other.
-		rows, err := q.QueryContext(ctx, s.deleteTurns, before)
-		if err != nil {
-			return s.fail(ctx, "deleting expired turns", err)
-		}
 		var ids [][]byte
-		for rows.Next() {
+		err := s.each(ctx, q, "deleting expired turns", s.deleteTurns, []any{before}, func(scan func(...any) error) error {
 			var id []byte
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return s.fail(ctx, "deleting expired turns", err)
+			if err := scan(&id); err != nil {
+				return err
 			}
 			ids = append(ids, id)
-		}
-		if err := rows.Close(); err != nil {
-			return s.fail(ctx, "deleting expired turns", err)
-		}
-		if err := rows.Err(); err != nil {
-			return s.fail(ctx, "deleting expired turns", err)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		for _, id := range ids {
 			if _, err := q.ExecContext(ctx, s.deleteOutcomes, id); err != nil {

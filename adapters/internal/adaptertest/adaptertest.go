@@ -28,8 +28,10 @@ import (
 	"github.com/agentcontract/tool/dispatch"
 )
 
-// Update rewrites golden files instead of comparing with them.
-var Update = flag.Bool("update", false, "rewrite golden files")
+// Update is the -update flag of every adapter's tests: rewrite what the
+// tests compare with (golden files, and fixtures recorded against a real
+// server) instead of comparing.
+var Update = flag.Bool("update", false, "rewrite the golden files and recordings in testdata")
 
 type weatherInput struct {
 	City string `json:"city" jsonschema:"minLength=1,description=City name"`
@@ -186,6 +188,66 @@ func Fixtures(t testing.TB, name string) []json.RawMessage {
 	var out []json.RawMessage
 	require.NoError(t, json.Unmarshal(raw, &out))
 	return out
+}
+
+// Replay is what a replayed conversation starts from: the tools of
+// Registry, a Dispatcher over them, and a Server answering from fixtures.
+type Replay struct {
+	Registry   *tool.Registry
+	Dispatcher *dispatch.Dispatcher
+	Server     *Server
+}
+
+// NewReplay returns the tools of [Registry], a [Dispatcher] over them and
+// a replay server ([NewServer]) for requests to path, answered with the
+// fixtures of testdata/fixtures ([Fixtures]).
+func NewReplay(t testing.TB, path, fixtures string) Replay {
+	t.Helper()
+	reg := Registry(t)
+	return Replay{Registry: reg, Dispatcher: Dispatcher(t, reg), Server: NewServer(t, path, Fixtures(t, fixtures))}
+}
+
+// Prompt is the user's first message in the replayed conversations.
+const Prompt = "Weather in Lisbon, Ana's open orders, stock of K-1 and the November chart, please."
+
+// Converse plays the conversation the fixtures script, at most five
+// turns. turn asks the model, through the adapter's SDK client, for its
+// next reply and returns the reply's calls, or its text when it has none,
+// which ends the conversation; the calls are dispatched on r.Dispatcher
+// and answer adds their outcomes, as the adapter renders them, to the next
+// request. Converse checks that the turns ended as scripted (a rejected
+// and a completed call; a completed one; a failed and a completed one) and
+// that the final text gives Lisbon's weather, compares the four request
+// bodies the client sent with testdata/golden ([Golden]), and returns
+// them.
+func (r Replay) Converse(t *testing.T, golden string, turn func() ([]dispatch.Call, string), answer func([]dispatch.Outcome)) []json.RawMessage {
+	t.Helper()
+	var kinds [][]dispatch.Kind
+	var final string
+	for range 5 {
+		calls, text := turn()
+		if len(calls) == 0 {
+			final = text
+			break
+		}
+		outcomes := r.Dispatcher.RunAll(context.Background(), calls)
+		k := make([]dispatch.Kind, len(outcomes))
+		for i, o := range outcomes {
+			k[i] = o.Kind
+		}
+		kinds = append(kinds, k)
+		answer(outcomes)
+	}
+	require.Equal(t, [][]dispatch.Kind{
+		{dispatch.KindRejected, dispatch.KindCompleted},
+		{dispatch.KindCompleted},
+		{dispatch.KindFailed, dispatch.KindCompleted},
+	}, kinds)
+	require.Contains(t, final, "Lisbon is 21°C")
+	reqs := r.Server.Requests()
+	require.Len(t, reqs, 4)
+	Golden(t, golden, reqs)
+	return reqs
 }
 
 // Golden compares got, indented, with testdata/name, or writes it there

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/agentcontract/tool v0.1.0
+	github.com/agentcontract/tool/adapters/internal v0.1.0
 	github.com/agentcontract/tool/adapters/mcp v0.1.0
 	github.com/agentcontract/tool/adapters/otel v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
@@ -46,3 +47,5 @@ replace (
 	github.com/agentcontract/tool/adapters/mcp => ../../mcp
 	github.com/agentcontract/tool/adapters/otel => ..
 )
+
+replace github.com/agentcontract/tool/adapters/internal => ../../internal

@@ -1,7 +1,6 @@
 package bridgetest
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	toolmcp "github.com/agentcontract/tool/adapters/mcp"
 	toolotel "github.com/agentcontract/tool/adapters/otel"
 	"github.com/agentcontract/tool/dispatch"
@@ -19,30 +19,9 @@ import (
 const form = `{"type":"object","properties":{"approve":{"type":"boolean"}},"required":["approve"]}`
 
 // approval asks for approval, then completes with the answer.
-type approval struct{}
-
-func (approval) Definition() tool.Definition {
-	return tool.Definition{
-		Name:        "approve",
-		Description: "refund an order after approval",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"order":{"type":"string"}},"required":["order"]}`),
-		Effect:      tool.EffectIdempotent,
-	}
-}
-
-func (approval) Call(_ context.Context, inv tool.Invocation) (tool.Result, error) {
-	if c, resumed := inv.Continuation(); resumed {
-		return tool.Result{Output: tool.NewTextOutput("answer " + string(c.Response()))}, nil
-	}
-	schema, err := tool.ParseSchema([]byte(form))
-	if err != nil {
-		return tool.Result{}, err
-	}
-	ir, err := tool.NewInputRequest(tool.InputRequestConfig{Prompt: json.RawMessage(`"Refund?"`), ResponseSchema: schema})
-	if err != nil {
-		return tool.Result{}, err
-	}
-	return tool.Result{InputRequest: &ir}, nil
+var approval = adaptertest.Approval{
+	Name: "approve", Prompt: `"Refund?"`, Form: form,
+	Done: func(c tool.Continuation) string { return "answer " + string(c.Response()) },
 }
 
 // A call suspended on one server replica and resumed on another: the two
@@ -59,7 +38,7 @@ func TestSuspensionAcrossReplicas(t *testing.T) {
 		tel, err := toolotel.New(toolotel.Config{TracerProvider: tp, Links: links})
 		require.NoError(t, err)
 		reg := &tool.Registry{}
-		b, err := tool.Bind(approval{})
+		b, err := tool.Bind(approval)
 		require.NoError(t, err)
 		require.NoError(t, reg.Register(b))
 		schema, err := tool.ParseSchema([]byte(form))

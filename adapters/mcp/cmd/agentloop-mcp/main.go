@@ -47,6 +47,7 @@ import (
 
 	toolmcp "github.com/agentcontract/tool/adapters/mcp"
 	"github.com/agentcontract/tool/adapters/mcp/internal/demo"
+	"github.com/agentcontract/tool/adapters/mcp/internal/mcphttp"
 	"github.com/agentcontract/tool/dispatch"
 )
 
@@ -104,18 +105,7 @@ func run(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.Writ
 	// request (the client gave up) cancels the call it carries.
 	opts := &mcp.StreamableHTTPOptions{Stateless: *stateless, PropagateRequestCancellation: *stateless}
 	handler := toolmcp.HTTPHandler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, opts))
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", handler)
-	srv := &http.Server{Handler: mux}
-	go func() {
-		<-ctx.Done()
-		_ = srv.Close()
-	}()
-	fmt.Fprintf(stderr, "serving MCP on http://%s/mcp\n", ln.Addr())
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return mcphttp.Serve(ctx, ln, handler, stderr)
 }
 
 // sealKey decodes the configured key, or makes a random one.

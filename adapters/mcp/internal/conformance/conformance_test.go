@@ -23,9 +23,6 @@ import (
 // list of expected failures: a scenario outside the list that fails, and
 // one on the list that passes, both fail the test.
 func TestOfficialSuite(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the suite takes seconds; -short leaves it out")
-	}
 	pkgs := interop.Require(t)
 	handler, err := conformance.Handler(nil)
 	require.NoError(t, err)

@@ -25,11 +25,16 @@ func (p Packages) Path(elem ...string) string {
 	return filepath.Join(append([]string{p.Dir, "node_modules"}, elem...)...)
 }
 
-// Require returns the installed packages. When they are missing, the test
-// is skipped — or fails, when the environment variable TOOL_CI_NODE is 1
-// (CI installs them and sets it), so that CI cannot pass by skipping.
+// Require returns the installed packages. Under -short the test is
+// skipped: every user starts Node, which takes seconds. When the packages
+// are missing, the test is skipped — or fails, when the environment
+// variable TOOL_CI_NODE is 1 (CI installs them and sets it), so that CI
+// cannot pass by skipping.
 func Require(t testing.TB) Packages {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts Node; -short leaves it out")
+	}
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
 		t.Fatal("interop: the source location is unknown")

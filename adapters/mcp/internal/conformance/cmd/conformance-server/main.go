@@ -9,16 +9,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 
 	"github.com/agentcontract/tool/adapters/mcp/internal/conformance"
+	"github.com/agentcontract/tool/adapters/mcp/internal/mcphttp"
 )
 
 func main() {
@@ -41,16 +40,5 @@ func run(ctx context.Context, addr string) error {
 	if err != nil {
 		return err
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", handler)
-	srv := &http.Server{Handler: mux}
-	go func() {
-		<-ctx.Done()
-		_ = srv.Close()
-	}()
-	fmt.Fprintf(os.Stderr, "serving MCP on http://%s/mcp\n", ln.Addr())
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return mcphttp.Serve(ctx, ln, handler, os.Stderr)
 }
