@@ -40,8 +40,8 @@ var mapRangeReviewed = map[string]string{
 		"the budget is charged per member, so a value whose check exceeds the budget is refused in any order",
 	"(*github.com/agentcontract/tool/internal/engine.run).names": "sorted whenever the names are used to explain",
 	"maps.Keys": "called by the engine's unknownMembers as slices.Sorted(maps.Keys(…))",
-	"(*github.com/agentcontract/tool.compiledSchema).fullValidatorWork":    "a saturating sum over the members",
-	"(*github.com/agentcontract/tool.compiledSchema).rehearseBacktracking": "a conjunction over every string; the budget runs out on the total",
+	"(*github.com/agentcontract/tool/internal/engine.Schema).fullValidatorWork":    "a saturating sum over the members",
+	"(*github.com/agentcontract/tool/internal/engine.Schema).rehearseBacktracking": "a conjunction over every string; the budget runs out on the total",
 	// The validator behind Schema.Validate. Its verdict is the same in any
 	// order; which violations it collects first may differ, and
 	// tool.Schema's message sorts them (see the core's
