@@ -143,12 +143,13 @@ func readOnlyBytes(s string) []byte {
 // input schema, through the engine's one check.
 func (c Contract) checkArguments(args []byte) error {
 	name := c.core.frozen.def.Name
+	object := startsObject(args)
 	verdict := c.core.frozen.input.s.engine.Check(args)
 	r, rejected := verdict.(*engine.Rejection)
 	switch {
 	case rejected && r.Syntax != nil:
 		return rejectf("arguments of %q are not valid JSON %v", name, r.Syntax)
-	case !startsObject(args):
+	case !object:
 		return rejectf("arguments of %q must be a JSON object", name)
 	case rejected:
 		rej := rejection(r)

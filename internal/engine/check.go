@@ -380,6 +380,15 @@ func (n *node) typeMatches(v any) bool {
 	return n.types&probe != 0
 }
 
+// isInteger reports whether v, a JSON number, has an integer value.
+func isInteger(v json.Number) bool {
+	x := number{text: string(v)}
+	if _, ok := x.small(); ok {
+		return true
+	}
+	return x.exact().IsInteger()
+}
+
 // names returns the member names of obj: sorted when explaining, so that
 // the explanation does not depend on the order of a map.
 func (r *run) names(obj map[string]any) []string {

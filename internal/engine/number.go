@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"math/big"
 	"math/bits"
 	"strconv"
@@ -154,12 +153,4 @@ func powMod(base uint64, exp int, m uint64) uint64 {
 		base = mulMod(base, base, m)
 	}
 	return result
-}
-
-func isInteger(v json.Number) bool {
-	x := number{text: string(v)}
-	if _, ok := x.small(); ok {
-		return true
-	}
-	return x.exact().IsInteger()
 }

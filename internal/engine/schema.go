@@ -1,13 +1,11 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/agentcontract/tool/internal/regex"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
@@ -35,29 +33,6 @@ func (s *Schema) Built() bool { return s.built }
 // over the meta-schema.
 func (s *Schema) Shortcut() bool {
 	return s.built || strings.HasPrefix(s.compiled.Location, shortcutBase)
-}
-
-// Rejection is Check's verdict on a value that is not valid: a message fit
-// to show to whoever wrote the value, one line, and what else the caller
-// needs to word its own error.
-type Rejection struct {
-	// Message says what is wrong and where, in a single line.
-	Message string
-	// Detail, when not empty, lists every violation found, for logs.
-	Detail string
-	// Costly reports that the value was refused as too costly to check,
-	// not as breaking the schema: it may well be valid.
-	Costly bool
-	// Syntax, when not nil, says why the value is not one I-JSON document
-	// of at most MaxInputBytes; the schema was not applied.
-	Syntax error
-}
-
-func (r *Rejection) Error() string { return r.Message }
-
-// reject returns a rejection of a message formatted as fmt.Sprintf does.
-func reject(format string, args ...any) *Rejection {
-	return &Rejection{Message: OneLine(fmt.Sprintf(format, args...))}
 }
 
 // Check reports whether value, one RFC 7493 JSON document of at most
@@ -134,31 +109,5 @@ func (s *Schema) checkTree(tree any, values int) error {
 		// Violations found before the budget ran out are certain.
 		return rejectViolations(report.Violations, report.Total)
 	}
-	if err := s.checkWork(tree); err != nil {
-		return err
-	}
-	if err := s.rehearseBacktracking(tree); err != nil {
-		return err
-	}
-	err := s.validateFully(tree)
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, regex.ErrStopped) {
-		return matchStopped(err)
-	}
-	var verr *jsonschema.ValidationError
-	if !errors.As(err, &verr) {
-		return reject("value cannot be validated: %v", err)
-	}
-	violations := leafViolations(verr)
-	return rejectViolations(violations, len(violations))
-}
-
-// validateFully runs the full validator on tree. A pattern's match that
-// has no verdict stops it with a panic (see regex.Regexp.MatchString),
-// recovered here as the error of the match.
-func (s *Schema) validateFully(tree any) (err error) {
-	defer regex.RecoverStopped(&err)
-	return s.compiled.Validate(tree)
+	return s.checkByValidator(tree)
 }

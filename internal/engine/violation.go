@@ -192,6 +192,29 @@ func shortened(k jsonschema.ErrorKind) jsonschema.ErrorKind {
 	return k
 }
 
+// Rejection is Check's verdict on a value that is not valid: a message fit
+// to show to whoever wrote the value, one line, and what else the caller
+// needs to word its own error.
+type Rejection struct {
+	// Message says what is wrong and where, in a single line.
+	Message string
+	// Detail, when not empty, lists every violation found, for logs.
+	Detail string
+	// Costly reports that the value was refused as too costly to check,
+	// not as breaking the schema: it may well be valid.
+	Costly bool
+	// Syntax, when not nil, says why the value is not one I-JSON document
+	// of at most MaxInputBytes; the schema was not applied.
+	Syntax error
+}
+
+func (r *Rejection) Error() string { return r.Message }
+
+// reject returns a rejection of a message formatted as fmt.Sprintf does.
+func reject(format string, args ...any) *Rejection {
+	return &Rejection{Message: OneLine(fmt.Sprintf(format, args...))}
+}
+
 // leafViolations lists the violations verr reports, as collectViolations
 // groups them.
 func leafViolations(verr *jsonschema.ValidationError) []Violation {

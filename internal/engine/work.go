@@ -2,7 +2,10 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentcontract/tool/internal/regex"
 	"github.com/agentcontract/tool/internal/strictjson"
@@ -185,4 +188,38 @@ func (c *Schema) rehearseBacktracking(tree any) error {
 // admitted the match, so the bound, not the value, is at fault.
 func matchStopped(err error) error {
 	return fmt.Errorf("%w; its static bound admitted the match, so the value was neither admitted nor refused", err)
+}
+
+// checkByValidator checks tree with the validator, for a schema the
+// program does not cover: after the cost model has bounded the work (see
+// checkWork and rehearseBacktracking), and with the validator's
+// violations worded as the program's are.
+func (s *Schema) checkByValidator(tree any) error {
+	if err := s.checkWork(tree); err != nil {
+		return err
+	}
+	if err := s.rehearseBacktracking(tree); err != nil {
+		return err
+	}
+	err := s.validateFully(tree)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, regex.ErrStopped) {
+		return matchStopped(err)
+	}
+	var verr *jsonschema.ValidationError
+	if !errors.As(err, &verr) {
+		return reject("value cannot be validated: %v", err)
+	}
+	violations := leafViolations(verr)
+	return rejectViolations(violations, len(violations))
+}
+
+// validateFully runs the full validator on tree. A pattern's match that
+// has no verdict stops it with a panic (see regex.Regexp.MatchString),
+// recovered here as the error of the match.
+func (s *Schema) validateFully(tree any) (err error) {
+	defer regex.RecoverStopped(&err)
+	return s.compiled.Validate(tree)
 }
