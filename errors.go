@@ -3,6 +3,7 @@ package tool
 import (
 	"reflect"
 
+	"github.com/agentcontract/tool/internal/engine"
 	"github.com/agentcontract/tool/internal/errprefix"
 )
 
@@ -11,7 +12,7 @@ import (
 // continuation state and a schema document. Larger input is refused before it
 // is parsed. A document that holds several of these, such as the wire form
 // of an InputRequest, may be correspondingly larger.
-const MaxInputBytes = 1 << 20
+const MaxInputBytes = engine.MaxInputBytes
 
 // Sentinel errors. Every error this package returns wraps exactly one of them
 // (or, where a doc comment says so, a cause's own sentinel as well), so

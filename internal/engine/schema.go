@@ -9,7 +9,8 @@ import (
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
-// MaxInputBytes bounds a value Check reads, and a schema document.
+// MaxInputBytes bounds a value Check reads, and a schema document; the
+// package tool documents it.
 const MaxInputBytes = 1 << 20
 
 // Schema is a compiled schema: the engine's program where it covers the
