@@ -31,6 +31,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/agentcontract/tool/adapters/internal/shop"
 	tooltemporal "github.com/agentcontract/tool/adapters/temporal"
 )
 
@@ -74,7 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // the refund asks for approval, replace the worker with one built from
 // scratch, answer (wrongly, then rightly), and print the transcript.
 func approve(ctx context.Context, c client.Client, taskQueue string, out io.Writer) error {
-	l := newLedger()
+	l := &shop.Ledger{}
 	first, err := startWorker(c, taskQueue, l)
 	if err != nil {
 		return err
@@ -105,17 +106,17 @@ func approve(ctx context.Context, c client.Client, taskQueue string, out io.Writ
 
 	// Each answer carries an ID of the sender's choosing: sent again, it
 	// gets the same receipt, and the call resumes once.
-	_, err = tooltemporal.SendAnswer(ctx, c, id, tooltemporal.Answer{ID: "approval-1", IdempotencyKey: p.IdempotencyKey, Response: []byte(`{"approved":"yes"}`)})
+	_, err = tooltemporal.SendAnswer(ctx, c, id, tooltemporal.Answer{ID: "approval-1", IdempotencyKey: p.IdempotencyKey, Response: []byte(`{"approve":"yes"}`)})
 	if err == nil {
 		return errors.New("the workflow accepted an answer that breaks its schema")
 	}
-	fmt.Fprintf(out, "answer {\"approved\":\"yes\"} refused: %v\n", err)
-	answer := tooltemporal.Answer{ID: "approval-2", IdempotencyKey: p.IdempotencyKey, Response: []byte(`{"approved":true}`)}
+	fmt.Fprintf(out, "answer {\"approve\":\"yes\"} refused: %v\n", err)
+	answer := tooltemporal.Answer{ID: "approval-2", IdempotencyKey: p.IdempotencyKey, Response: []byte(`{"approve":true}`)}
 	receipt, err := tooltemporal.SendAnswer(ctx, c, id, answer)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "answer {\"approved\":true} accepted as %s\n", receipt.AnswerID)
+	fmt.Fprintf(out, "answer {\"approve\":true} accepted as %s\n", receipt.AnswerID)
 	if again, err := tooltemporal.SendAnswer(ctx, c, id, answer); err != nil || again.AnswerID != receipt.AnswerID {
 		return fmt.Errorf("the same answer sent again: %+v, %v", again, err)
 	}
@@ -128,12 +129,12 @@ func approve(ctx context.Context, c client.Client, taskQueue string, out io.Writ
 	for _, l := range transcript {
 		fmt.Fprintf(out, "%s %s → %s: %s\n", l.CallID, l.Tool, l.Kind, l.Text)
 	}
-	fmt.Fprintf(out, "refunds in the ledger: %d\n", l.count())
+	fmt.Fprintf(out, "refunds in the ledger: %d\n", l.Count())
 	return nil
 }
 
 // startWorker builds the tools and a worker from scratch and starts it.
-func startWorker(c client.Client, taskQueue string, l *ledger) (worker.Worker, error) {
+func startWorker(c client.Client, taskQueue string, l *shop.Ledger) (worker.Worker, error) {
 	rt, err := newRuntime(l)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/agentcontract/tool/adapters/internal/shop"
 	tooltemporal "github.com/agentcontract/tool/adapters/temporal"
 	"github.com/agentcontract/tool/dispatch"
 )
@@ -25,7 +26,7 @@ func TestRefundWorkflow(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	env := suite.NewTestWorkflowEnvironment()
-	l := newLedger()
+	l := &shop.Ledger{}
 	rt, err := newRuntime(l)
 	require.NoError(t, err)
 	rt.Register(env)
@@ -40,28 +41,28 @@ func TestRefundWorkflow(t *testing.T) {
 		require.NoError(t, v.Get(&pending))
 		require.Len(t, pending, 1)
 		require.Equal(t, "refund_order", pending[0].Tool)
-		require.JSONEq(t, `{"question":"Refund 42.50 EUR on order A-1001? Reason: kettle arrived dented"}`, string(pending[0].Prompt))
+		require.JSONEq(t, `"Refund 42.50 EUR on order A-1001?"`, string(pending[0].Prompt))
 		key := pending[0].IdempotencyKey
 		env.UpdateWorkflow(tooltemporal.UpdateAnswer, "wrong", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { refused = err }, OnAccept: func() {}, OnComplete: func(any, error) {},
-		}, tooltemporal.Answer{ID: "wrong", IdempotencyKey: key, Response: json.RawMessage(`{"approved":"yes"}`)})
+		}, tooltemporal.Answer{ID: "wrong", IdempotencyKey: key, Response: json.RawMessage(`{"approve":"yes"}`)})
 		env.UpdateWorkflow(tooltemporal.UpdateAnswer, "right", &testsuite.TestUpdateCallback{
 			OnReject: func(error) {}, OnAccept: func() { accepted = true }, OnComplete: func(any, error) {},
-		}, tooltemporal.Answer{ID: "right", IdempotencyKey: key, Response: json.RawMessage(`{"approved":true}`)})
+		}, tooltemporal.Answer{ID: "right", IdempotencyKey: key, Response: json.RawMessage(`{"approve":true}`)})
 	}, 24*time.Hour)
 
 	env.ExecuteWorkflow(workflowName, script)
 	require.NoError(t, env.GetWorkflowError())
 	var transcript []line
 	require.NoError(t, env.GetWorkflowResult(&transcript))
-	require.EqualError(t, refused, "tool: invalid answer: the answer does not match the response schema: at /approved: got string, want boolean")
+	require.EqualError(t, refused, "tool: invalid answer: the answer does not match the response schema: at /approve: got string, want boolean")
 	require.True(t, accepted)
 	require.Len(t, transcript, 2)
 	require.Equal(t, line{CallID: "call_1", Tool: "search_orders", Kind: dispatch.KindCompleted,
-		Text: `[{"id":"A-1001","item":"kettle","total_eur":42.5},{"id":"A-1002","item":"espresso machine","total_eur":950}]`}, transcript[0])
+		Text: `{"orders":[{"id":"A-1001","status":"open","total_eur":42.5},{"id":"A-1002","status":"shipped","total_eur":950}]}`}, transcript[0])
 	require.Equal(t, dispatch.KindCompleted, transcript[1].Kind)
-	require.Regexp(t, `^Refunded 42\.50 EUR on order A-1001, reference RF-[0-9a-f]{6} \(42\.50 EUR\)\.$`, transcript[1].Text)
-	require.Equal(t, 1, l.count())
+	require.Equal(t, "Refunded 42.50 EUR on order A-1001, reference R-0001.", transcript[1].Text)
+	require.Equal(t, 1, l.Count())
 }
 
 // Without a server the program says how to start one and exits with 2.
