@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/agentcontract/tool/internal/engine"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
@@ -144,19 +143,18 @@ func readOnlyBytes(s string) []byte {
 func (c Contract) checkArguments(args []byte) error {
 	name := c.core.frozen.def.Name
 	object := startsObject(args)
-	verdict := c.core.frozen.input.s.engine.Check(args)
-	r, rejected := verdict.(*engine.Rejection)
+	r, fault := c.core.frozen.input.verdict(args)
 	switch {
-	case rejected && r.Syntax != nil:
+	case r != nil && r.Syntax != nil:
 		return rejectf("arguments of %q are not valid JSON %v", name, r.Syntax)
 	case !object:
 		return rejectf("arguments of %q must be a JSON object", name)
-	case rejected:
+	case r != nil:
 		rej := rejection(r)
 		rej.message = fmt.Sprintf("arguments of %q %s its input schema %s", name, rej.against("do not match"), rej.message)
 		return rej
-	case verdict != nil:
-		return errorf("%w: arguments of %q: %w", ErrInvalidInvocation, name, errorf("%w: %v", ErrInvalidSchema, verdict))
+	case fault != nil:
+		return errorf("%w: arguments of %q: %w", ErrInvalidInvocation, name, fault)
 	}
 	return nil
 }
@@ -194,12 +192,11 @@ func (c Contract) ValidateResult(result Result) error {
 	}
 	out := c.core.frozen.output
 	if out.Valid() && len(result.Output.Details) > 0 && result.Output.validateContent() == nil {
-		verdict := out.s.engine.Check(result.Output.Details)
-		switch r, rejected := verdict.(*engine.Rejection); {
-		case verdict == nil:
+		switch r, fault := out.verdict(result.Output.Details); {
+		case fault != nil:
+			return errorf("%w: details of tool %q: %w", ErrInvalidResult, name, fault)
+		case r == nil:
 			return nil
-		case !rejected:
-			return errorf("%w: details of tool %q: %w", ErrInvalidResult, name, errorf("%w: %v", ErrInvalidSchema, verdict))
 		case r.Syntax == nil:
 			rej := rejection(r)
 			return errorf("%w: details of tool %q %s its output schema: %s", ErrInvalidResult, name, rej.against("do not match"), rej.message)

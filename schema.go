@@ -148,18 +148,24 @@ func (s Schema) Validate(value []byte) error {
 	if s.s == nil {
 		return errorf("%w: the zero Schema validates nothing", ErrInvalidSchema)
 	}
-	return s.check(value)
+	r, fault := s.verdict(value)
+	if r != nil {
+		return rejection(r)
+	}
+	return fault
 }
 
-// check is Validate of a valid Schema: nil, an *InputRejection, or an
-// error wrapping ErrInvalidSchema when the schema is at fault.
-func (s Schema) check(value []byte) error {
+// verdict checks value against a valid Schema with the engine's one
+// check: the engine's rejection when the value is refused, an error
+// wrapping ErrInvalidSchema when the schema is at fault (a pattern's
+// match had no verdict), and neither when the value satisfies the schema.
+func (s Schema) verdict(value []byte) (*engine.Rejection, error) {
 	switch err := s.s.engine.Check(value).(type) {
 	case nil:
-		return nil
+		return nil, nil
 	case *engine.Rejection:
-		return rejection(err)
+		return err, nil
 	default:
-		return errorf("%w: %v", ErrInvalidSchema, err)
+		return nil, errorf("%w: %v", ErrInvalidSchema, err)
 	}
 }
