@@ -366,7 +366,7 @@ func checkPatternText(tree any) error {
 	walk = func(v any, at []string) {
 		switch v := v.(type) {
 		case map[string]any:
-			for _, k := range sortedKeys(v) {
+			for _, k := range keyword.SortedNames(v) {
 				child := append(slices.Clip(at), k)
 				work += memberPatternCost(k, v[k])
 				if work > maxPatternParse && where == nil {
@@ -436,10 +436,10 @@ func compileDefinitions(c *jsonschema.Compiler, base string, tree any) error {
 	walk = func(v any, at string) error {
 		switch v := v.(type) {
 		case map[string]any:
-			for _, k := range sortedKeys(v) {
+			for _, k := range keyword.SortedNames(v) {
 				child := at + "/" + url.PathEscape(keyword.Escape(k))
 				if defs, ok := v[k].(map[string]any); ok && (k == "$defs" || k == "definitions") {
-					for _, name := range sortedKeys(defs) {
+					for _, name := range keyword.SortedNames(defs) {
 						entry := child + "/" + url.PathEscape(keyword.Escape(name))
 						_, err := c.Compile(base + "#" + entry)
 						var load *jsonschema.LoadURLError

@@ -8,12 +8,7 @@
 
 package engine
 
-import (
-	"maps"
-	"slices"
-
-	"github.com/agentcontract/tool/internal/regex"
-)
+import "github.com/agentcontract/tool/internal/regex"
 
 // Analysis is what Analyze found out about a program. Its zero value
 // describes a program that reaches nothing.
@@ -199,11 +194,4 @@ func staticSameLocation(s *node) []*node {
 		out = append(out, s.uncovered.recursiveRef)
 	}
 	return out
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := slices.AppendSeq(make([]string, 0, len(m)), maps.Keys(m))
-	slices.Sort(keys)
-	return keys
 }

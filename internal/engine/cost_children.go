@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/agentcontract/tool/internal/regex"
+import (
+	"github.com/agentcontract/tool/internal/keyword"
+	"github.com/agentcontract/tool/internal/regex"
+)
 
 // childMultisets returns, for each kind of member or item a value could
 // have, the multiset of subschemas applied reaches it with: one per
@@ -67,7 +70,7 @@ func (c *children) namedMembers() {
 			names[name] = true
 		}
 	}
-	for _, name := range sortedKeys(names) {
+	for _, name := range keyword.SortedNames(names) {
 		var m multiset
 		for s, n := range c.applied {
 			p, listed := s.properties[name]

@@ -220,7 +220,7 @@ func (o object) applicators(n *node) {
 		}
 	}
 	deps := o.named("dependentSchemas")
-	for _, name := range sortedKeys(deps) {
+	for _, name := range keyword.SortedNames(deps) {
 		n.dependentSchemas = append(n.dependentSchemas, named{name, deps[name]})
 	}
 	n.prefixItems = o.list("prefixItems")
@@ -275,7 +275,7 @@ func (o object) validation(n *node) {
 		setInt(&n.maxContains, o.integer("maxContains"))
 	}
 	if m, ok := o.obj["dependentRequired"].(map[string]any); ok {
-		for _, name := range sortedKeys(m) {
+		for _, name := range keyword.SortedNames(m) {
 			if list, ok := m[name].([]any); ok {
 				n.dependentRequired = append(n.dependentRequired, namedList{name, stringsOf(list)})
 			}

@@ -1016,7 +1016,7 @@ func (l *lowerer) closeObject(m original, out map[string]any, u *Undo, ptr strin
 			l.block(ptr+"/required/"+strconv.Itoa(i), "required names the member "+strconv.Quote(name)+", which properties does not declare: a closed strict schema would refuse every call or admit none")
 		}
 	}
-	names := sortedKeys(props)
+	names := keyword.SortedNames(props)
 	lp, _ := out["properties"].(map[string]any)
 	isRequired := func(name string) int {
 		return slices.IndexFunc(rs, func(r any) bool { s, ok := r.(string); return ok && s == name })
@@ -1157,8 +1157,6 @@ func (l *lowerer) walkRef(m map[string]any, ref any, ptr string) (any, *Undo, in
 	}
 	return map[string]any{"$ref": target}, d.undo, d.height
 }
-
-func sortedKeys(m map[string]any) []string { return keyword.SortedNames(m) }
 
 func primitive(v any) bool {
 	switch v.(type) {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/agentcontract/tool/internal/keyword"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
 
@@ -37,7 +38,7 @@ func appendValue(b []byte, v any) []byte {
 	switch x := v.(type) {
 	case map[string]any:
 		b = append(b, '{')
-		for i, k := range sortedKeys(x) {
+		for i, k := range keyword.SortedNames(x) {
 			if i > 0 {
 				b = append(b, ',')
 			}
