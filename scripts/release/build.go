@@ -10,16 +10,16 @@ import (
 )
 
 // builtPackages lists, sorted, the import path of every package of every
-// published module that the release check builds in its consumer: every
+// published module that the release check compiles in its consumer: every
 // directory of a module's zip (the files moduleFiles gives, which is what
 // a user downloads) that holds a Go file this machine's build constraints
 // keep, other than a _test.go file; directories the go command ignores
 // (testdata, hidden and "_" ones) are left out, as `go list ./...` leaves
 // them. Commands, internal packages, test helpers and the internal module
-// are built too: a user's go build, go vet or go test of them must work,
+// are compiled too: a user's go build, go vet or go test of them must work,
 // and a package no program of the check imports would otherwise never be
 // compiled outside the workspace. Nothing is hand-listed, so that a new
-// package, or a new module, is built as soon as it is published.
+// package, or a new module, is compiled as soon as it is published.
 func (r *repo) builtPackages() ([]string, error) {
 	var pkgs []string
 	for _, m := range r.Modules {

@@ -12,7 +12,7 @@
 // module without a LICENSE or README, or a module whose zip the go command
 // would refuse. Then it packs every published module at its declared
 // version into a local module proxy and, with no workspace, installs each
-// of them at that version, builds every package of each (listed from the
+// of them at that version, compiles every package of each (listed from the
 // modules' own files, not by hand, and checked against go list of what
 // was downloaded), and builds and runs a program that uses them
 // (testdata/consumer).
@@ -100,7 +100,7 @@ func check(r *repo, out io.Writer) error {
 	if err := r.consume(proxy, work, io.Discard, out); err != nil {
 		return fmt.Errorf("a user outside the repository cannot build with these versions: %w", err)
 	}
-	fmt.Fprintf(out, "a program outside the workspace installed every published module, built every package of each and ran the consumer (%.1fs)\n", time.Since(start).Seconds())
+	fmt.Fprintf(out, "a program outside the workspace installed every published module, compiled every package of each, and built and ran the consumer (%.1fs)\n", time.Since(start).Seconds())
 	return nil
 }
 
