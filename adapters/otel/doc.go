@@ -13,9 +13,12 @@
 // # What is recorded
 //
 // Every call is one span named "execute_tool {gen_ai.tool.name}", of kind
-// INTERNAL, a child of the span in the call's context, with
-// gen_ai.operation.name ("execute_tool"), gen_ai.tool.name,
-// gen_ai.tool.call.id (when the provider gave one), gen_ai.tool.type
+// INTERNAL, a child of the span in the call's context; a tool the
+// registry does not have names it "execute_tool _OTHER" ([OtherToolName]),
+// so that the names a model invents make no new span names (see
+// [Config.Registry] for when that is decided). It has
+// gen_ai.operation.name ("execute_tool"), gen_ai.tool.name (the name as
+// requested, on an _OTHER span too), gen_ai.tool.call.id (when the provider gave one), gen_ai.tool.type
 // ("function") and gen_ai.tool.description (when [Config.Registry] is
 // set). What only this library knows is recorded under the
 // agentcontract. namespace: the outcome kind
@@ -23,6 +26,12 @@
 // outcome was a replay ([AttrReplayed]), the method that ran the call
 // ([AttrOp]), and the checkpoint of a suspension or a resumption
 // ([AttrCheckpointID]).
+//
+// What a model or a client sent is recorded within a bound: the requested
+// tool name within [MaxToolNameBytes], the call and checkpoint IDs within
+// [MaxAttributeBytes], captured content within [MaxContentBytes]. A longer
+// value is cut at a UTF-8 boundary and ends with "…"; invalid UTF-8 is
+// mended.
 //
 // A call that ends in error sets error.type to one of the values of
 // [ErrorType] and the span's status to Error, with that same value as the
@@ -35,8 +44,8 @@
 //
 // The histogram gen_ai.execute_tool.duration records each call's
 // duration in seconds with gen_ai.operation.name, gen_ai.tool.name
-// ("_OTHER" for a tool the registry does not have, so that what a model
-// invents cannot grow the number of series), gen_ai.tool.type, error.type
+// ([OtherToolName] for a tool the registry does not have, as in the span
+// name, so that what a model invents cannot grow the number of series), gen_ai.tool.type, error.type
 // and [AttrOutcome].
 //
 // # Suspension and resumption

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -32,22 +30,24 @@ const ScopeName = "github.com/agentcontract/tool/adapters/otel"
 const (
 	// AttrOperationName is always "execute_tool".
 	AttrOperationName = attribute.Key("gen_ai.operation.name")
-	// AttrToolName is the requested tool name, at most 128 bytes of
-	// UTF-8 (a longer or invalid name, which only a model invents, is cut
-	// and mended).
+	// AttrToolName is the requested tool name, at most MaxToolNameBytes
+	// of UTF-8 (a longer or invalid name, which only a model invents, is
+	// cut and mended); on the histogram, OtherToolName for a tool the
+	// registry does not have.
 	AttrToolName = attribute.Key("gen_ai.tool.name")
 	// AttrToolCallID is the provider's correlation ID (dispatch.Call.ID),
-	// when there is one.
+	// when there is one, at most MaxAttributeBytes.
 	AttrToolCallID = attribute.Key("gen_ai.tool.call.id")
 	// AttrToolType is always "function".
 	AttrToolType = attribute.Key("gen_ai.tool.type")
 	// AttrToolDescription is the registered tool's description, with
 	// Config.Registry.
 	AttrToolDescription = attribute.Key("gen_ai.tool.description")
-	// AttrToolArguments is the argument text, with Config.CaptureContent.
+	// AttrToolArguments is the argument text, with Config.CaptureContent,
+	// at most MaxContentBytes.
 	AttrToolArguments = attribute.Key("gen_ai.tool.call.arguments")
 	// AttrToolResult is the text of a completed call's Output, with
-	// Config.CaptureContent.
+	// Config.CaptureContent, at most MaxContentBytes.
 	AttrToolResult = attribute.Key("gen_ai.tool.call.result")
 	// AttrErrorType is the class of a call that ended in error: one of the
 	// Error constants.
@@ -68,7 +68,8 @@ const (
 	// settle (dispatch.Op).
 	AttrOp = attribute.Key("agentcontract.call.op")
 	// AttrCheckpointID is the checkpoint a call suspended as (on
-	// EventSuspended) or resumes (on the span of Resume and Decline).
+	// EventSuspended) or resumes (on the span of Resume and Decline), at
+	// most MaxAttributeBytes.
 	AttrCheckpointID = attribute.Key("agentcontract.checkpoint.id")
 	// AttrCheckpointExpires is when a suspension's checkpoint expires, in
 	// RFC 3339.
@@ -137,10 +138,6 @@ const (
 // for operation durations, in seconds.
 var durationBuckets = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
 
-// maxNameBytes bounds the tool name recorded: a name the model invents
-// has no other bound.
-const maxNameBytes = 128
-
 // ContentKind says which content a Config.Redact hook is given.
 type ContentKind string
 
@@ -162,8 +159,15 @@ type Config struct {
 	// InjectMeta; nil means W3C Trace Context (traceparent, tracestate),
 	// whatever the global propagator is.
 	Propagator propagation.TextMapPropagator
-	// Registry, when not nil, gives gen_ai.tool.description: the
-	// description of the registered tool of the call's name.
+	// Registry, when not nil, gives gen_ai.tool.description (the
+	// description of the registered tool of the call's name) and decides,
+	// as each call starts, whether its span is named after its tool: a
+	// name it does not have makes the span "execute_tool _OTHER" (see
+	// OtherToolName). Give the Dispatcher's own Registry. nil leaves that
+	// to the Dispatcher's verdict, known only when the call ends: the span
+	// starts named after the requested name (which a sampler sees) and is
+	// renamed "execute_tool _OTHER" when the Dispatcher found no such tool
+	// or refused the call before looking (an invalid Config or Call).
 	Registry *tool.Registry
 	// Links keeps the span context of each suspended call until its
 	// resumption links to it. nil means a MemoryLinks of
@@ -253,22 +257,6 @@ func (t *Telemetry) Observer() *dispatch.Observer {
 	return &o
 }
 
-// toolName bounds a tool name to maxNameBytes of valid UTF-8.
-func toolName(name string) string {
-	if len(name) <= maxNameBytes && utf8.ValidString(name) {
-		return name
-	}
-	name = strings.ToValidUTF8(name, "\uFFFD")
-	if len(name) > maxNameBytes {
-		cut := maxNameBytes
-		for cut > 0 && !utf8.RuneStart(name[cut]) {
-			cut--
-		}
-		name = name[:cut]
-	}
-	return name
-}
-
 func (t *Telemetry) callStart(ctx context.Context, info dispatch.CallInfo) context.Context {
 	return t.startSpan(ctx, info, time.Time{})
 }
@@ -277,9 +265,20 @@ func (t *Telemetry) callStart(ctx context.Context, info dispatch.CallInfo) conte
 // zero, now.
 func (t *Telemetry) startSpan(ctx context.Context, info dispatch.CallInfo, at time.Time) context.Context {
 	name := toolName(info.Tool)
+	binding, registered := t.registry.Resolve(info.Tool)
 	// What a sampler may need is given at creation; the rest only to a
 	// span that records, so that a no-op provider costs little.
-	start := t.names.start(name)
+	var start spanStart
+	switch {
+	case registered:
+		start = t.names.start(name, true)
+	case t.registry != nil:
+		start = otherStart(name)
+	default:
+		// Without a registry, callDone renames the span if the
+		// Dispatcher finds no such tool, and keeps the name once it does.
+		start = t.names.start(name, false)
+	}
 	opts := start.opts
 	if info.CheckpointID != "" {
 		if sc, ok := t.links.Load(ctx, info.CheckpointID); ok && sc.IsValid() {
@@ -296,17 +295,19 @@ func (t *Telemetry) startSpan(ctx context.Context, info dispatch.CallInfo, at ti
 	attrs := make([]attribute.KeyValue, 0, 6)
 	attrs = append(attrs, AttrToolType.String("function"), AttrOp.String(string(info.Op)))
 	if info.CallID != "" {
-		attrs = append(attrs, AttrToolCallID.String(info.CallID))
+		attrs = append(attrs, AttrToolCallID.String(bounded(info.CallID, MaxAttributeBytes)))
 	}
-	if d := t.description(info.Tool); d != "" {
-		attrs = append(attrs, AttrToolDescription.String(d))
+	if registered {
+		if d := binding.Contract().Definition().Description; d != "" {
+			attrs = append(attrs, AttrToolDescription.String(d))
+		}
 	}
 	if info.CheckpointID != "" {
-		attrs = append(attrs, AttrCheckpointID.String(info.CheckpointID))
+		attrs = append(attrs, AttrCheckpointID.String(bounded(info.CheckpointID, MaxAttributeBytes)))
 	}
 	if t.capture {
 		if args := t.redacted(info.Tool, ContentArguments, info.Arguments); args != "" {
-			attrs = append(attrs, AttrToolArguments.String(args))
+			attrs = append(attrs, AttrToolArguments.String(bounded(args, MaxContentBytes)))
 		}
 	}
 	span.SetAttributes(attrs...)
@@ -325,7 +326,11 @@ func (t *Telemetry) callDone(ctx context.Context, info dispatch.CallInfo, o disp
 		span = trace.SpanFromContext(ctx)
 	}
 	errType := ErrorType(o)
+	known := t.known(o)
 	if span.IsRecording() {
+		if !known {
+			span.SetName(otherSpanName)
+		}
 		t.annotate(span, info, o, errType)
 	}
 	if o.Kind == dispatch.KindSuspended && o.Checkpoint != nil {
@@ -334,9 +339,12 @@ func (t *Telemetry) callDone(ctx context.Context, info dispatch.CallInfo, o disp
 		}
 	}
 	span.End(trace.WithTimestamp(end))
-	name := toolName(o.Tool)
-	if o.Kind == dispatch.KindUnknownTool {
-		name = "_OTHER"
+	name := OtherToolName
+	if known {
+		name = toolName(o.Tool)
+		if t.registry == nil {
+			t.names.start(name, true)
+		}
 	}
 	t.duration.Record(ctx, o.Duration.Seconds(), t.names.recordOptions(name, o.Kind, errType)...)
 }
@@ -351,13 +359,13 @@ func (t *Telemetry) annotate(span trace.Span, info dispatch.CallInfo, o dispatch
 	case dispatch.KindCompleted:
 		if t.capture {
 			if result := t.redacted(info.Tool, ContentResult, o.Text()); result != "" {
-				span.SetAttributes(AttrToolResult.String(result))
+				span.SetAttributes(AttrToolResult.String(bounded(result, MaxContentBytes)))
 			}
 		}
 	case dispatch.KindSuspended:
 		if o.Checkpoint != nil {
 			span.AddEvent(EventSuspended, trace.WithAttributes(
-				AttrCheckpointID.String(o.Checkpoint.ID()),
+				AttrCheckpointID.String(bounded(o.Checkpoint.ID(), MaxAttributeBytes)),
 				AttrCheckpointExpires.String(o.Checkpoint.ExpiresAt().Format(time.RFC3339))))
 		}
 	case dispatch.KindRejected, dispatch.KindUnknownTool:
@@ -439,7 +447,7 @@ func (t *Telemetry) resumeRefused(ctx context.Context, info dispatch.CallInfo, e
 		AttrRefusal.String(refusal),
 	}
 	if info.CheckpointID != "" {
-		attrs = append(attrs, AttrCheckpointID.String(info.CheckpointID))
+		attrs = append(attrs, AttrCheckpointID.String(bounded(info.CheckpointID, MaxAttributeBytes)))
 	}
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...)}
 	// The fields of a checkpoint whose seal did not verify may be forged:
@@ -456,16 +464,20 @@ func (t *Telemetry) resumeRefused(ctx context.Context, info dispatch.CallInfo, e
 	t.refusals.Add(ctx, 1, metric.WithAttributes(AttrRefusal.String(refusal), AttrOp.String(string(info.Op))))
 }
 
-// description is the registered description of the tool name, or "".
-func (t *Telemetry) description(name string) string {
-	if t.registry == nil {
-		return ""
+// known reports whether the tool of o may name its span and its
+// histogram point: a tool Config.Registry has, or, without a Registry, a
+// call the Dispatcher did not refuse as KindUnknownTool or before it
+// looked for the tool (an unknown outcome wrapping
+// dispatch.ErrInvalidConfig).
+func (t *Telemetry) known(o dispatch.Outcome) bool {
+	if o.Kind == dispatch.KindUnknownTool {
+		return false
 	}
-	b, ok := t.registry.Resolve(name)
-	if !ok {
-		return ""
+	if t.registry != nil {
+		_, ok := t.registry.Resolve(o.Tool)
+		return ok
 	}
-	return b.Contract().Definition().Description
+	return o.Kind != dispatch.KindUnknown || !errors.Is(o.Err, dispatch.ErrInvalidConfig)
 }
 
 // redacted is text after Config.Redact; "" when the hook panics.

@@ -287,7 +287,7 @@ func TestRunTrace(t *testing.T) {
 ├─ execute_tool search_orders [rejected, error.type=invalid_arguments]
 ├─ execute_tool search_orders [rejected, error.type=invalid_arguments]
 ├─ execute_tool search_orders [completed]
-├─ execute_tool cancel_subscription [unknown_tool, error.type=unknown_tool]
+├─ execute_tool _OTHER [unknown_tool, error.type=unknown_tool]
 ├─ execute_tool refund_order [failed, error.type=denied]
 ├─ execute_tool refund_order [suspended, checkpoint sealed] (#1)
 ├─ execute_tool refund_order [completed] ↪ resumes #1

@@ -11,8 +11,11 @@
 // missing development replace, a go line in another form, a published
 // module without a LICENSE or README, or a module whose zip the go command
 // would refuse. Then it packs every published module at its declared
-// version into a local module proxy and, with no workspace, builds and runs
-// a program that requires each of them at that version (testdata/consumer).
+// version into a local module proxy and, with no workspace, installs each
+// of them at that version, compiles every package of each (listed from the
+// modules' own files, not by hand, and checked against go list of what
+// was downloaded), and builds and runs a program that uses them
+// (testdata/consumer).
 //
 // prepare writes a set's new version into versions.yaml and into every
 // go.mod that requires a module of the set. tags prints, one a line, the
@@ -94,10 +97,10 @@ func check(r *repo, out io.Writer) error {
 			fmt.Fprintf(out, "  %s %s (set %s, tag %s)\n", m.Path, m.Version, m.Set, m.tag())
 		}
 	}
-	if err := r.consume(proxy, work, io.Discard); err != nil {
+	if err := r.consume(proxy, work, io.Discard, out); err != nil {
 		return fmt.Errorf("a user outside the repository cannot build with these versions: %w", err)
 	}
-	fmt.Fprintf(out, "a program outside the workspace installed, built and ran every published module (%.1fs)\n", time.Since(start).Seconds())
+	fmt.Fprintf(out, "a program outside the workspace installed every published module, compiled every package of each, and built and ran the consumer (%.1fs)\n", time.Since(start).Seconds())
 	return nil
 }
 

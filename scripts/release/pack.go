@@ -128,17 +128,19 @@ func packModule(dir string, m modEntry) error {
 	return nil
 }
 
-// consume builds, outside the workspace, the program in
-// testdata/consumer against the modules packed in proxyDir, and runs it:
-// what a user who runs `go get` of each module at its release version
-// gets. Third-party modules come from the module cache of this machine
+// consume compiles, outside the workspace, every package of every module
+// packed in proxyDir (builtPackages, checked against what go list finds
+// in the downloaded modules), and builds the program in
+// testdata/consumer and runs it: what a user who runs `go get` of each module at its release
+// version gets. Third-party modules come from the module cache of this machine
 // (so that the build cache, which knows their paths there, compiles
 // none of them again) and from the go command's own proxy otherwise; the
 // packed versions are taken out of that cache before and after, so that
 // the build never sees a stale copy under the same version and the
 // machine keeps none; a lock keeps two checks on one cache apart. work is an empty directory to build in. The output
-// of every go command goes to log.
-func (r *repo) consume(proxyDir, work string, log io.Writer) error {
+// of every go command goes to log; how many packages were compiled, and in
+// how long, to report.
+func (r *repo) consume(proxyDir, work string, log, report io.Writer) error {
 	src, err := os.ReadFile(filepath.Join(r.Root, "scripts", "release", "testdata", "consumer", "main.go"))
 	if err != nil {
 		return err
@@ -204,15 +206,19 @@ func (r *repo) consume(proxyDir, work string, log io.Writer) error {
 		"GODEBUG=goindex=0",
 		"GOTOOLCHAIN=local",
 	)
-	run := func(args ...string) error {
+	output := func(args ...string) (string, error) {
 		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Dir, cmd.Env = work, env
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, log), io.MultiWriter(&out, log)
+		var stdout, out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(&stdout, &out, log), io.MultiWriter(&out, log)
 		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("%s: %w\n%s", strings.Join(args, " "), err, out.String())
+			return "", fmt.Errorf("%s: %w\n%s", strings.Join(args, " "), err, out.String())
 		}
-		return nil
+		return stdout.String(), nil
+	}
+	run := func(args ...string) error {
+		_, err := output(args...)
+		return err
 	}
 	get := []string{"go", "get"}
 	for _, m := range r.Modules {
@@ -223,10 +229,59 @@ func (r *repo) consume(proxyDir, work string, log io.Writer) error {
 	if err := run(get...); err != nil {
 		return err
 	}
+	// Every package of every published module, as the user downloads it,
+	// compiles: not only those the consumer program imports. go list
+	// -export compiles each package and what it imports, and fails on the
+	// first that does not compile; it links no command (what differs
+	// outside the workspace, the versions resolved, shows when compiling,
+	// and linking the commands would cost more than the rest of the check
+	// together on a loaded machine).
+	pkgs, err := r.builtPackages()
+	if err != nil {
+		return err
+	}
+	listed, err := output("go", "list", "-f", "{{if or .GoFiles .CgoFiles}}{{.ImportPath}}{{end}}", rootModule+"/...")
+	if err != nil {
+		return err
+	}
+	if missing, extra := diffLists(strings.Fields(listed), pkgs); len(missing)+len(extra) > 0 {
+		return fmt.Errorf("the packages of the downloaded modules are not the ones the check builds: not built %q, built but not downloaded %q", missing, extra)
+	}
+	start := time.Now()
+	if err := run(append([]string{"go", "list", "-export", "-f", "{{.ImportPath}}"}, pkgs...)...); err != nil {
+		return err
+	}
+	fmt.Fprintf(report, "compiled the %d packages of the published modules (%.1fs)\n", len(pkgs), time.Since(start).Seconds())
 	if err := run("go", "build", "-o", "consumer", "."); err != nil {
 		return err
 	}
 	return run(filepath.Join(work, "consumer"))
+}
+
+// diffLists returns, sorted, what got holds and want does not (missing)
+// and what want holds and got does not (extra).
+func diffLists(got, want []string) (missing, extra []string) {
+	in := func(list []string) map[string]bool {
+		m := make(map[string]bool, len(list))
+		for _, s := range list {
+			m[s] = true
+		}
+		return m
+	}
+	g, w := in(got), in(want)
+	for s := range g {
+		if !w[s] {
+			missing = append(missing, s)
+		}
+	}
+	for s := range w {
+		if !g[s] {
+			extra = append(extra, s)
+		}
+	}
+	slices.Sort(missing)
+	slices.Sort(extra)
+	return missing, extra
 }
 
 // uncache removes the published modules, at their declared versions,
