@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,41 +15,17 @@ import (
 	"github.com/agentcontract/tool/dispatch"
 )
 
-// loggedKeys is a slog.Handler that closes the channel of a call's
-// idempotency key once the call's record is written, that is once Run has
-// decided the call's outcome.
-type loggedKeys struct {
-	done map[string]chan struct{}
-}
-
-func (h loggedKeys) Enabled(context.Context, slog.Level) bool { return true }
-func (h loggedKeys) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h loggedKeys) WithGroup(string) slog.Handler            { return h }
-func (h loggedKeys) Handle(_ context.Context, r slog.Record) error {
-	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "idempotency_key" {
-			if ch, ok := h.done[a.Value.String()]; ok {
-				close(ch)
-			}
-			return false
-		}
-		return true
-	})
-	return nil
-}
-
 // A tool that ignores its context: RunAll gives each call an unknown
-// outcome at its deadline, and the tools still running past it keep their
-// slots, so that no more than MaxConcurrency of them are ever alive.
+// outcome at its deadline and goes on with the next call; the tools still
+// running past their deadline are bounded by MaxAbandoned, beyond which a
+// call ends unknown without starting its tool.
 func TestCallTimeoutBoundsLeaks(t *testing.T) {
-	for _, tt := range []struct{ limit, calls int }{{limit: 4, calls: 200}, {limit: 0, calls: 20}} {
+	for _, tt := range []struct{ limit, abandoned, calls int }{{limit: 4, abandoned: 6, calls: 200}, {limit: 0, abandoned: 3, calls: 20}} {
 		t.Run(fmt.Sprintf("MaxConcurrency=%d", tt.limit), func(t *testing.T) {
-			logged := loggedKeys{done: map[string]chan struct{}{}}
+			release := make(chan struct{})
 			calls := make([]dispatch.Call, tt.calls)
 			for i := range calls {
-				key := fmt.Sprintf("k%d", i)
-				logged.done[key] = make(chan struct{})
-				calls[i] = dispatch.Call{ID: fmt.Sprint(i), Request: tool.Request{Name: "stubborn"}, IdempotencyKey: tool.IdempotencyKey(key)}
+				calls[i] = dispatch.Call{ID: fmt.Sprint(i), Request: tool.Request{Name: "stubborn"}}
 			}
 			var alive, peak, started, returned atomic.Int32
 			stubborn := objectTool("stubborn", "", func(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
@@ -59,9 +34,7 @@ func TestCallTimeoutBoundsLeaks(t *testing.T) {
 				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 				}
 				<-ctx.Done()
-				// Ignore the context: return only once Run has given up on
-				// this call and logged its outcome.
-				<-logged.done[string(inv.IdempotencyKey())]
+				<-release // ignore the context until the test ends
 				alive.Add(-1)
 				returned.Add(1)
 				return tool.Result{Output: tool.NewTextOutput("too late")}, nil
@@ -72,27 +45,116 @@ func TestCallTimeoutBoundsLeaks(t *testing.T) {
 			require.NoError(t, reg.Register(b))
 			d := newDispatcher(t, reg, func(c *dispatch.Config) {
 				c.MaxConcurrency = tt.limit
+				c.MaxAbandoned = tt.abandoned
 				c.CallTimeout = 2 * time.Millisecond
-				c.Logger = slog.New(logged)
 			})
 
 			outcomes := d.RunAll(context.Background(), calls)
 
 			require.Len(t, outcomes, tt.calls)
+			notStarted, deadlines := 0, 0
 			for i, o := range outcomes {
 				require.Equal(t, calls[i].ID, o.CallID)
 				require.Equal(t, dispatch.KindUnknown, o.Kind, "call %d", i)
 				require.True(t, o.IsError)
 				require.False(t, o.Retryable, "an unmarked tool's unknown outcome is not retryable")
 				require.Equal(t, `The call to "stubborn" did not complete and its outcome is unknown.`, o.Text())
-				require.ErrorIs(t, o.Err, context.DeadlineExceeded)
+				if errors.Is(o.Err, context.DeadlineExceeded) {
+					deadlines++
+					continue
+				}
+				require.ErrorContains(t, o.Err, "the call was not started")
+				require.ErrorContains(t, o.Err, "Config.MaxAbandoned")
+				notStarted++
 			}
-			require.Positive(t, started.Load())
-			require.LessOrEqual(t, peak.Load(), int32(max(tt.limit, 1)), "tools alive at once")
-			// A call whose deadline came before its tool started never
-			// reaches it; every tool that did start returns.
+			// Calls that start at once each check the bound before any of
+			// them is abandoned: the excess is fewer than the calls that
+			// run at once.
+			// (A call abandoned before its goroutine reached the tool
+			// never starts it.)
+			excess := max(tt.limit, 1) - 1
+			require.GreaterOrEqual(t, deadlines, tt.abandoned, "the calls abandoned: as many as may be")
+			require.LessOrEqual(t, deadlines, tt.abandoned+excess)
+			require.Equal(t, tt.calls-deadlines, notStarted)
+			require.LessOrEqual(t, started.Load(), int32(deadlines))
+			require.LessOrEqual(t, peak.Load(), int32(tt.abandoned+excess), "tools alive at once")
+			close(release)
 			require.Eventually(t, func() bool { return returned.Load() == started.Load() }, 10*time.Second, time.Millisecond)
 			require.Zero(t, alive.Load())
+			// Once the abandoned tools returned, calls start again.
+			before := started.Load()
+			require.Eventually(t, func() bool {
+				d.Run(context.Background(), dispatch.Call{ID: "after", Request: tool.Request{Name: "stubborn"}})
+				return started.Load() > before
+			}, 10*time.Second, time.Millisecond)
+		})
+	}
+}
+
+// An earlier tool that ignores its context does not hold up RunAll: with
+// a CallTimeout the later calls run after it is abandoned, and when the
+// caller's ctx ends RunAll returns, the calls not yet started ending as
+// Run ends a call whose ctx is done. A hang fails by the test's deadline.
+func TestRunAllReturns(t *testing.T) {
+	for _, limit := range []int{0, 4} {
+		t.Run(fmt.Sprintf("MaxConcurrency=%d", limit), func(t *testing.T) {
+			release := make(chan struct{})
+			t.Cleanup(func() { close(release) })
+			var quick atomic.Int32
+			entered := make(chan struct{}, 16)
+			stubborn := objectTool("stubborn", "", func(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
+				entered <- struct{}{}
+				<-release // ignores ctx
+				return tool.Result{Output: tool.NewTextOutput("late")}, nil
+			})
+			quickTool := objectTool("quick", tool.EffectSafe, func(context.Context, tool.Invocation) (tool.Result, error) {
+				quick.Add(1)
+				return tool.Result{Output: tool.NewTextOutput("ok")}, nil
+			})
+			reg := &tool.Registry{}
+			for _, tl := range []toolFunc{stubborn, quickTool} {
+				b, err := tool.Bind(tl)
+				require.NoError(t, err)
+				require.NoError(t, reg.Register(b))
+			}
+			turn := func(n int) []dispatch.Call {
+				calls := []dispatch.Call{{ID: "s", Request: tool.Request{Name: "stubborn"}}}
+				for i := range n {
+					calls = append(calls, dispatch.Call{ID: fmt.Sprint("q", i), Request: tool.Request{Name: "quick"}})
+				}
+				return calls
+			}
+
+			// With a CallTimeout, the later calls run.
+			d := newDispatcher(t, reg, func(c *dispatch.Config) { c.MaxConcurrency, c.CallTimeout = limit, time.Millisecond })
+			outcomes := d.RunAll(context.Background(), turn(limit+3))
+			require.Equal(t, dispatch.KindUnknown, outcomes[0].Kind)
+			require.ErrorIs(t, outcomes[0].Err, context.DeadlineExceeded)
+			for _, o := range outcomes[1:] {
+				require.Equal(t, dispatch.KindCompleted, o.Kind, "call %s", o.CallID)
+			}
+			require.Equal(t, int32(limit+3), quick.Load())
+
+			// Without one, the caller's cancellation returns RunAll.
+			d = newDispatcher(t, reg, func(c *dispatch.Config) { c.MaxConcurrency = limit })
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() {
+				<-entered
+				cancel()
+			}()
+			quick.Store(0)
+			outcomes = d.RunAll(ctx, []dispatch.Call{{ID: "s", Request: tool.Request{Name: "stubborn"}}, {ID: "s2", Request: tool.Request{Name: "stubborn"}}})
+			for _, o := range outcomes {
+				require.Equal(t, dispatch.KindUnknown, o.Kind, "call %s", o.CallID)
+				require.ErrorIs(t, o.Err, context.Canceled)
+			}
+			// A call whose ctx is done never starts its tool.
+			o := d.Run(ctx, dispatch.Call{ID: "q", Request: tool.Request{Name: "quick"}})
+			require.Equal(t, dispatch.KindUnknown, o.Kind)
+			require.ErrorIs(t, o.Err, context.Canceled)
+			require.ErrorContains(t, o.Err, "the call was not started")
+			require.True(t, o.Retryable, "a safe tool's unknown outcome may be retried")
+			require.Zero(t, quick.Load())
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -78,30 +79,38 @@ type Config struct {
 	// CallTimeout keeps its place until its tool really returns.
 	MaxConcurrency int
 	// CallTimeout, when positive, bounds how long Run, RunAll and Resume
-	// wait for one call's tool: the tool's ctx ends after
-	// CallTimeout, and when the tool has not returned by then the call's
-	// Outcome is KindUnknown (its Err wraps context.DeadlineExceeded) at
-	// once, while the tool, which ignored its context, goes on in its own
-	// goroutine until it returns; what it returns then is dropped, and the
-	// progress it reports after the deadline is not passed on.
+	// wait for one call's tool: the tool's ctx ends after CallTimeout.
+	// 0, the default, sets no deadline beyond the caller's ctx (and a
+	// resumed call, which runs detached from its caller's ctx, none at
+	// all): a default deadline would turn today's long tools (a build, a
+	// migration, a person-paced export) into unknown outcomes that did
+	// complete. A negative CallTimeout is refused.
 	//
-	// 0, the default, sets no deadline beyond the caller's ctx, and a
-	// tool that ignores its ctx keeps the caller waiting: a default
-	// deadline would turn today's long tools (a build, a migration, a
-	// person-paced export) into unknown outcomes that did complete. A
-	// negative CallTimeout is refused.
+	// When the call's ctx ends — at the deadline, or because the caller's
+	// ctx did — and the tool has not returned, the call is abandoned: its
+	// Outcome is KindUnknown at once (its Err wraps the context's error),
+	// while the tool, which ignored its context, goes on in its own
+	// goroutine until it returns; what it returns then is dropped, and
+	// the progress it reports after that is not passed on. A call whose
+	// ctx ended before its tool started does not start it: its Outcome is
+	// KindUnknown with the context's error.
 	//
 	// What the runtime does about it: a tool must honour ctx; a deadline
 	// only bounds how long the runtime waits, it does not stop a tool. An
 	// unknown outcome of a tool that is not Replayable (Outcome.Retryable
 	// false) may have had its effects, or may still have them: do not run
 	// the call again blindly — ask the backend or a person what happened.
-	// In RunAll the goroutine of a call past its deadline keeps its
-	// MaxConcurrency slot until the tool returns, so that tools which
-	// ignore ctx leak at most MaxConcurrency goroutines per turn (later
-	// calls of the turn wait for a slot; a tool that never returns holds
-	// one forever).
+	// How many abandoned tools may still run is bounded by MaxAbandoned.
 	CallTimeout time.Duration
+	// MaxAbandoned bounds how many abandoned calls (see CallTimeout) whose
+	// tools have not returned yet this Dispatcher lets run in the
+	// background, across all its calls. While that many do, a new call is
+	// not started: its Outcome is KindUnknown, with an error that says
+	// why, and its tool never sees it. 0 means DefaultMaxAbandoned; a
+	// negative value is refused. The bound is checked as a call starts,
+	// so calls that start at the same moment may each pass it: it can be
+	// exceeded by fewer than the number of calls that run at once.
+	MaxAbandoned int
 	// Logger, when not nil, gets one record per call: the tool, the call
 	// ID, the idempotency key, the kind, the duration and the private
 	// error. Completed and suspended calls log at Info, failed, rejected
@@ -114,10 +123,17 @@ type Config struct {
 	Observer *Observer
 }
 
+// DefaultMaxAbandoned is the Config.MaxAbandoned of a Config that sets
+// none.
+const DefaultMaxAbandoned = 64
+
 // Dispatcher runs proposed calls against a registry; see the package
-// documentation. It is made by New, is immutable, and is safe for
-// concurrent use. The zero Dispatcher is invalid: its methods return
-// outcomes of KindUnknown or errors wrapping ErrInvalidConfig.
+// documentation. It is made by New, its configuration is immutable, and
+// it is safe for concurrent use. Besides its configuration it keeps what
+// one process knows of its calls: how many abandoned tools still run, and
+// which claimed calls run or could not record their outcome (see Resume).
+// The zero Dispatcher is invalid: its methods return outcomes of
+// KindUnknown or errors wrapping ErrInvalidConfig.
 type Dispatcher struct {
 	registry       *tool.Registry
 	store          Store
@@ -130,6 +146,10 @@ type Dispatcher struct {
 	callTimeout    time.Duration
 	logger         *slog.Logger
 	observer       *Observer
+	maxAbandoned   int64
+
+	abandoned *atomic.Int64 // abandoned calls whose tools still run
+	flights   *flights      // claimed calls that run, or lost their outcome
 }
 
 // New checks config and returns a Dispatcher. Errors wrap ErrInvalidConfig:
@@ -165,6 +185,9 @@ func New(config Config) (*Dispatcher, error) {
 	}
 	if config.CallTimeout < 0 {
 		return nil, errprefix.Errorf("%w: CallTimeout is %s, want 0 (no deadline beyond ctx) or more", ErrInvalidConfig, config.CallTimeout)
+	}
+	if config.MaxAbandoned < 0 {
+		return nil, errprefix.Errorf("%w: MaxAbandoned is %d, want 0 (the default) or more", ErrInvalidConfig, config.MaxAbandoned)
 	}
 	if config.CheckpointTTL < 0 || config.CheckpointTTL > MaxCheckpointTTL {
 		return nil, errprefix.Errorf("%w: CheckpointTTL is %s, want 0 (the default) to MaxCheckpointTTL (%s)", ErrInvalidConfig, config.CheckpointTTL, MaxCheckpointTTL)
@@ -205,6 +228,9 @@ func New(config Config) (*Dispatcher, error) {
 		maxConcurrency: max(config.MaxConcurrency, 1),
 		callTimeout:    config.CallTimeout,
 		logger:         config.Logger,
+		maxAbandoned:   int64(cmp.Or(config.MaxAbandoned, DefaultMaxAbandoned)),
+		abandoned:      new(atomic.Int64),
+		flights:        new(flights),
 	}, nil
 }
 
@@ -262,21 +288,23 @@ type Call struct {
 // prepares the call, runs it, and classifies what happened. It never
 // panics and never returns an error: every way a call can end is an
 // Outcome, with the private error in Outcome.Err. ctx is the call's
-// context; when it ends, the tool is expected to stop, and an outcome that
-// is not known by then is unknown. With Config.CallTimeout, Run returns
-// at the deadline even if the tool ignores ctx (see Config.CallTimeout).
+// context: a call whose ctx ended before its tool started does not start
+// it, and when ctx ends while the tool runs, Run returns at once with an
+// unknown outcome, even if the tool ignores ctx (see Config.CallTimeout,
+// which also bounds the call).
 func (d *Dispatcher) Run(ctx context.Context, call Call) Outcome {
-	o, _ := d.runLogged(ctx, call)
-	return o
+	return d.runLogged(ctx, call)
 }
 
 // RunAll runs the calls of one model turn, at most Config.MaxConcurrency at
 // a time (0 and 1: in order, one after the other), and returns their
 // outcomes in the order of calls. Each call is run as by Run: a panic or
-// error in one is that call's Outcome and touches no other. A call that
-// ended at Config.CallTimeout while its tool goes on holds its slot until
-// the tool returns: later calls wait for a free slot, so at most
-// MaxConcurrency tools of the turn run at any time. calls is not retained.
+// error in one is that call's Outcome and touches no other. A call
+// abandoned at its deadline frees its place at once, so the later calls
+// run (Config.MaxAbandoned bounds how many abandoned tools may still run);
+// when ctx ends, RunAll returns as soon as the calls that run return or
+// are abandoned, and the calls not started by then get the Outcome Run
+// gives for a done ctx. calls is not retained.
 func (d *Dispatcher) RunAll(ctx context.Context, calls []Call) []Outcome {
 	outcomes := make([]Outcome, len(calls))
 	limit := 1
@@ -284,12 +312,8 @@ func (d *Dispatcher) RunAll(ctx context.Context, calls []Call) []Outcome {
 		limit = d.maxConcurrency
 	}
 	if limit <= 1 || len(calls) <= 1 {
-		var running <-chan struct{}
 		for i, c := range calls {
-			if running != nil {
-				<-running
-			}
-			outcomes[i], running = d.runLogged(ctx, c)
+			outcomes[i] = d.runLogged(ctx, c)
 		}
 		return outcomes
 	}
@@ -298,43 +322,34 @@ func (d *Dispatcher) RunAll(ctx context.Context, calls []Call) []Outcome {
 	for i, c := range calls {
 		sem <- struct{}{}
 		wg.Go(func() {
-			var running <-chan struct{}
-			outcomes[i], running = d.runLogged(ctx, c)
-			if running == nil {
-				<-sem
-				return
-			}
-			go func() {
-				<-running
-				<-sem
-			}()
+			defer func() { <-sem }()
+			outcomes[i] = d.runLogged(ctx, c)
 		})
 	}
 	wg.Wait()
 	return outcomes
 }
 
-// runLogged is Run, and returns too a channel that is closed once the
-// call's tool has returned, or nil when nothing still runs.
-func (d *Dispatcher) runLogged(ctx context.Context, call Call) (Outcome, <-chan struct{}) {
+// runLogged is Run.
+func (d *Dispatcher) runLogged(ctx context.Context, call Call) Outcome {
 	start := time.Now()
 	info := CallInfo{Op: OpRun, CallID: call.ID, Tool: call.Request.Name, Arguments: call.Request.Arguments, IdempotencyKey: call.IdempotencyKey, Principal: call.Principal}
 	ctx = d.callStart(ctx, info)
-	o, running := d.run(ctx, call)
+	o := d.run(ctx, call)
 	o.Duration = time.Since(start)
 	d.log(ctx, o)
 	d.callDone(ctx, info, o)
-	return o, running
+	return o
 }
 
 // run admits call, runs its tool and settles what the tool returned.
-func (d *Dispatcher) run(ctx context.Context, call Call) (Outcome, <-chan struct{}) {
+func (d *Dispatcher) run(ctx context.Context, call Call) Outcome {
 	o, binding, invocation, admitted := d.admit(call)
 	if !admitted {
-		return o, nil
+		return o
 	}
-	result, running, err := d.callTool(ctx, binding, invocation, call.Progress)
-	return d.settle(o, call, result, err), running
+	result, err := d.callTool(ctx, binding, invocation, call.Progress)
+	return d.settle(o, call, result, err)
 }
 
 // admit checks call's principal, resolves its tool, chooses its
@@ -415,16 +430,26 @@ func (d *Dispatcher) unknownTool(o Outcome) Outcome {
 }
 
 // callTool runs the binding, within Config.CallTimeout when one is set.
-// running is nil when the tool has returned; otherwise the deadline came
-// first, err wraps context.DeadlineExceeded (or the cause that ended ctx),
-// and running is closed once the tool returns.
-func (d *Dispatcher) callTool(ctx context.Context, binding tool.Binding, invocation tool.Invocation, progress tool.ProgressReporter) (tool.Result, <-chan struct{}, error) {
-	if d.callTimeout <= 0 {
-		result, err := callSafely(ctx, binding, invocation, progress)
-		return result, nil, err
+// A ctx that ended already starts nothing; a tool that has not returned
+// when its ctx ends is abandoned: callTool returns an error that wraps
+// the context's cause, and the tool goes on in its goroutine, counted in
+// d.abandoned until it returns. While Config.MaxAbandoned tools are
+// abandoned, nothing is started.
+func (d *Dispatcher) callTool(ctx context.Context, binding tool.Binding, invocation tool.Invocation, progress tool.ProgressReporter) (tool.Result, error) {
+	if ctx.Err() != nil {
+		return tool.Result{}, errprefix.Part("the call was not started: %w", context.Cause(ctx))
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, d.callTimeout,
-		errprefix.Part("the tool did not return within the call timeout of %s: %w", d.callTimeout, context.DeadlineExceeded))
+	if n := d.abandoned.Load(); n >= d.maxAbandoned {
+		return tool.Result{}, errprefix.Part("the call was not started: %d calls abandoned at the end of their context still run, the most Config.MaxAbandoned allows", n)
+	}
+	if d.callTimeout <= 0 && ctx.Done() == nil {
+		return callSafely(ctx, binding, invocation, progress)
+	}
+	cancel := context.CancelFunc(func() {})
+	if d.callTimeout > 0 {
+		ctx, cancel = context.WithTimeoutCause(ctx, d.callTimeout,
+			errprefix.Part("the tool did not return within the call timeout of %s: %w", d.callTimeout, context.DeadlineExceeded))
+	}
 	var late *lateReporter
 	if progress != nil {
 		late = &lateReporter{next: progress}
@@ -435,28 +460,35 @@ func (d *Dispatcher) callTool(ctx context.Context, binding tool.Binding, invocat
 		err    error
 	}
 	done := make(chan returned, 1)
-	running := make(chan struct{})
+	var abandoned atomic.Bool
 	go func() {
-		defer close(running)
 		defer cancel()
 		result, err := callSafely(ctx, binding, invocation, progress)
 		done <- returned{result, err}
+		if abandoned.Swap(true) {
+			d.abandoned.Add(-1)
+		}
 	}()
 	select {
 	case r := <-done:
-		return r.result, nil, r.err
+		return r.result, r.err
 	case <-ctx.Done():
 	}
 	// A result the tool completed as the deadline came is still its result.
 	select {
 	case r := <-done:
-		return r.result, nil, r.err
+		return r.result, r.err
 	default:
 	}
 	if late != nil {
 		late.closed.Store(true)
 	}
-	return tool.Result{}, running, errprefix.Part("the outcome is unknown: %w", context.Cause(ctx))
+	d.abandoned.Add(1)
+	if abandoned.Swap(true) {
+		// The tool returned in between: it is no longer abandoned.
+		d.abandoned.Add(-1)
+	}
+	return tool.Result{}, errprefix.Part("the outcome is unknown: %w", context.Cause(ctx))
 }
 
 // lateReporter passes progress on until the call it belongs to has ended

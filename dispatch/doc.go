@@ -72,7 +72,7 @@
 // ([ErrAlreadyAnswered]) that carries it. An expired checkpoint
 // ([ErrExpired], on the resuming process's clock, with [MaxClockSkew] of
 // tolerance) and an answer from the wrong principal ([ErrWrongPrincipal])
-// are refused before the claim.
+// are refused before the claim; the refusal names no principal.
 //
 // [Dispatcher.Decline] is a claim too, with a final outcome the model
 // sees: KindFailed, a Failure of kind rejected, and [DeclinedText]. A
@@ -111,18 +111,20 @@
 //
 // # Deadlines
 //
-// A tool is expected to stop when its ctx ends. One that does not keeps
-// its caller waiting, unless [Config.CallTimeout] is set: then Run,
-// RunAll and Resume wait for a call's tool at most that long, and a call
-// past it is KindUnknown — the tool may have done all, some or none of
-// its work, and may still be doing it. Its goroutine goes on until the
-// tool returns, and in RunAll it keeps its MaxConcurrency slot until
-// then, so that tools which ignore ctx leak at most MaxConcurrency
-// goroutines per turn. The deadline is off by default: a default would
-// turn today's long tools into unknown outcomes that did complete. An
-// unknown outcome is retried only when [Outcome.Retryable] says so (a
-// tool.EffectSafe or tool.EffectIdempotent tool); otherwise the runtime
-// finds out from the backend or a person what happened.
+// A tool is expected to stop when its ctx ends. One that does not is
+// abandoned: Run, RunAll and Resume return when the call's ctx ends
+// (the caller's, or [Config.CallTimeout] after the call started) with an
+// unknown outcome — the tool may have done all, some or none of its work,
+// and may still be doing it — while its goroutine goes on until the tool
+// returns. The later calls of a RunAll run; a cancelled caller's ctx
+// returns RunAll at once, and a call whose ctx ended before its tool
+// started does not start it. [Config.MaxAbandoned] bounds how many
+// abandoned tools may still run; beyond it, calls end unknown without
+// starting. The deadline is off by default: a default would turn today's
+// long tools into unknown outcomes that did complete. An unknown outcome
+// is retried only when [Outcome.Retryable] says so (a tool.EffectSafe or
+// tool.EffectIdempotent tool); otherwise the runtime finds out from the
+// backend or a person what happened.
 //
 // # Text-only providers
 //
@@ -130,4 +132,37 @@
 // Details as JSON when there are no blocks, and a short note for each media
 // block, which is never dropped silently. Adapters for providers that carry
 // media use the blocks themselves.
+//
+// # Decisions
+//
+// What this package decides about a call a person approved, where a
+// simpler rule would lose it or run it twice:
+//
+//   - A claim's result is what the Store holds. The claim is written on
+//     a context detached from the request, with a bound of its own, and a
+//     store resolves a write whose result it cannot tell by reading back
+//     the claim's nonce ([Store.Claim]). The claimed call then runs
+//     detached from the request too, bounded by [Config.CallTimeout]: a
+//     dropped request neither strands the claim nor cancels the approved
+//     call.
+//   - An outcome the Store did not record is not a stranded call. The
+//     Dispatcher that ran the call keeps its outcome and records it when
+//     the same answer is sent again; in a process that never ran it, a
+//     call whose tool's Effect makes a replay under its key safe runs
+//     again under that key, and any other call is reported as answered
+//     with its outcome unknown, never run again silently nor reported
+//     completed ([Dispatcher.Resume], "Uncertain paths"). This replaces
+//     the earlier rule that a resend of such a call only learns that no
+//     outcome was recorded. A call whose process died between the claim
+//     and its outcome stays answered without an outcome until its
+//     checkpoint expires.
+//   - A store runs nothing it cannot record when it can foresee it: a
+//     [MemoryStore] holds room for each open claim's outcome, and refuses
+//     a claim that does not fit before the call runs. A failure nobody
+//     can foresee (an outage at Finish) takes the path above.
+//   - A tool that ignores its context does not hold up the calls after
+//     it: it is abandoned, within [Config.MaxAbandoned].
+//   - A refusal of the wrong principal names neither the checkpoint's
+//     principal nor the one that answered: the answerer learns nothing of
+//     whose call it is.
 package dispatch

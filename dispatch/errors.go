@@ -51,7 +51,19 @@ type AnsweredError struct {
 	// Claim is the claim that was recorded first: who answered, when,
 	// with which answer digest, and its outcome once recorded.
 	Claim Claim
+
+	state answerState
 }
+
+// answerState is what a Dispatcher knows of a claim of the same answer
+// without an outcome.
+type answerState int
+
+const (
+	answerOther      answerState = iota // another answer, or nothing known
+	answerRunning                       // its call runs in this process now
+	answerUnrecorded                    // its call may have run elsewhere; it is not run again
+)
 
 // Error says which checkpoint was answered, how and when, without the
 // answer.
@@ -67,8 +79,13 @@ func (e *AnsweredError) Error() string {
 		how = "superseded by an edit"
 	}
 	recorded := "its outcome is not recorded yet"
-	if e.Claim.Outcome != nil {
+	switch {
+	case e.Claim.Outcome != nil:
 		recorded = "outcome " + string(e.Claim.Outcome.Kind)
+	case e.state == answerRunning:
+		recorded = "its call is still running; send the same answer again later to learn its outcome"
+	case e.state == answerUnrecorded:
+		recorded = "its outcome is not recorded, and whether its call ran is not known here: the tool's effect does not allow running it again"
 	}
 	return fmt.Sprintf("%v: checkpoint %s was %s at %s; %s", ErrAlreadyAnswered, e.Claim.CheckpointID, how,
 		e.Claim.ClaimedAt.UTC().Format("2006-01-02T15:04:05Z07:00"), recorded)

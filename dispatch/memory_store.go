@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/internal/errprefix"
 	jsonv2 "github.com/go-json-experiment/json"
 )
@@ -24,6 +25,15 @@ type MemoryStoreConfig struct {
 	// the records that expired (as DeleteExpired does, on Clock); if it
 	// still does not fit, it refuses the record with ErrStore and evicts
 	// nothing: a claim must outlive its checkpoint.
+	//
+	// A claim holds room for its outcome from the moment it is recorded
+	// until Finish records one: an eighth of MaxBytes, at most 10 MiB
+	// (an Output of tool.MaxOutputBytes with room to spare). A claim that
+	// does not fit with that room is refused before its call runs, so
+	// that the store does not run a call whose outcome it then cannot
+	// keep. An outcome larger than its room is kept if the store has room
+	// for the rest; otherwise Finish fails (see Dispatcher.Resume for what
+	// becomes of a call whose outcome was not recorded).
 	MaxBytes int
 	// Clock tells the time the store deletes expired records at when it
 	// is full. nil means time.Now.
@@ -42,6 +52,7 @@ type MemoryStoreConfig struct {
 // NewMemoryStore; the zero MemoryStore is not usable.
 type MemoryStore struct {
 	maxBytes int
+	reserve  int // the room a claim without an outcome holds for it
 	clock    func() time.Time
 
 	mu     sync.Mutex
@@ -58,7 +69,14 @@ type memRecord struct {
 	at      time.Time // ClaimedAt of a claim, first SavedAt of a turn
 	seq     int       // insertion order, to break ties
 	expires time.Time
+	// reserved is the room a claim without an outcome holds for it;
+	// the store's used bytes count it besides data.
+	reserved int
 }
+
+// maxOutcomeReserve bounds the room a claim holds for its outcome: an
+// Output of tool.MaxOutputBytes and a checkpoint of two arguments' worth.
+const maxOutcomeReserve = tool.MaxOutputBytes + 2*tool.MaxInputBytes
 
 // NewMemoryStore returns an empty MemoryStore. Errors wrap
 // ErrInvalidConfig: a negative MaxBytes.
@@ -70,8 +88,10 @@ func NewMemoryStore(config MemoryStoreConfig) (*MemoryStore, error) {
 	if clock == nil {
 		clock = time.Now
 	}
+	maxBytes := cmp.Or(config.MaxBytes, DefaultMemoryStoreBytes)
 	s := &MemoryStore{
-		maxBytes: cmp.Or(config.MaxBytes, DefaultMemoryStoreBytes),
+		maxBytes: maxBytes,
+		reserve:  min(maxBytes/8, maxOutcomeReserve),
 		clock:    clock,
 		claims:   map[string]*memRecord{},
 		turns:    map[string]*memRecord{},
@@ -108,8 +128,11 @@ func (s *MemoryStore) Claim(ctx context.Context, c Claim) (*Claim, error) {
 		if err != nil {
 			return nil, err
 		}
-		if prior.AnswerSHA256 != c.AnswerSHA256 {
+		switch {
+		case prior.AnswerSHA256 != c.AnswerSHA256:
 			return nil, &AnsweredError{Claim: prior}
+		case prior.Nonce == c.Nonce:
+			return nil, nil
 		}
 		return &prior, nil
 	}
@@ -117,12 +140,12 @@ func (s *MemoryStore) Claim(ctx context.Context, c Claim) (*Claim, error) {
 	if err != nil {
 		return nil, errprefix.Errorf("%w: claim %s: %v", ErrInvalidRecord, c.CheckpointID, err)
 	}
-	if err := s.makeRoom(len(data)); err != nil {
+	if err := s.makeRoom(len(data) + s.reserve); err != nil {
 		return nil, err
 	}
 	s.seq++
-	s.claims[c.CheckpointID] = &memRecord{data: data, at: c.ClaimedAt, seq: s.seq, expires: c.ExpiresAt}
-	s.used += len(data)
+	s.claims[c.CheckpointID] = &memRecord{data: data, at: c.ClaimedAt, seq: s.seq, expires: c.ExpiresAt, reserved: s.reserve}
+	s.used += len(data) + s.reserve
 	return nil, nil
 }
 
@@ -156,11 +179,15 @@ func (s *MemoryStore) Finish(ctx context.Context, id string, outcome SavedOutcom
 	if err != nil {
 		return errprefix.Errorf("%w: claim %s: %v", ErrInvalidRecord, id, err)
 	}
-	if err := s.makeRoom(len(data) - len(r.data)); err != nil {
+	grow := len(data) - len(r.data) - r.reserved
+	if err := s.makeRoom(grow); err != nil {
 		return err
 	}
-	s.used += len(data) - len(r.data)
-	r.data = data
+	if s.claims[id] != r { // makeRoom deleted it: it expired
+		return errprefix.Errorf("%w: no claim of checkpoint %q", ErrNotFound, truncate(id, 80))
+	}
+	s.used += grow
+	r.data, r.reserved = data, 0
 	return nil
 }
 
@@ -316,7 +343,7 @@ func (s *MemoryStore) deleteExpired(now time.Time) int {
 	for _, m := range []map[string]*memRecord{s.claims, s.turns} {
 		for id, r := range m {
 			if r.expires.Add(MaxClockSkew).Before(now) {
-				s.used -= len(r.data)
+				s.used -= len(r.data) + r.reserved
 				delete(m, id)
 				n++
 			}
@@ -335,7 +362,7 @@ func (s *MemoryStore) makeRoom(grow int) error {
 	if s.used+grow <= s.maxBytes {
 		return nil
 	}
-	return errprefix.Errorf("%w: the memory store is full: %d of %d bytes hold records that have not expired", ErrStore, s.used, s.maxBytes)
+	return errprefix.Errorf("%w: the memory store is full: %d of %d bytes hold records that have not expired, and room that claims hold for their outcomes", ErrStore, s.used, s.maxBytes)
 }
 
 // decodeRecord decodes a record the store kept as JSON, strictly; what

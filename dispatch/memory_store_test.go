@@ -14,7 +14,7 @@ import (
 
 func TestMemoryStoreConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) dispatch.Store {
-		s, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{MaxBytes: 256 << 10})
+		s, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{MaxBytes: 256 << 20})
 		require.NoError(t, err)
 		return s
 	})
@@ -32,7 +32,7 @@ func TestNewMemoryStore(t *testing.T) {
 
 func memClaim(n int, expires time.Time) dispatch.Claim {
 	return dispatch.Claim{
-		CheckpointID: fmt.Sprintf("%032x", n+1), Tool: "refund",
+		CheckpointID: fmt.Sprintf("%032x", n+1), Nonce: fmt.Sprintf("%032x", n+1), Tool: "refund",
 		AnswerSHA256: fmt.Sprintf("%064x", n+1), ClaimedAt: expires.Add(-time.Hour), ExpiresAt: expires,
 	}
 }
@@ -41,7 +41,7 @@ func memClaim(n int, expires time.Time) dispatch.Claim {
 // and nothing else: it refuses a claim rather than evict a live one.
 func TestMemoryStoreFullDropsExpiredOnly(t *testing.T) {
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	s, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{MaxBytes: 2048, Clock: func() time.Time { return now }})
+	s, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{MaxBytes: 4096, Clock: func() time.Time { return now }})
 	require.NoError(t, err)
 	ctx := context.Background()
 	n := 0

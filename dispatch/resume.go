@@ -59,22 +59,61 @@ const DeclinedText = "The person declined the call to %s."
 //     the same name, schemas and effect; a description may have
 //     changed): ErrInvalidCheckpoint;
 //  6. claim the checkpoint's ID in the Store, with the SHA-256 of the
-//     answer's canonical JSON. A Store that fails or is full refuses the
-//     resume with ErrStore. If the ID was claimed before:
-//     - with the same answer, Resume returns the outcome recorded then,
-//     with Outcome.Replayed set, and runs nothing (a client that lost
-//     the response learns what happened); if no outcome is recorded
-//     yet, it returns an *AnsweredError;
+//     answer's canonical JSON and a fresh nonce. A Store that fails or is
+//     full refuses the resume with ErrStore. If the ID was claimed before:
 //     - with another answer, or declined, it returns an *AnsweredError
 //     (ErrAlreadyAnswered) carrying the recorded claim and outcome;
+//     - with the same answer and a recorded outcome, Resume returns that
+//     outcome, with Outcome.Replayed set, and runs nothing (a client
+//     that lost the response learns what happened);
+//     - with the same answer and no outcome recorded, see "Uncertain
+//     paths" below;
 //  7. run the call with the same idempotency key;
 //  8. record the outcome with Store.Finish.
 //
 // Steps 1 to 6 run nothing; an error there comes with the zero Outcome.
+// The Outcome may be suspended again, with a new Checkpoint of its own.
+//
+// # Uncertain paths
+//
+// The claim is written, and the claimed call runs and is recorded, on a
+// context detached from ctx: a request that ends after step 5 (a closed
+// tab, a dropped connection, a client's retry, a deadline) neither
+// strands the claim nor cancels the approved call. A ctx that ended
+// before step 6 claims nothing. The claim's write and the outcome's record
+// are bounded by a minute each, the call by Config.CallTimeout (none when
+// it is 0); Resume returns when the call has ended and its outcome was
+// recorded or not.
+//
+// The claim's result is what the Store holds (see Store.Claim): a resume
+// told that its claim failed ran nothing, and the checkpoint can be
+// answered again.
+//
 // When step 8 fails, the call ran: Resume returns its Outcome together
-// with an error wrapping ErrStore, and a later resend of the same answer
-// learns that no outcome was recorded. The Outcome may be suspended
-// again, with a new Checkpoint of its own.
+// with an error wrapping ErrStore, and this Dispatcher keeps the Outcome.
+// A resend of the same answer, the claim still without an outcome, then
+// gets:
+//   - while the call still runs in this process: an *AnsweredError that
+//     says so, and no Outcome;
+//   - when it ran in this process and its outcome was kept: the outcome,
+//     recorded now, as replayed (or ErrStore again while the Store still
+//     fails);
+//   - in a process that knows nothing of the call (another replica, or
+//     this one after a restart or after it dropped the outcome, which it
+//     keeps until the checkpoint expires, 256 at most): for a tool whose
+//     Effect makes a replay under its key safe (tool.EffectSafe,
+//     tool.EffectIdempotent), the call runs again under the same
+//     idempotency key, even if it may still run elsewhere, and its
+//     outcome is recorded (when two are, the first stands, and both
+//     callers get it); for any other tool an
+//     *AnsweredError saying that the outcome is not recorded and whether
+//     the call ran is not known. That call is never run again silently,
+//     nor reported completed; the runtime finds out from the backend or a
+//     person what happened.
+//
+// A double submit (the same answer twice while the first request is
+// alive) runs the call once: the second gets the *AnsweredError of a call
+// that still runs, or, once the outcome is recorded, the outcome.
 func (d *Dispatcher) Resume(ctx context.Context, cp Checkpoint, a Answer) (Outcome, error) {
 	start := time.Now()
 	if d == nil || d.registry == nil || d.store == nil {
@@ -90,11 +129,22 @@ func (d *Dispatcher) Resume(ctx context.Context, cp Checkpoint, a Answer) (Outco
 	if a.Record {
 		c.Response = slices.Clone(a.Response)
 	}
-	if o, done, err := d.claim(ctx, cp, c); done {
-		return d.claimed(ctx, info, o, err)
-	}
 	call := Call{ID: cp.callID, Request: cp.request, IdempotencyKey: cp.key, Principal: cp.principal, Progress: a.Progress}
-	return d.runClaimed(ctx, start, info, cp, call, binding, invocation)
+	return d.claimAndRun(ctx, d.toRun(cp, c, info, start, call, binding, invocation))
+}
+
+// toRun is the claimed call that runs call, admitted as invocation of
+// binding, once cp is claimed with c. A call whose outcome was lost runs
+// again when the tool's Effect makes a replay under its key safe.
+func (d *Dispatcher) toRun(cp Checkpoint, c Claim, info CallInfo, start time.Time, call Call, binding tool.Binding, invocation tool.Invocation) claimedCall {
+	effect := binding.Contract().Effect()
+	return claimedCall{cp: cp, claim: c, info: info, start: start, redo: effect.Replayable(),
+		run: func(ctx context.Context) Outcome {
+			o := Outcome{CallID: call.ID, Tool: call.Request.Name, Effect: effect, IdempotencyKey: call.IdempotencyKey}
+			result, err := d.callTool(ctx, binding, invocation, call.Progress)
+			return d.settle(o, call, result, err)
+		},
+	}
 }
 
 // admitAnswer runs the steps of Resume before the claim: the seal, the
@@ -169,8 +219,7 @@ func checkAnswerer(cp Checkpoint, principal string) error {
 		return errprefix.Errorf("%w: %v", ErrWrongPrincipal, err)
 	}
 	if cp.principal != "" && principal != cp.principal {
-		return errprefix.Errorf("%w: checkpoint %s may be answered by %q only, not by %q", ErrWrongPrincipal, cp.id,
-			truncate(cp.principal, 128), truncate(principal, 128))
+		return errprefix.Errorf("%w: checkpoint %s may not be answered by this principal", ErrWrongPrincipal, cp.id)
 	}
 	return nil
 }
@@ -201,75 +250,6 @@ func (d *Dispatcher) newClaim(cp Checkpoint, principal, digest string, now time.
 	}
 }
 
-// claim records c, the claim of cp, in the store. done reports that the
-// resume ends here, with o and err: the store failed, or the checkpoint
-// was claimed before.
-func (d *Dispatcher) claim(ctx context.Context, cp Checkpoint, c Claim) (o Outcome, done bool, err error) {
-	if err := ctx.Err(); err != nil {
-		return Outcome{}, true, errprefix.Errorf("%w: checkpoint %s not claimed: %w", ErrStore, cp.id, err)
-	}
-	prior, err := d.store.Claim(ctx, c)
-	var answered *AnsweredError
-	switch {
-	case errors.As(err, &answered):
-		return Outcome{}, true, answered
-	case err != nil:
-		return Outcome{}, true, storeError(fmt.Sprintf("checkpoint %s not claimed", cp.id), err)
-	case prior == nil:
-		return Outcome{}, false, nil
-	case prior.Outcome == nil:
-		return Outcome{}, true, &AnsweredError{Claim: *prior}
-	}
-	recorded, err := prior.Outcome.Outcome()
-	if err != nil {
-		return Outcome{}, true, storeError(fmt.Sprintf("the outcome recorded for checkpoint %s", cp.id), err)
-	}
-	recorded.Replayed = true
-	return recorded, true, nil
-}
-
-// claimed ends a resume or decline whose claim found the checkpoint
-// claimed before, or failed: a replayed outcome is observed as a call, an
-// error as a refusal.
-func (d *Dispatcher) claimed(ctx context.Context, info CallInfo, o Outcome, err error) (Outcome, error) {
-	if err != nil {
-		d.resumeRefused(ctx, info, err)
-		return o, err
-	}
-	ctx = d.callStart(ctx, info)
-	d.callDone(ctx, info, o)
-	return o, nil
-}
-
-// runClaimed runs call, whose checkpoint cp was just claimed, as Run
-// runs a call that is admitted: observed from info and logged, its
-// duration counted from start. It then records the outcome as the
-// claim's (see finish).
-func (d *Dispatcher) runClaimed(ctx context.Context, start time.Time, info CallInfo, cp Checkpoint, call Call, binding tool.Binding, invocation tool.Invocation) (Outcome, error) {
-	ctx = d.callStart(ctx, info)
-	o := Outcome{CallID: call.ID, Tool: call.Request.Name, Effect: binding.Contract().Effect(), IdempotencyKey: call.IdempotencyKey}
-	result, _, err := d.callTool(ctx, binding, invocation, call.Progress)
-	o = d.settle(o, call, result, err)
-	o.Duration = time.Since(start)
-	d.log(ctx, o)
-	d.callDone(ctx, info, o)
-	return o, d.finish(ctx, cp, o)
-}
-
-// finish records o as the outcome of the claim of cp. The context's
-// cancellation does not stop it: the call ran, and its outcome must be
-// recorded whether or not the caller still waits.
-func (d *Dispatcher) finish(ctx context.Context, cp Checkpoint, o Outcome) error {
-	if err := d.store.Finish(context.WithoutCancel(ctx), cp.id, NewSavedOutcome(o)); err != nil {
-		err = storeError(fmt.Sprintf("the call ran (outcome %s) but its outcome was not recorded for checkpoint %s", o.Kind, cp.id), err)
-		if d.logger != nil {
-			d.logger.ErrorContext(ctx, "tool call outcome not recorded", "tool", truncate(o.Tool, 128), "call_id", o.CallID, "kind", string(o.Kind), "error", err.Error())
-		}
-		return err
-	}
-	return nil
-}
-
 // storeError wraps an error of the Store in ErrStore, unless it wraps it
 // already.
 func storeError(what string, err error) error {
@@ -289,7 +269,9 @@ func storeError(what string, err error) error {
 // Decline checks, in order, the seal (ErrInvalidCheckpoint), the expiry
 // (ErrExpired), the principal (ErrWrongPrincipal) and the claim, as
 // Resume does; a.Response and a.Progress are ignored. Declining again
-// returns the recorded outcome with Outcome.Replayed set; declining a
+// returns the recorded outcome with Outcome.Replayed set (a decline whose
+// outcome the Store did not record is recorded then, by any process:
+// nothing runs either way); declining a
 // checkpoint that was answered is an *AnsweredError. The tool need not
 // be in the registry any more.
 //
@@ -306,24 +288,24 @@ func (d *Dispatcher) Decline(ctx context.Context, cp Checkpoint, a Answer) (Outc
 		d.resumeRefused(ctx, info, err)
 		return Outcome{}, err
 	}
-	if o, done, err := d.claim(ctx, cp, d.newClaim(cp, a.Principal, DeclineSHA256, now)); done {
-		return d.claimed(ctx, info, o, err)
-	}
-	ctx = d.callStart(ctx, info)
+	return d.claimAndRun(ctx, claimedCall{cp: cp, claim: d.newClaim(cp, a.Principal, DeclineSHA256, now), info: info, start: time.Now(), redo: true,
+		run: func(context.Context) Outcome { return d.declined(cp, a.Principal) },
+	})
+}
+
+// declined is the outcome of cp's call declined by principal.
+func (d *Dispatcher) declined(cp Checkpoint, principal string) Outcome {
 	o := Outcome{CallID: cp.callID, Tool: cp.request.Name, Kind: KindFailed, IsError: true, IdempotencyKey: cp.key}
 	if b, ok := d.registry.Resolve(cp.request.Name); ok {
 		o.Effect = b.Contract().Effect()
 	}
 	o.Output = tool.NewTextOutput(fmt.Sprintf(DeclinedText, quoteName(cp.request.Name)))
-	failure, err := tool.NewFailure(tool.FailureConfig{Kind: tool.FailureKindRejected, Output: o.Output, Cause: &declinedError{principal: a.Principal}})
+	failure, err := tool.NewFailure(tool.FailureConfig{Kind: tool.FailureKindRejected, Output: o.Output, Cause: &declinedError{principal: principal}})
 	if err != nil {
-		o = unknown(o, err)
-	} else {
-		o.Err = failure
+		return unknown(o, err)
 	}
-	d.log(ctx, o)
-	d.callDone(ctx, info, o)
-	return o, d.finish(ctx, cp, o)
+	o.Err = failure
+	return o
 }
 
 // AnswerSHA256 returns the digest a claim records for answer: the SHA-256,

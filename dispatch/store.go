@@ -59,18 +59,33 @@ type Store interface {
 	//   - No claim of the ID exists: c is recorded (without an Outcome)
 	//     and Claim returns nil, nil. The caller won: it runs the call and
 	//     records the outcome with Finish.
-	//   - A claim exists with the same AnswerSHA256: Claim returns a copy
-	//     of it (its Outcome nil until Finish) and nil. Nothing is
-	//     recorded.
+	//   - A claim exists with the same Nonce (the caller's own, sent
+	//     again after an error that left it unsure): Claim returns nil,
+	//     nil, as when it won. Nothing is recorded.
+	//   - A claim exists with the same AnswerSHA256 and another Nonce:
+	//     Claim returns a copy of it (its Outcome nil until Finish) and
+	//     nil. Nothing is recorded.
 	//   - A claim exists with another AnswerSHA256 (another answer, or a
 	//     decline): Claim returns nil and an *AnsweredError holding the
 	//     recorded claim.
 	//
 	// A claim that is not valid (see Claim.Validate) is an error wrapping
-	// ErrInvalidRecord. A Claim that returns an error has recorded
-	// nothing, and must not record it later (when ctx ends while a
-	// database waits for a lock, say): the caller was told the claim
-	// failed and ran nothing.
+	// ErrInvalidRecord.
+	//
+	// What Claim returns is what the store holds, whatever ctx does: a
+	// Claim that returns an error has recorded nothing, and must not
+	// record it later (when ctx ends while a database waits for a lock,
+	// or after the insert committed and before its reply came back). A
+	// store whose write may have landed when it sees an error (a
+	// cancelled or failed statement, a lost reply) resolves it before it
+	// answers: it reads back the claim of the ID, and the Nonce tells the
+	// caller's own claim from another's with the same answer (a double
+	// submit), or it writes again, which finds the claim of the same
+	// Nonce if the first write landed. Only when the store cannot be
+	// reached to resolve it may Claim return an error for a claim that
+	// stands; the call it claims then does not run, and a resend of the
+	// same answer finds the claim. A store may go on after ctx ended to
+	// finish a write it started, within a bound of its own.
 	Claim(ctx context.Context, c Claim) (*Claim, error)
 	// Finish records the outcome of the claim of checkpoint id. An ID
 	// without a claim is an error wrapping ErrNotFound. A claim that has
@@ -112,6 +127,12 @@ type Claim struct {
 	CallID         string              `json:"call_id,omitempty"`
 	Tool           string              `json:"tool"`
 	IdempotencyKey tool.IdempotencyKey `json:"idempotency_key,omitempty"`
+	// Nonce is 32 lowercase hex digits drawn afresh for each claim a
+	// Dispatcher makes: it tells the claim a caller wrote from another
+	// caller's claim with the same answer (two submits of one approval),
+	// so that a store that must read back an uncertain write knows whose
+	// it found. It is no secret and no part of the audit.
+	Nonce string `json:"nonce,omitempty"`
 	// Principal is who answered: Answer.Principal, which is the
 	// checkpoint's principal when it names one. Empty when the runtime
 	// gave none.
@@ -173,13 +194,16 @@ const DeclineSHA256 = "fd5f8cbed3d05d63b3076b2d1fb011a3d1dbefed44211503bde4de377
 const maxRecordText = 1024
 
 // Validate reports whether c is a claim a Store can record: a checkpoint
-// ID of 32 lowercase hex digits, an AnswerSHA256 of 64, non-zero times,
+// ID and a Nonce of 32 lowercase hex digits, an AnswerSHA256 of 64,
+// non-zero times,
 // a tool name, and text fields of at most 1024 bytes of UTF-8. Errors wrap
 // ErrInvalidRecord.
 func (c Claim) Validate() error {
 	switch {
 	case !validID(c.CheckpointID):
 		return errprefix.Errorf("%w: claim: checkpoint ID %q is not 32 lowercase hex digits", ErrInvalidRecord, truncate(c.CheckpointID, 80))
+	case !validHex(c.Nonce, 32):
+		return errprefix.Errorf("%w: claim %s: nonce %q is not 32 lowercase hex digits", ErrInvalidRecord, c.CheckpointID, truncate(c.Nonce, 80))
 	case !validHex(c.AnswerSHA256, 64):
 		return errprefix.Errorf("%w: claim %s: answer digest %q is not 64 lowercase hex digits", ErrInvalidRecord, c.CheckpointID, truncate(c.AnswerSHA256, 80))
 	case c.Declined != (c.AnswerSHA256 == DeclineSHA256):

@@ -95,12 +95,9 @@ func (d *Dispatcher) Supersede(ctx context.Context, cp Checkpoint, e Edit) (Outc
 	}
 	c := d.newClaim(cp, e.Principal, digest, now)
 	c.Edit = &EditRecord{Proposed: cp.request.Arguments, Approved: e.Arguments, Executed: string(invocation.Arguments()), IdempotencyKey: key}
-	if o, done, err := d.claim(ctx, cp, c); done {
-		return d.claimed(ctx, info, o, err)
-	}
 	info.IdempotencyKey = key
 	call := Call{ID: cp.callID, Request: request, IdempotencyKey: key, Principal: cp.principal, Progress: e.Progress}
-	return d.runClaimed(ctx, start, info, cp, call, binding, invocation)
+	return d.claimAndRun(ctx, d.toRun(cp, c, info, start, call, binding, invocation))
 }
 
 // editDomain keeps the digest of an edit apart from the digest of every

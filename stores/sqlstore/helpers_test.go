@@ -211,9 +211,13 @@ func replicas(t testing.TB, d database, n int) *roundRobin {
 func claim(n, a int) dispatch.Claim {
 	now := time.Now().UTC().Truncate(time.Second)
 	return dispatch.Claim{
-		CheckpointID: hexN(n, 32), Tool: "refund", CallID: "call_1", Principal: "user-7",
+		CheckpointID: hexN(n, 32), Nonce: hexN(int(nonces.Add(1)), 32), Tool: "refund", CallID: "call_1", Principal: "user-7",
 		AnswerSHA256: hexN(a, 64), ClaimedAt: now, ExpiresAt: now.Add(24 * time.Hour),
 	}
 }
+
+// nonces numbers the claims of the tests, so that each has a nonce of its
+// own.
+var nonces atomic.Int64
 
 func hexN(n, width int) string { return fmt.Sprintf("%0*x", width, n) }

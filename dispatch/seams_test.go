@@ -1,0 +1,289 @@
+package dispatch_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/dispatch"
+)
+
+// gated is a tool that asks for approval and, once answered, counts its
+// run, waits for gate (when not nil), and completes with an Output of
+// size bytes (at least a few). It records the keys and contexts its
+// resumed runs saw.
+type gated struct {
+	name   string
+	effect tool.Effect
+	gate   chan struct{}
+	size   int
+
+	runs    atomic.Int32
+	mu      sync.Mutex
+	keys    []tool.IdempotencyKey
+	ctxErrs []error
+	entered chan struct{}
+}
+
+func (g *gated) Definition() tool.Definition {
+	return tool.Definition{Name: g.name, InputSchema: json.RawMessage(`{"type":"object"}`), Effect: g.effect}
+}
+
+func (g *gated) Call(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
+	if _, resumed := inv.Continuation(); !resumed {
+		schema, err := tool.ParseSchema([]byte(`{"type":"boolean"}`))
+		if err != nil {
+			return tool.Result{}, err
+		}
+		ir, err := tool.NewInputRequest(tool.InputRequestConfig{Prompt: json.RawMessage(`"Go?"`), ResponseSchema: schema})
+		if err != nil {
+			return tool.Result{}, err
+		}
+		return tool.Result{InputRequest: &ir}, nil
+	}
+	g.runs.Add(1)
+	if g.entered != nil {
+		g.entered <- struct{}{}
+	}
+	if g.gate != nil {
+		<-g.gate
+	}
+	g.mu.Lock()
+	g.keys = append(g.keys, inv.IdempotencyKey())
+	g.ctxErrs = append(g.ctxErrs, ctx.Err())
+	g.mu.Unlock()
+	return tool.Result{Output: tool.NewTextOutput("done" + strings.Repeat(".", max(g.size-4, 0)))}, nil
+}
+
+// gatedDispatcher returns a Dispatcher on store whose registry holds g.
+func gatedDispatcher(t *testing.T, store dispatch.Store, g *gated) *dispatch.Dispatcher {
+	t.Helper()
+	reg := &tool.Registry{}
+	b, err := tool.Bind(g)
+	require.NoError(t, err)
+	require.NoError(t, reg.Register(b))
+	return newDispatcher(t, reg, func(c *dispatch.Config) { c.Store = store })
+}
+
+// suspended runs a new call of g on d and returns its checkpoint.
+func suspended(t *testing.T, d *dispatch.Dispatcher, g *gated) dispatch.Checkpoint {
+	t.Helper()
+	o := d.Run(context.Background(), dispatch.Call{ID: "c", Request: tool.Request{Name: g.name, Arguments: `{}`}})
+	require.Equal(t, dispatch.KindSuspended, o.Kind, "%v", o.Err)
+	return *o.Checkpoint
+}
+
+// cancelOnClaim cancels the request's context while the claim is being
+// written, as a closed tab or a dropped connection does.
+type cancelOnClaim struct {
+	dispatch.Store
+	cancel context.CancelFunc
+}
+
+func (s *cancelOnClaim) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, error) {
+	s.cancel()
+	return s.Store.Claim(ctx, c)
+}
+
+// A request whose context ends while its claim is written does not
+// strand the claim: the claim is written whatever the request does, the
+// approved call runs on a context of its own, and its outcome is recorded.
+func TestResumeOutlivesItsRequest(t *testing.T) {
+	g := &gated{name: "refund", gate: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	store := &cancelOnClaim{Store: memoryStore(t), cancel: cancel}
+	d := gatedDispatcher(t, store, g)
+	cp := suspended(t, d, g)
+
+	close(g.gate)
+	o, err := d.Resume(ctx, cp, yes(""))
+	require.NoError(t, err, "the claim is made although the request ended while it was written")
+	require.Equal(t, dispatch.KindCompleted, o.Kind)
+	require.Equal(t, int32(1), g.runs.Load())
+	require.Equal(t, []error{nil}, g.ctxErrs, "the approved call is not cancelled with its request")
+	c, err := store.Claimed(context.Background(), cp.ID())
+	require.NoError(t, err)
+	require.NotNil(t, c.Outcome)
+	require.Len(t, c.Nonce, 32)
+}
+
+// A resend of the same answer while the call runs is told so, and gets
+// no Outcome; once the outcome is recorded, a resend gets it. A double
+// submit runs the tool once.
+func TestResendWhileRunning(t *testing.T) {
+	g := &gated{name: "refund", gate: make(chan struct{}), entered: make(chan struct{}, 1)}
+	d := gatedDispatcher(t, memoryStore(t), g)
+	cp := suspended(t, d, g)
+
+	first := make(chan error, 1)
+	go func() {
+		_, err := d.Resume(context.Background(), cp, yes(""))
+		first <- err
+	}()
+	<-g.entered
+	o, err := d.Resume(context.Background(), cp, yes(""))
+	var answered *dispatch.AnsweredError
+	require.ErrorAs(t, err, &answered)
+	require.ErrorContains(t, err, "its call is still running")
+	require.Zero(t, o)
+	_, ok := answered.Outcome()
+	require.False(t, ok)
+
+	close(g.gate)
+	require.NoError(t, <-first)
+	o, err = d.Resume(context.Background(), cp, yes(""))
+	require.NoError(t, err)
+	require.True(t, o.Replayed)
+	require.Equal(t, dispatch.KindCompleted, o.Kind)
+	require.Equal(t, int32(1), g.runs.Load())
+}
+
+// An outcome the store failed to record is not a stranded call: in the
+// process that ran it, a resend records it late; in another process, a
+// tool whose effect makes a replay under its key safe runs again under
+// that key, and one that promises nothing is neither run nor reported
+// completed.
+func TestLostOutcome(t *testing.T) {
+	for _, tt := range []struct {
+		effect tool.Effect
+		redo   bool
+	}{{tool.EffectIdempotent, true}, {tool.EffectSafe, true}, {"", false}} {
+		t.Run(string(cmpOr(tt.effect, "unmarked")), func(t *testing.T) {
+			shared := memoryStore(t)
+			store := &failingStore{Store: shared}
+			g := &gated{name: "refund", effect: tt.effect}
+			d := gatedDispatcher(t, store, g)
+			cp := suspended(t, d, g)
+
+			o, err := d.Resume(context.Background(), cp, yes(""))
+			require.ErrorIs(t, err, dispatch.ErrStore)
+			require.Equal(t, dispatch.KindCompleted, o.Kind)
+			require.Equal(t, int32(1), g.runs.Load())
+
+			// Another process, on the same store, that never ran it.
+			other := gatedDispatcher(t, shared, g)
+			o, err = other.Resume(context.Background(), cp, yes(""))
+			if !tt.redo {
+				var answered *dispatch.AnsweredError
+				require.ErrorAs(t, err, &answered)
+				require.ErrorContains(t, err, "its outcome is not recorded, and whether its call ran is not known here")
+				require.Zero(t, o)
+				require.Equal(t, int32(1), g.runs.Load(), "a tool that promises nothing is never run again silently")
+				// The process that ran it still records it.
+				store.finishOK.Store(true)
+				o, err = d.Resume(context.Background(), cp, yes(""))
+				require.NoError(t, err)
+				require.True(t, o.Replayed)
+				require.Equal(t, int32(1), g.runs.Load())
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, dispatch.KindCompleted, o.Kind)
+			require.Equal(t, int32(2), g.runs.Load(), "run again under its key")
+			require.Equal(t, g.keys[0], g.keys[1], "the same idempotency key")
+			c, err := shared.Claimed(context.Background(), cp.ID())
+			require.NoError(t, err)
+			require.NotNil(t, c.Outcome)
+			// The first process's resend now finds the recorded outcome.
+			store.finishOK.Store(true)
+			o, err = d.Resume(context.Background(), cp, yes(""))
+			require.NoError(t, err)
+			require.True(t, o.Replayed)
+			require.Equal(t, int32(2), g.runs.Load())
+		})
+	}
+}
+
+func cmpOr(e, or tool.Effect) tool.Effect {
+	if e == "" {
+		return or
+	}
+	return e
+}
+
+// A declined call whose outcome was lost is declined again on a resend,
+// in any process: nothing runs either way.
+func TestLostDecline(t *testing.T) {
+	shared := memoryStore(t)
+	store := &failingStore{Store: shared}
+	g := &gated{name: "refund"}
+	d := gatedDispatcher(t, store, g)
+	cp := suspended(t, d, g)
+	_, err := d.Decline(context.Background(), cp, dispatch.Answer{})
+	require.ErrorIs(t, err, dispatch.ErrStore)
+	o, err := gatedDispatcher(t, shared, g).Decline(context.Background(), cp, dispatch.Answer{})
+	require.NoError(t, err)
+	require.Equal(t, dispatch.KindFailed, o.Kind)
+	require.Zero(t, g.runs.Load())
+}
+
+// A MemoryStore never runs a call whose outcome it cannot keep: 20
+// approvals of a tool whose outcomes fill the store (the default store
+// with 6 MiB outcomes, scaled down 64 times to spare the race
+// detector) either run and are recorded, or are refused before they run.
+func TestMemoryStoreKeepsWhatItRuns(t *testing.T) {
+	g := &gated{name: "export", size: 6 << 20 / 64}
+	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{MaxBytes: dispatch.DefaultMemoryStoreBytes / 64})
+	require.NoError(t, err)
+	d := gatedDispatcher(t, store, g)
+	ran, refused := 0, 0
+	for range 20 {
+		cp := suspended(t, d, g)
+		before := g.runs.Load()
+		o, err := d.Resume(context.Background(), cp, yes(""))
+		if err != nil {
+			require.ErrorIs(t, err, dispatch.ErrStore)
+			require.ErrorContains(t, err, "not claimed", "a failure after the run would lose its outcome")
+			require.Zero(t, o)
+			require.Equal(t, before, g.runs.Load(), "a refused claim runs nothing")
+			refused++
+			continue
+		}
+		require.Equal(t, dispatch.KindCompleted, o.Kind)
+		c, err := store.Claimed(context.Background(), cp.ID())
+		require.NoError(t, err)
+		require.NotNil(t, c.Outcome, "every call that ran has its outcome recorded")
+		ran++
+	}
+	require.Equal(t, int32(ran), g.runs.Load())
+	require.Positive(t, ran)
+	require.Positive(t, refused, "the store fills up")
+	t.Logf("%d approvals ran and were recorded, %d were refused before running", ran, refused)
+}
+
+// A double submit whose first request is alive runs the tool once, even
+// for a tool whose effect would allow a replay: 40 submits of one
+// approval, one run.
+func TestDoubleSubmitRunsOnce(t *testing.T) {
+	g := &gated{name: "refund", effect: tool.EffectIdempotent, gate: make(chan struct{}), entered: make(chan struct{}, 1)}
+	d := gatedDispatcher(t, memoryStore(t), g)
+	cp := suspended(t, d, g)
+	const submits = 40
+	var wg sync.WaitGroup
+	var ok, conflicts atomic.Int32
+	for range submits {
+		wg.Go(func() {
+			_, err := d.Resume(context.Background(), cp, yes(""))
+			switch {
+			case err == nil:
+				ok.Add(1)
+			case errors.Is(err, dispatch.ErrAlreadyAnswered):
+				conflicts.Add(1)
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	<-g.entered
+	close(g.gate)
+	wg.Wait()
+	require.Equal(t, int32(1), g.runs.Load())
+	require.Equal(t, int32(submits), ok.Load()+conflicts.Load())
+}

@@ -1,0 +1,276 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
+)
+
+// claimBound bounds the work of one Claim once it has started writing:
+// the insert and, when its result is uncertain, what resolves it. It does
+// not end with the caller's ctx.
+const claimBound = 30 * time.Second
+
+// Claim implements [dispatch.Store]'s Claim: one INSERT … ON CONFLICT DO
+// NOTHING, which the database runs atomically; when it inserted nothing,
+// the claim that was there is read and compared.
+//
+// Once the insert starts, ctx no longer ends it: the insert and whatever
+// resolves it run on a context of their own, bounded by 30 seconds, so
+// that what Claim returns is what the database holds. A failed insert (a
+// lost reply, a failed commit, a dropped connection) may have landed:
+// Claim reads the claim back, and the nonce tells the caller's own from
+// another's; when the database cannot be read either, it tries again,
+// insert and read, until it answers or the bound runs out. Only then does
+// Claim return an error for a claim that may stand.
+func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if c.Outcome != nil {
+		return nil, errprefix.Errorf("%w: claim %s: a new claim has no outcome yet", dispatch.ErrInvalidRecord, c.CheckpointID)
+	}
+	claimedAt, err := nanos(c.ClaimedAt, "claim "+c.CheckpointID+": ClaimedAt")
+	if err != nil {
+		return nil, err
+	}
+	expiresAt, err := nanos(c.ExpiresAt, "claim "+c.CheckpointID+": ExpiresAt")
+	if err != nil {
+		return nil, err
+	}
+	data, err := jsonv2.Marshal(c)
+	if err != nil {
+		return nil, errprefix.Errorf("%w: claim %s: %v", dispatch.ErrInvalidRecord, c.CheckpointID, err)
+	}
+	if len(data) > s.maxRecordBytes() {
+		return nil, s.tooLarge("claim "+c.CheckpointID, len(data))
+	}
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimBound)
+	defer cancel()
+	var uncertain error // the error of a write that may have landed
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			if err := pause(wctx, attempt); err != nil {
+				if uncertain != nil {
+					return nil, s.fail(wctx, "claiming checkpoint "+c.CheckpointID+" (whether the claim was recorded could not be told)", uncertain)
+				}
+				return nil, s.fail(wctx, "claiming checkpoint "+c.CheckpointID, err)
+			}
+		}
+		won, ierr := s.insertClaimRow(wctx, c.CheckpointID, c.AnswerSHA256, claimedAt, expiresAt, string(data))
+		if ierr == nil && won {
+			return nil, nil
+		}
+		// The insert found a claim in place, or failed and may have
+		// landed: read what the database holds.
+		prior, err := s.claimed(wctx, s.db, c.CheckpointID)
+		switch {
+		case errors.Is(err, dispatch.ErrNotFound) && ierr != nil:
+			// The failed insert recorded nothing.
+			return nil, ierr
+		case errors.Is(err, dispatch.ErrNotFound):
+			// The claim in place was deleted (expired) before it was
+			// read: insert again.
+			continue
+		case errors.Is(err, dispatch.ErrInvalidRecord):
+			return nil, err
+		case err != nil:
+			if ierr != nil {
+				uncertain = ierr
+			}
+			continue
+		case prior.AnswerSHA256 != c.AnswerSHA256:
+			return nil, &dispatch.AnsweredError{Claim: prior}
+		case prior.Nonce == c.Nonce:
+			return nil, nil // ours: the insert landed, or an earlier one did
+		}
+		return &prior, nil
+	}
+}
+
+// pause waits before the attempt-th try of a write whose result was
+// uncertain: a little longer each time, at most a second.
+func pause(ctx context.Context, attempt int) error {
+	d := min(time.Duration(1<<min(attempt, 10))*5*time.Millisecond, time.Second)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// insertClaimRow inserts a claim unless its checkpoint has one, and
+// reports whether it did.
+//
+// On PostgreSQL the INSERT is its own transaction, committed by a second
+// statement: a driver that gives up on a query when ctx ends may leave
+// the server running it (pgx closes the connection, and a server waiting
+// for a lock does not notice until it has the lock), and an INSERT in
+// autocommit would then record a claim after its caller was told it
+// failed. In a transaction, the server finds the connection gone when it
+// waits for the COMMIT, and rolls the claim back.
+func (s *Store) insertClaimRow(ctx context.Context, id, digest string, claimedAt, expiresAt int64, data string) (bool, error) {
+	var n int64
+	insert := func(q querier) error {
+		res, err := q.ExecContext(ctx, s.insertClaim, id, digest, claimedAt, expiresAt, data)
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		if err != nil {
+			return s.fail(ctx, "claiming checkpoint "+id, err)
+		}
+		return nil
+	}
+	var err error
+	if s.dialect == PostgreSQL {
+		err = s.inTx(ctx, insert)
+	} else {
+		err = insert(s.db)
+	}
+	return n == 1, err
+}
+
+func (s *Store) maxRecordBytes() int {
+	if s == nil || s.maxBytes == 0 {
+		return DefaultMaxRecordBytes
+	}
+	return s.maxBytes
+}
+
+func (s *Store) tooLarge(what string, n int) error {
+	return errprefix.Errorf("%w: sqlstore: %s is %d bytes of JSON, more than the %d bytes a record may have (Config.MaxRecordBytes)", dispatch.ErrInvalidRecord, what, n, s.maxRecordBytes())
+}
+
+// claimed reads the claim of id with its outcome.
+func (s *Store) claimed(ctx context.Context, q querier, id string) (dispatch.Claim, error) {
+	var data string
+	var outcome sql.NullString
+	err := q.QueryRowContext(ctx, s.selectClaim, id).Scan(&data, &outcome)
+	if errors.Is(err, sql.ErrNoRows) {
+		return dispatch.Claim{}, errprefix.Errorf("%w: no claim of checkpoint %q", dispatch.ErrNotFound, truncate(id, 80))
+	}
+	if err != nil {
+		return dispatch.Claim{}, s.fail(ctx, "reading the claim of checkpoint "+truncate(id, 80), err)
+	}
+	return decodeClaim(data, outcome)
+}
+
+// decodeClaim decodes a claim row, strictly.
+func decodeClaim(data string, outcome sql.NullString) (dispatch.Claim, error) {
+	var c dispatch.Claim
+	if err := jsonv2.Unmarshal([]byte(data), &c, jsonv2.RejectUnknownMembers(true)); err != nil {
+		return dispatch.Claim{}, errprefix.Errorf("%w: sqlstore: a stored claim does not decode: %v", dispatch.ErrInvalidRecord, err)
+	}
+	if outcome.Valid {
+		var o dispatch.SavedOutcome
+		if err := o.UnmarshalJSON([]byte(outcome.String)); err != nil {
+			return dispatch.Claim{}, errprefix.Errorf("%w (the outcome of stored claim %s)", err, c.CheckpointID)
+		}
+		c.Outcome = &o
+	}
+	return c, nil
+}
+
+// Finish implements [dispatch.Store]'s Finish: one UPDATE of a claim that
+// has no outcome; when it updated nothing, the claim is read to tell a
+// missing claim from one finished before.
+func (s *Store) Finish(ctx context.Context, id string, outcome dispatch.SavedOutcome) error {
+	data, err := outcome.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	if len(data) > s.maxRecordBytes() {
+		return s.tooLarge("the outcome of checkpoint "+truncate(id, 80), len(data))
+	}
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, s.finishClaim, string(data), id)
+	if err != nil {
+		return s.fail(ctx, "recording the outcome of checkpoint "+truncate(id, 80), err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return s.fail(ctx, "recording the outcome of checkpoint "+truncate(id, 80), err)
+	}
+	if n == 1 {
+		return nil
+	}
+	var claim string
+	var recorded sql.NullString
+	err = s.db.QueryRowContext(ctx, s.selectClaim, id).Scan(&claim, &recorded)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return errprefix.Errorf("%w: no claim of checkpoint %q", dispatch.ErrNotFound, truncate(id, 80))
+	case err != nil:
+		return s.fail(ctx, "reading the outcome of checkpoint "+truncate(id, 80), err)
+	case !recorded.Valid:
+		// Only an UPDATE that ran at the same moment as a delete of the
+		// claim could get here; the claim is there again.
+		return errprefix.Errorf("%w: sqlstore: recording the outcome of checkpoint %s: the claim changed while it was recorded; try again", dispatch.ErrStore, truncate(id, 80))
+	case recorded.String == string(data):
+		return nil
+	}
+	var prior dispatch.SavedOutcome
+	kind := "unreadable"
+	if prior.UnmarshalJSON([]byte(recorded.String)) == nil {
+		kind = string(prior.Kind)
+	}
+	return errprefix.Errorf("%w: claim %s already has outcome %s", dispatch.ErrInvalidRecord, truncate(id, 80), kind)
+}
+
+// Claimed implements [dispatch.Store]'s Claimed.
+func (s *Store) Claimed(ctx context.Context, id string) (dispatch.Claim, error) {
+	if err := s.begin(ctx); err != nil {
+		return dispatch.Claim{}, err
+	}
+	return s.claimed(ctx, s.db, id)
+}
+
+// Claims implements [dispatch.Store]'s Claims.
+func (s *Store) Claims(ctx context.Context, q dispatch.ClaimQuery) ([]dispatch.Claim, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	query := "SELECT claim, outcome FROM {p}claims"
+	var args []any
+	if !q.Since.IsZero() {
+		query += " WHERE claimed_at >= ?"
+		args = append(args, clampNanos(q.Since))
+	}
+	query += " ORDER BY claimed_at, checkpoint_id"
+	if q.Limit > 0 {
+		query += " LIMIT ?"
+		args = append(args, q.Limit)
+	}
+	out := []dispatch.Claim{}
+	err := s.each(ctx, s.db, "listing claims", s.dialect.sql(s.prefix, query), args, func(scan func(...any) error) error {
+		var data string
+		var outcome sql.NullString
+		if err := scan(&data, &outcome); err != nil {
+			return err
+		}
+		c, err := decodeClaim(data, outcome)
+		if err != nil {
+			return err
+		}
+		out = append(out, c)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
