@@ -34,6 +34,9 @@ const (
 	commitFails step = "when the commit is sent"
 	// afterCommit: the COMMIT ran and its reply is lost (PostgreSQL).
 	afterCommit step = "after the commit, before the reply"
+	// finishStatement: the UPDATE that records a claim's outcome is never
+	// sent.
+	finishStatement step = "before the outcome's statement"
 )
 
 // fault is what the driver does at a step: fail with an error (a broken
@@ -141,6 +144,11 @@ func (c *faultyConn) ExecContext(ctx context.Context, query string, args []drive
 	execer, ok := c.Conn.(driver.ExecerContext)
 	if !ok {
 		return nil, driver.ErrSkip
+	}
+	if strings.HasPrefix(query, "UPDATE") && strings.Contains(query, "claims SET outcome") {
+		if err := c.in.take(ctx, finishStatement); err != nil {
+			return nil, err
+		}
 	}
 	if !isClaimInsert(query) {
 		return execer.ExecContext(ctx, query, args)
@@ -363,6 +371,56 @@ func TestResumeThroughFaults(t *testing.T) {
 					})
 				}
 			}
+		})
+	}
+}
+
+// An outcome the database did not record is not a stranded call: the
+// process that ran the call records it when the answer is sent again,
+// and another process neither runs the call (its tool promises nothing)
+// nor reports it completed.
+func TestLostOutcomeThroughFaults(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			d := b.new(t)
+			in := &injector{}
+			s, err := sqlstore.New(faultyDB(t, d, in), sqlstore.Config{Dialect: d.dialect})
+			require.NoError(t, err)
+			require.NoError(t, s.Migrate(t.Context()))
+			var runs atomic.Int32
+			binding, err := tool.Bind(stubborn{&runs})
+			require.NoError(t, err)
+			registry, err := tool.NewRegistry(binding)
+			require.NoError(t, err)
+			config := dispatch.Config{Registry: registry, Store: s, SealKeys: []dispatch.SealKey{{ID: "k", Secret: []byte("0123456789abcdef0123456789abcdef")}}}
+			ran, err := dispatch.New(config)
+			require.NoError(t, err)
+			config.Store = d.store(t, sqlstore.Config{})
+			other, err := dispatch.New(config)
+			require.NoError(t, err)
+			yes := dispatch.Answer{Response: json.RawMessage(`true`)}
+
+			o := ran.Run(t.Context(), dispatch.Call{ID: "c", Request: tool.Request{Name: "refund", Arguments: `{}`}})
+			require.Equal(t, dispatch.KindSuspended, o.Kind)
+			cp := *o.Checkpoint
+			in.arm(finishStatement, faults[0], nil)
+			o, err = ran.Resume(t.Context(), cp, yes)
+			require.ErrorIs(t, err, dispatch.ErrStore)
+			require.Equal(t, dispatch.KindCompleted, o.Kind, "the call ran")
+			require.Equal(t, 1, in.firedCount())
+
+			_, err = other.Resume(t.Context(), cp, yes)
+			var answered *dispatch.AnsweredError
+			require.ErrorAs(t, err, &answered)
+			require.ErrorContains(t, err, "its outcome is not recorded")
+
+			o, err = ran.Resume(t.Context(), cp, yes)
+			require.NoError(t, err)
+			require.True(t, o.Replayed)
+			o, err = other.Resume(t.Context(), cp, yes)
+			require.NoError(t, err, "recorded late, seen by every process")
+			require.Equal(t, dispatch.KindCompleted, o.Kind)
+			require.Equal(t, int32(1), runs.Load())
 		})
 	}
 }
