@@ -149,7 +149,8 @@
 //     between the tag's quotes, that backslash is itself written twice:
 //     `jsonschema:"description=City name\\, e.g. Lisbon"`. A tag that
 //     would be cut or dropped is an error at construction, naming the
-//     field.
+//     field; a misspelt key or flag is named with the one it resembles
+//     (for minimun=1, "did you mean minimum").
 //   - A field whose type reads and writes its own JSON (MarshalJSON or
 //     UnmarshalJSON, as *big.Int) states its form in its tag, as in
 //     `jsonschema:"type=integer,minimum=0"`, or its type describes itself

@@ -118,7 +118,9 @@ func wireFormOf(t reflect.Type) wireForm {
 // field: a piece that is neither a known key=value nor a flag (what an
 // unescaped comma leaves), a bound that is not a number, malformed tag
 // quoting (a single backslash), and a key the type's own schema would
-// drop (see below). A `jsonschema_extras` tag follows the same escape.
+// drop (see below). A key or flag within two slips of the keyboard of a
+// known one (minimun, maxlength, requried) is refused naming the one
+// meant. A `jsonschema_extras` tag follows the same escape.
 //
 // A type with a value-receiver method JSONSchemaModel() any is described by
 // the schema of the Go type of the value that method returns; Output,

@@ -92,6 +92,9 @@ func checkSchemaTags(owner reflect.Type, f reflect.StructField) error {
 		case piece == "" || !isPair && slices.Contains(schemaTagFlags, piece):
 			continue
 		case !isPair || !known:
+			if err := misspeltTagWord(field, piece, key, isPair); err != nil {
+				return err
+			}
 			return errorf("%w: field %s: jsonschema tag piece %q is neither a known key=value nor a flag (%s); %s", ErrInvalidSchema, field, piece, strings.Join(schemaTagFlags, ", "), escapeHint)
 		case kind == tagCount && !isCount(value):
 			return errorf("%w: field %s: jsonschema tag %s=%q needs a non-negative integer", ErrInvalidSchema, field, key, value)
@@ -144,4 +147,78 @@ func isCount(s string) bool {
 func isNumber(s string) bool {
 	_, err := strconv.ParseFloat(s, 64)
 	return err == nil && json.Valid([]byte(s))
+}
+
+// misspeltTagWord is the error for a tag piece that is a known key (before
+// its "=") or a known flag spelt slightly wrong, naming the one meant; nil
+// when the piece is not close to any, and the comma hint applies instead.
+func misspeltTagWord(field, piece, key string, isPair bool) error {
+	if isPair {
+		if meant, ok := nearestWord(key, schemaTagKeys); ok {
+			return errorf("%w: field %s: jsonschema tag key %q is not a key the schema reads; did you mean %q (as in %s=%s)?", ErrInvalidSchema, field, key, meant, meant, piece[len(key)+1:])
+		}
+		return nil
+	}
+	if meant, ok := nearestWord(piece, schemaTagFlags); ok {
+		return errorf("%w: field %s: jsonschema tag piece %q is not a flag the schema reads; did you mean %q? (if it is part of a value, %s)", ErrInvalidSchema, field, piece, meant, escapeHint)
+	}
+	return nil
+}
+
+// maxSuggestedWord bounds the length of a word a suggestion is sought for:
+// every key and flag is far shorter, and it bounds the work.
+const maxSuggestedWord = 32
+
+// nearestWord returns the word of table nearest to word, by edit distance
+// (an insertion, a deletion, a change or a swap of two neighbours costs 1;
+// letters are compared regardless of case), when it is near enough to be a
+// slip of the keyboard rather than another word: at most one edit for a
+// word of up to five letters, at most two for a longer one, and never as
+// many edits as the word has letters. The first word of table wins a tie.
+func nearestWord(word string, table []string) (string, bool) {
+	if word == "" || len(word) > maxSuggestedWord {
+		return "", false
+	}
+	best, bestDistance := "", -1
+	for _, candidate := range table {
+		d := editDistance(strings.ToLower(word), strings.ToLower(candidate))
+		limit := 1
+		if len(candidate) > 5 {
+			limit = 2
+		}
+		if d > limit || d >= len(word) || d >= len(candidate) {
+			continue
+		}
+		if bestDistance < 0 || d < bestDistance {
+			best, bestDistance = candidate, d
+		}
+	}
+	return best, bestDistance >= 0
+}
+
+// editDistance is the optimal string alignment distance between a and b,
+// counted in runes: insertions, deletions, changes and swaps of two
+// adjacent runes cost 1 each.
+func editDistance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	// Three rows of the table: two back (for swaps), the last and this.
+	older, last, row := make([]int, len(y)+1), make([]int, len(y)+1), make([]int, len(y)+1)
+	for j := range last {
+		last[j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		row[0] = i
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			row[j] = min(last[j]+1, row[j-1]+1, last[j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				row[j] = min(row[j], older[j-2]+1)
+			}
+		}
+		older, last, row = last, row, older
+	}
+	return last[len(y)]
 }
