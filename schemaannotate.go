@@ -33,7 +33,12 @@ func (x *reflector) annotate(s *jsonschema.Schema, t reflect.Type) {
 		x.annotateFields(s, t)
 	case reflect.Slice, reflect.Array:
 		if t.Elem() == byteType {
-			return // bytes: a base64 string
+			// Bytes: a base64 string, in the form the codec decodes when
+			// exact (contentEncoding alone asserts nothing).
+			if x.exact && s.Type == "string" && s.Pattern == "" {
+				exactBase64(s, t)
+			}
+			return
 		}
 		x.annotate(s.Items, t.Elem())
 		s.Items = nullable(s.Items, t.Elem())
@@ -48,6 +53,13 @@ func (x *reflector) annotate(s *jsonschema.Schema, t reflect.Type) {
 			s.PatternProperties[k] = nullable(ps, t.Elem())
 		}
 	}
+	if x.exact && t.Kind() == reflect.Float32 && s.Type == "number" {
+		// The largest float32, rounded up to the digits that name it: a
+		// number up to it decodes to the nearest float32.
+		tighten(&s.Minimum, "-3.4028235e+38", false)
+		tighten(&s.Maximum, "3.4028235e+38", true)
+		return
+	}
 	if s.Type != "integer" {
 		return // a number written as a string, or described by a hook
 	}
@@ -58,7 +70,10 @@ func (x *reflector) annotate(s *jsonschema.Schema, t reflect.Type) {
 	// far beyond any number a model means, so they would be read on every
 	// turn for nothing (and some providers refuse such bounds in their
 	// strict modes). Admission refuses a number out of the type's range
-	// all the same, when the typed input is decoded; see Signature.
+	// all the same, when the typed input is decoded; see Signature. A
+	// schema derived exact (an AskFunc's answer, which is decoded
+	// only after the checkpoint is claimed) states every range instead, so
+	// that what it admits is what the type can hold.
 	switch t.Kind() {
 	case reflect.Int8:
 		bound(s, math.MinInt8, math.MaxInt8)
@@ -68,7 +83,15 @@ func (x *reflector) annotate(s *jsonschema.Schema, t reflect.Type) {
 		boundUnsigned(s, math.MaxUint8)
 	case reflect.Uint16:
 		boundUnsigned(s, math.MaxUint16)
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		if x.exact {
+			bound(s, math.MinInt64>>(64-t.Bits()), math.MaxInt64>>(64-t.Bits()))
+		}
 	case reflect.Uint, reflect.Uint32, reflect.Uint64:
+		if x.exact {
+			boundUnsigned(s, uint64(math.MaxUint64)>>(64-t.Bits()))
+			return
+		}
 		tighten(&s.Minimum, "0", false)
 	}
 }
@@ -187,4 +210,20 @@ func tighten(limit *json.Number, value string, upper bool) {
 	if c := candidate.Cmp(current); (upper && c < 0) || (!upper && c > 0) {
 		*limit = json.Number(value)
 	}
+}
+
+// exactBase64 states the standard base64 with padding that the codec
+// decodes into t, a slice or an array of bytes: of any length for a
+// slice; for an array, of the one length and padding that decode to
+// exactly its length.
+func exactBase64(s *jsonschema.Schema, t reflect.Type) {
+	const group = "(?:[A-Za-z0-9+/]{4})*"
+	if t.Kind() == reflect.Slice {
+		s.Pattern = "^" + group + "(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+		return
+	}
+	tail := [3]string{"", "[A-Za-z0-9+/]{2}==", "[A-Za-z0-9+/]{3}="}[t.Len()%3]
+	s.Pattern = "^" + group + tail + "$"
+	length := uint64(4 * ((t.Len() + 2) / 3))
+	s.MinLength, s.MaxLength = &length, &length
 }

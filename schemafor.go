@@ -168,6 +168,22 @@ func SchemaFor[T any]() (Schema, error) {
 // pointer root also admits null (for outputs, where a nil pointer encodes
 // as null).
 func reflectSchema(t reflect.Type, nullableRoot bool) (doc []byte, err error) {
+	return deriveSchema(t, derivation{nullableRoot: nullableRoot})
+}
+
+// derivation says how a schema is derived beyond SchemaFor's rules.
+type derivation struct {
+	// nullableRoot lets a pointer root admit null too.
+	nullableRoot bool
+	// exact makes the schema admit only what the type's decode takes:
+	// it states the range of every sized number type and the form of
+	// base64 bytes, for a value decoded after it can no longer be
+	// refused (the answer of an AskFunc; see annotate).
+	exact bool
+}
+
+// deriveSchema returns the schema document for t, derived as d says.
+func deriveSchema(t reflect.Type, d derivation) (doc []byte, err error) {
 	if t == nil {
 		return nil, errorf("%w: cannot derive a schema for a nil interface type", ErrInvalidSchema)
 	}
@@ -180,6 +196,7 @@ func reflectSchema(t reflect.Type, nullableRoot bool) (doc []byte, err error) {
 		return nil, err
 	}
 	x := newReflector()
+	x.exact = d.exact
 	root := x.r.ReflectFromType(t)
 	defs := root.Definitions
 	if defs == nil {
@@ -202,7 +219,7 @@ func reflectSchema(t reflect.Type, nullableRoot bool) (doc []byte, err error) {
 	root.Version = ""
 	root.ID = ""
 	x.annotate(root, t)
-	if nullableRoot && t.Kind() == reflect.Pointer {
+	if d.nullableRoot && t.Kind() == reflect.Pointer {
 		root = &jsonschema.Schema{AnyOf: []*jsonschema.Schema{root, {Type: "null"}}}
 	}
 	root.Definitions = nil
@@ -404,6 +421,8 @@ type reflector struct {
 	pending   []reflect.Type // types with JSONSchemaModel, to describe
 	defs      jsonschema.Definitions
 	annotated map[reflect.Type]bool
+	// exact states what SchemaFor leaves to the decode; see derivation.
+	exact bool
 }
 
 func newReflector() *reflector {
