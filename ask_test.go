@@ -348,6 +348,19 @@ type askCoded struct {
 	Code askCode `json:"code"`
 }
 
+// askVerbose rejects every refusal with a message far longer than a
+// prompt repeats.
+type askVerbose struct {
+	Approve bool `json:"approve"`
+}
+
+func (a askVerbose) Validate() error {
+	if !a.Approve {
+		return publicRejection(strings.Repeat("é", 600))
+	}
+	return nil
+}
+
 type askPlainError struct {
 	Approve bool `json:"approve"`
 }
@@ -423,6 +436,14 @@ func TestAskFuncAsksAgain(t *testing.T) {
 				return askOnce[askCoded](t, "Which code?", acted)
 			},
 			prompt: `"The answer was not accepted: the answer cannot be decoded: value at /code must be a string in the form this member accepts\n\nWhich code?"`,
+		},
+		{
+			// The reason is cut to 1024 bytes, on a character boundary.
+			name: "a long reason", answer: `{"approve":false}`,
+			ask: func(t *testing.T, acted *atomic.Int32) (tool.Binding, tool.Request, tool.InputRequest) {
+				return askOnce[askVerbose](t, "Confirm?", acted)
+			},
+			prompt: `"The answer was not accepted: ` + strings.Repeat("é", 512) + `...\n\nConfirm?"`,
 		},
 	}
 	for _, tc := range tests {

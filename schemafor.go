@@ -103,7 +103,9 @@ func wireFormOf(t reflect.Type) wireForm {
 // their own, since it would tell a model nothing and cost it tokens on
 // every turn: the typed decode of Signature refuses a number out of the
 // type's range, at the member's location. Decode what the schema admitted
-// into the type the same way when the schema is used on its own.
+// into the type the same way when the schema is used on its own. (The
+// answer schema of an AskFunc, decoded only after the call resumed, states
+// every range; see AskFunc.)
 //
 // A `jsonschema` struct tag adds keywords to a field's schema:
 // `jsonschema:"description=…,enum=a,enum=b,minimum=1"`, and the flags
