@@ -149,7 +149,8 @@
 //     between the tag's quotes, that backslash is itself written twice:
 //     `jsonschema:"description=City name\\, e.g. Lisbon"`. A tag that
 //     would be cut or dropped is an error at construction, naming the
-//     field.
+//     field; a misspelt key or flag is named with the one it resembles
+//     (for minimun=1, "did you mean minimum").
 //   - A field whose type reads and writes its own JSON (MarshalJSON or
 //     UnmarshalJSON, as *big.Int) states its form in its tag, as in
 //     `jsonschema:"type=integer,minimum=0"`, or its type describes itself
@@ -159,7 +160,8 @@
 //   - The schema states no bound a model never needs: integers of 32 and
 //     64 bits carry no range, unsigned integers only their minimum 0.
 //     Prepare still refuses a number out of the field's range, with an
-//     *InputRejection that names the member.
+//     *InputRejection that names the member. The answer schema of an
+//     [AskFunc] states every range instead (see below).
 //
 // # Errors and outcomes
 //
@@ -245,6 +247,26 @@
 //     arguments it wrote, and no effect happened; a Failure would tell it
 //     the call ran and failed, and the runtime would report the call as
 //     failed rather than rejected.
+//   - An [AskFunc]'s answer is decoded only after the call resumed, when a
+//     runtime has spent the checkpoint, so what its type refuses must be
+//     refused before: the answer schema states the range of every sized
+//     number type (where [SchemaFor], for arguments that are decoded at
+//     admission, states only those of 8 and 16 bits) and the base64 form
+//     of bytes (where SchemaFor states only contentEncoding), and the
+//     answer's numbers are read by value, as the schema reads them (1.0
+//     is the integer 1, -0 is 0).
+//   - What the answer type still refuses is the person's to correct: an
+//     [*InputRejection] from its Validate (or a custom decoder), or a
+//     refusal by its strict decode, makes the call ask again with a new
+//     [InputRequest] whose prompt gives the reason first; the model is
+//     told nothing. The reference makes Validate's other errors and panics
+//     defects of the typed input; after the claim they end the call in a
+//     [*Failure] whose Cause holds them, never in a public rejection.
+//   - ask must have no effects (the reference: request input before
+//     external effects); it runs again when the call asks again. act never
+//     sees the idempotency key, so [NewAskFunc] refuses [EffectIdempotent]
+//     rather than let a tool promise a deduplication it cannot do. No
+//     name was added to the API for any of this.
 //
 // # Suspending a call
 //

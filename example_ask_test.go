@@ -9,13 +9,15 @@ import (
 )
 
 // A refund asks a person first and acts on the typed answer: the call
-// suspends with the question, and resumes with the answer.
+// suspends with the question, and resumes with the answer. It promises no
+// Effect: act never sees the idempotency key, so it could not deduplicate
+// a replay of the refund.
 func ExampleNewAskFunc() {
 	type refund struct {
 		Order string `json:"order"`
 		Cents int    `json:"cents"`
 	}
-	f, err := tool.NewAskFunc(tool.FuncConfig{Name: "refund", Description: "refund an order", Effect: tool.EffectIdempotent},
+	f, err := tool.NewAskFunc(tool.FuncConfig{Name: "refund", Description: "refund an order"},
 		func(_ context.Context, in refund) (tool.Question, error) {
 			return tool.Question{Prompt: fmt.Sprintf("Refund %d cents on %s?", in.Cents, in.Order)}, nil
 		},

@@ -3,18 +3,13 @@ package tool
 import (
 	"encoding"
 	"encoding/json"
-	"math"
-	"math/big"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/invopop/jsonschema"
-
-	"github.com/agentcontract/tool/internal/keyword"
 )
 
 // schemaModeler is implemented by types whose JSON form is described by
@@ -108,7 +103,9 @@ func wireFormOf(t reflect.Type) wireForm {
 // their own, since it would tell a model nothing and cost it tokens on
 // every turn: the typed decode of Signature refuses a number out of the
 // type's range, at the member's location. Decode what the schema admitted
-// into the type the same way when the schema is used on its own.
+// into the type the same way when the schema is used on its own. (The
+// answer schema of an AskFunc, decoded only after the call resumed, states
+// every range; see AskFunc.)
 //
 // A `jsonschema` struct tag adds keywords to a field's schema:
 // `jsonschema:"description=…,enum=a,enum=b,minimum=1"`, and the flags
@@ -123,7 +120,9 @@ func wireFormOf(t reflect.Type) wireForm {
 // field: a piece that is neither a known key=value nor a flag (what an
 // unescaped comma leaves), a bound that is not a number, malformed tag
 // quoting (a single backslash), and a key the type's own schema would
-// drop (see below). A `jsonschema_extras` tag follows the same escape.
+// drop (see below). A key or flag within two slips of the keyboard of a
+// known one (minimun, maxlength, requried) is refused naming the one
+// meant. A `jsonschema_extras` tag follows the same escape.
 //
 // A type with a value-receiver method JSONSchemaModel() any is described by
 // the schema of the Go type of the value that method returns; Output,
@@ -171,6 +170,22 @@ func SchemaFor[T any]() (Schema, error) {
 // pointer root also admits null (for outputs, where a nil pointer encodes
 // as null).
 func reflectSchema(t reflect.Type, nullableRoot bool) (doc []byte, err error) {
+	return deriveSchema(t, derivation{nullableRoot: nullableRoot})
+}
+
+// derivation says how a schema is derived beyond SchemaFor's rules.
+type derivation struct {
+	// nullableRoot lets a pointer root admit null too.
+	nullableRoot bool
+	// exact makes the schema admit only what the type's decode takes:
+	// it states the range of every sized number type and the form of
+	// base64 bytes, for a value decoded after it can no longer be
+	// refused (the answer of an AskFunc; see annotate).
+	exact bool
+}
+
+// deriveSchema returns the schema document for t, derived as d says.
+func deriveSchema(t reflect.Type, d derivation) (doc []byte, err error) {
 	if t == nil {
 		return nil, errorf("%w: cannot derive a schema for a nil interface type", ErrInvalidSchema)
 	}
@@ -183,6 +198,7 @@ func reflectSchema(t reflect.Type, nullableRoot bool) (doc []byte, err error) {
 		return nil, err
 	}
 	x := newReflector()
+	x.exact = d.exact
 	root := x.r.ReflectFromType(t)
 	defs := root.Definitions
 	if defs == nil {
@@ -205,7 +221,7 @@ func reflectSchema(t reflect.Type, nullableRoot bool) (doc []byte, err error) {
 	root.Version = ""
 	root.ID = ""
 	x.annotate(root, t)
-	if nullableRoot && t.Kind() == reflect.Pointer {
+	if d.nullableRoot && t.Kind() == reflect.Pointer {
 		root = &jsonschema.Schema{AnyOf: []*jsonschema.Schema{root, {Type: "null"}}}
 	}
 	root.Definitions = nil
@@ -286,23 +302,6 @@ func derefType(t reflect.Type) reflect.Type {
 		t = t.Elem()
 	}
 	return t
-}
-
-// Keys of a `jsonschema` tag that state the type of a value themselves;
-// without one, the reflector applies the keys of a type (enum, pattern,
-// minimum, ...) only to a type it derived.
-var typeTagKeys = []string{"type", "oneof_type", "anyof_type", "oneof_ref", "anyof_ref"}
-
-// Keys of a `jsonschema` tag the reflector applies to any schema.
-var genericTagKeys = append([]string{"title", "description", "anchor", "oneof_required", "anyof_required"}, typeTagKeys...)
-
-func tagStatesType(tag string) bool {
-	for _, piece := range splitSchemaTag(tag) {
-		if key, _, ok := strings.Cut(piece, "="); ok && slices.Contains(typeTagKeys, key) {
-			return true
-		}
-	}
-	return false
 }
 
 // checkMapKey refuses map keys the codec cannot write as member names.
@@ -424,6 +423,8 @@ type reflector struct {
 	pending   []reflect.Type // types with JSONSchemaModel, to describe
 	defs      jsonschema.Definitions
 	annotated map[reflect.Type]bool
+	// exact states what SchemaFor leaves to the decode; see derivation.
+	exact bool
 }
 
 func newReflector() *reflector {
@@ -548,300 +549,4 @@ func (x *reflector) usedDefinitions(body []byte) []string {
 		}
 	}
 	return used
-}
-
-// annotate adds what the reflector leaves out: null for pointer fields and
-// items, and the numeric range of sized integer and float32 types.
-func (x *reflector) annotate(s *jsonschema.Schema, t reflect.Type) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if s == nil || wireFormOf(t) != wireReflected {
-		return
-	}
-	if name, ok := strings.CutPrefix(s.Ref, "#/$defs/"); ok {
-		if x.annotated[t] || x.defs[name] == nil {
-			return
-		}
-		x.annotated[t] = true
-		s = x.defs[name]
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		x.annotateFields(s, t)
-	case reflect.Slice, reflect.Array:
-		if t.Elem() == byteType {
-			return // bytes: a base64 string
-		}
-		x.annotate(s.Items, t.Elem())
-		s.Items = nullable(s.Items, t.Elem())
-	case reflect.Map:
-		x.annotateIntKeys(s, t.Key())
-		if as := s.AdditionalProperties; as != nil && as != jsonschema.FalseSchema && as != jsonschema.TrueSchema {
-			x.annotate(as, t.Elem())
-			s.AdditionalProperties = nullable(as, t.Elem())
-		}
-		for k, ps := range s.PatternProperties {
-			x.annotate(ps, t.Elem())
-			s.PatternProperties[k] = nullable(ps, t.Elem())
-		}
-	}
-	if s.Type != "integer" {
-		return // a number written as a string, or described by a hook
-	}
-	// The schema carries only the bounds of a Go type that a model may
-	// plausibly cross: the range of a type of 8 or 16 bits (300 for a
-	// uint8 percentage, 40000 for an int16) and the minimum 0 of every
-	// unsigned type (the negative count). The bounds of 32 and 64 bits are
-	// far beyond any number a model means, so they would be read on every
-	// turn for nothing (and some providers refuse such bounds in their
-	// strict modes). Admission refuses a number out of the type's range
-	// all the same, when the typed input is decoded; see Signature.
-	switch t.Kind() {
-	case reflect.Int8:
-		bound(s, math.MinInt8, math.MaxInt8)
-	case reflect.Int16:
-		bound(s, math.MinInt16, math.MaxInt16)
-	case reflect.Uint8:
-		boundUnsigned(s, math.MaxUint8)
-	case reflect.Uint16:
-		boundUnsigned(s, math.MaxUint16)
-	case reflect.Uint, reflect.Uint32, reflect.Uint64:
-		tighten(&s.Minimum, "0", false)
-	}
-}
-
-// annotateIntKeys fixes the member names of a map with signed integer keys:
-// the reflector admits only digits, but the codec writes negative keys with
-// a minus sign, and a key type with text methods writes what it likes.
-func (x *reflector) annotateIntKeys(s *jsonschema.Schema, key reflect.Type) {
-	const digits = "^[0-9]+$"
-	ps, ok := s.PatternProperties[digits]
-	if !ok {
-		return
-	}
-	delete(s.PatternProperties, digits)
-	if wireFormOf(key) == wireText {
-		s.AdditionalProperties = ps
-	} else {
-		s.PatternProperties["^-?[0-9]+$"] = ps
-	}
-	if len(s.PatternProperties) == 0 {
-		s.PatternProperties = nil
-	}
-}
-
-// annotateFields annotates the properties of a struct's schema, following
-// embedded structs the way the JSON codec flattens them.
-func (x *reflector) annotateFields(s *jsonschema.Schema, t reflect.Type) {
-	if s.Properties != nil {
-		x.annotateMembers(s, t)
-	}
-}
-
-// annotateMembers annotates the properties of t's fields and returns their
-// JSON names. The members of a struct embedded through a pointer become
-// optional: the codec writes none of them when the pointer is nil.
-func (x *reflector) annotateMembers(s *jsonschema.Schema, t reflect.Type) []string {
-	var names []string
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				promoted := x.annotateMembers(s, ft)
-				if f.Type.Kind() == reflect.Pointer {
-					s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return slices.Contains(promoted, r) })
-				}
-				names = append(names, promoted...)
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		names = append(names, name)
-		prop, ok := s.Properties.Get(name)
-		if !ok || prop == nil {
-			continue
-		}
-		x.annotate(prop, f.Type)
-		s.Properties.Set(name, nullable(prop, f.Type))
-	}
-	return names
-}
-
-// nullable lets the schema of a pointer-typed value admit null, which is
-// how the JSON codec writes a nil pointer.
-func nullable(s *jsonschema.Schema, t reflect.Type) *jsonschema.Schema {
-	if s == nil || t.Kind() != reflect.Pointer || s == jsonschema.TrueSchema || reflect.DeepEqual(*s, jsonschema.Schema{}) {
-		return s // already admits null
-	}
-	if len(s.AnyOf) == 2 && s.AnyOf[1].Type == "null" {
-		return s // already nullable
-	}
-	inner := *s
-	inner.Description, inner.Title = "", ""
-	return &jsonschema.Schema{
-		Title:       s.Title,
-		Description: s.Description,
-		AnyOf:       []*jsonschema.Schema{&inner, {Type: "null"}},
-	}
-}
-
-func bound(s *jsonschema.Schema, lo, hi int64) {
-	tighten(&s.Minimum, strconv.FormatInt(lo, 10), false)
-	tighten(&s.Maximum, strconv.FormatInt(hi, 10), true)
-}
-
-func boundUnsigned(s *jsonschema.Schema, hi uint64) {
-	tighten(&s.Minimum, "0", false)
-	tighten(&s.Maximum, strconv.FormatUint(hi, 10), true)
-}
-
-// tighten sets *limit to value unless it is already at least as strict.
-func tighten(limit *json.Number, value string, upper bool) {
-	if *limit == "" {
-		*limit = json.Number(value)
-		return
-	}
-	current, ok1 := new(big.Rat).SetString(string(*limit))
-	candidate, ok2 := new(big.Rat).SetString(value)
-	if !ok1 || !ok2 {
-		*limit = json.Number(value)
-		return
-	}
-	if c := candidate.Cmp(current); (upper && c < 0) || (!upper && c > 0) {
-		*limit = json.Number(value)
-	}
-}
-
-// Keys the schema reflector reads from a `jsonschema` tag; see
-// checkSchemaTags. A key that names a keyword takes a value of that
-// keyword's shape (tagValueOf), the others any text.
-var schemaTagKeys = []string{
-	"title", "description", "type", "anchor", "oneof_required", "anyof_required",
-	"oneof_ref", "oneof_type", "anyof_ref", "anyof_type", "pattern", "format",
-	"default", "example", "enum", "readOnly", "writeOnly", "uniqueItems",
-	"minLength", "maxLength", "minItems", "maxItems",
-	"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
-}
-
-type tagValue uint8
-
-const (
-	tagText   tagValue = iota // any text
-	tagCount                  // a non-negative integer
-	tagNumber                 // a JSON number
-)
-
-// tagValueOf is the kind of value tag key takes, from the shape of the
-// keyword it names: a count for a Count, a number for a Number or a
-// PositiveNumber (the reflector writes the number; the meta-schema check
-// judges its sign), text for the rest.
-func tagValueOf(key string) tagValue {
-	switch keyword.Of(key) {
-	case keyword.Count:
-		return tagCount
-	case keyword.Number, keyword.PositiveNumber:
-		return tagNumber
-	}
-	return tagText
-}
-
-// The bare flags of a `jsonschema` tag.
-var schemaTagFlags = []string{"required", "nullable"}
-
-// escapeHint tells how to keep a comma in a tag value.
-const escapeHint = `a comma inside a value must be escaped as \, (written \\, between the tag's quotes in Go source)`
-
-// checkSchemaTags refuses `jsonschema` and `jsonschema_extras` tags the
-// schema reflector would read otherwise than they were meant: it cuts a
-// tag at every comma not preceded by a backslash, and silently drops a
-// piece that is not a known key=value or flag, a number it cannot parse,
-// and a whole tag whose quoting is malformed. "City name, e.g. Lisbon"
-// would lose ", e.g. Lisbon", and "^[a-z]{1,40}$" become "^[a-z]{1".
-func checkSchemaTags(owner reflect.Type, f reflect.StructField) error {
-	field := owner.String() + "." + f.Name
-	for _, key := range []string{"jsonschema", "jsonschema_extras"} {
-		if _, ok := f.Tag.Lookup(key); !ok && strings.Contains(string(f.Tag), key+":") {
-			return errorf("%w: field %s: its struct tag is malformed, so the schema tags are ignored; %s", ErrInvalidSchema, field, escapeHint)
-		}
-	}
-	tag := f.Tag.Get("jsonschema")
-	plain := strings.Split(tag, ",")
-	if plain[0] == "-" {
-		return nil // the field is left out
-	}
-	pieces := splitSchemaTag(tag)
-	for _, piece := range pieces {
-		key, value, isPair := strings.Cut(piece, "=")
-		kind, known := tagValueOf(key), slices.Contains(schemaTagKeys, key)
-		switch {
-		case piece == "" || !isPair && slices.Contains(schemaTagFlags, piece):
-			continue
-		case !isPair || !known:
-			return errorf("%w: field %s: jsonschema tag piece %q is neither a known key=value nor a flag (%s); %s", ErrInvalidSchema, field, piece, strings.Join(schemaTagFlags, ", "), escapeHint)
-		case kind == tagCount && !isCount(value):
-			return errorf("%w: field %s: jsonschema tag %s=%q needs a non-negative integer", ErrInvalidSchema, field, key, value)
-		case kind == tagNumber && !isNumber(value):
-			return errorf("%w: field %s: jsonschema tag %s=%q needs a JSON number", ErrInvalidSchema, field, key, value)
-		}
-	}
-	// A type described by its own schema gets only the generic keys: the
-	// reflector would drop the others.
-	if form := wireFormOf(derefType(f.Type)); (form == wireModel || form == wireHook) && !tagStatesType(tag) {
-		for _, piece := range pieces {
-			if key, _, ok := strings.Cut(piece, "="); ok && !slices.Contains(genericTagKeys, key) {
-				return errorf("%w: field %s: jsonschema tag key %q would be dropped, because type %s describes itself; put the keyword in its schema, or state the type in the tag (type=...)", ErrInvalidSchema, field, key, f.Type)
-			}
-		}
-	}
-	// The reflector reads the flags from the tag cut at every comma.
-	for _, flag := range schemaTagFlags {
-		if slices.Contains(plain, flag) && !slices.Contains(pieces, flag) {
-			return errorf("%w: field %s: jsonschema tag has %q after an escaped comma, which is read as the flag all the same", ErrInvalidSchema, field, flag)
-		}
-	}
-	for _, piece := range splitSchemaTag(f.Tag.Get("jsonschema_extras")) {
-		if piece != "" && !strings.Contains(piece, "=") {
-			return errorf("%w: field %s: jsonschema_extras tag piece %q is not key=value; %s", ErrInvalidSchema, field, piece, escapeHint)
-		}
-	}
-	return nil
-}
-
-// splitSchemaTag cuts a tag as the schema reflector does: at every comma
-// not preceded by a backslash, the backslash being dropped.
-func splitSchemaTag(tag string) []string {
-	var pieces []string
-	for _, part := range strings.Split(tag, ",") {
-		if n := len(pieces); n > 0 && strings.HasSuffix(pieces[n-1], `\`) {
-			pieces[n-1] = strings.TrimSuffix(pieces[n-1], `\`) + "," + part
-			continue
-		}
-		pieces = append(pieces, part)
-	}
-	return pieces
-}
-
-func isCount(s string) bool {
-	_, err := strconv.ParseUint(s, 10, 64)
-	return err == nil
-}
-
-func isNumber(s string) bool {
-	_, err := strconv.ParseFloat(s, 64)
-	return err == nil && json.Valid([]byte(s))
 }

@@ -809,6 +809,18 @@ type (
 	tagUnknownKey struct {
 		N int `json:"n" jsonschema:"minimun=1"`
 	}
+	tagKeyInOtherCase struct {
+		S string `json:"s" jsonschema:"maxlength=3"`
+	}
+	tagKeySwapped struct {
+		S string `json:"s" jsonschema:"descritpion=a name"`
+	}
+	tagFarKey struct {
+		S string `json:"s" jsonschema:"colour=red"`
+	}
+	tagMisspeltFlag struct {
+		S string `json:"s" jsonschema:"requried"`
+	}
 	tagBadNumber struct {
 		N int `json:"n" jsonschema:"maximum=ten"`
 	}
@@ -841,8 +853,18 @@ func TestSchemaForRefusesCutTags(t *testing.T) {
 			`tool: invalid schema: field tool_test.tagCutDescription.City: jsonschema tag piece " e.g. Lisbon" is neither a known key=value nor a flag (required, nullable); ` + hint},
 		{"a pattern cut at a comma", schemaErr[tagCutPattern],
 			`tool: invalid schema: field tool_test.tagCutPattern.Code: jsonschema tag piece "40}$" is neither a known key=value nor a flag (required, nullable); ` + hint},
+		// A key or flag a slip away from a known one is named with it; a
+		// word far from every one gets the comma hint, as a cut value does.
 		{"a misspelt key", schemaErr[tagUnknownKey],
-			`tool: invalid schema: field tool_test.tagUnknownKey.N: jsonschema tag piece "minimun=1" is neither a known key=value nor a flag (required, nullable); ` + hint},
+			`tool: invalid schema: field tool_test.tagUnknownKey.N: jsonschema tag key "minimun" is not a key the schema reads; did you mean "minimum" (as in minimum=1)?`},
+		{"a key in another case", schemaErr[tagKeyInOtherCase],
+			`tool: invalid schema: field tool_test.tagKeyInOtherCase.S: jsonschema tag key "maxlength" is not a key the schema reads; did you mean "maxLength" (as in maxLength=3)?`},
+		{"a key with two letters swapped", schemaErr[tagKeySwapped],
+			`tool: invalid schema: field tool_test.tagKeySwapped.S: jsonschema tag key "descritpion" is not a key the schema reads; did you mean "description" (as in description=a name)?`},
+		{"a key near none", schemaErr[tagFarKey],
+			`tool: invalid schema: field tool_test.tagFarKey.S: jsonschema tag piece "colour=red" is neither a known key=value nor a flag (required, nullable); ` + hint},
+		{"a misspelt flag", schemaErr[tagMisspeltFlag],
+			`tool: invalid schema: field tool_test.tagMisspeltFlag.S: jsonschema tag piece "requried" is not a flag the schema reads; did you mean "required"? (if it is part of a value, ` + hint + `)`},
 		{"a bound that is not a number", schemaErr[tagBadNumber],
 			`tool: invalid schema: field tool_test.tagBadNumber.N: jsonschema tag maximum="ten" needs a JSON number`},
 		{"a length that is not a count", schemaErr[tagBadCount],

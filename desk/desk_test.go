@@ -46,7 +46,7 @@ type fixture struct {
 func newFixture(t *testing.T, authorize func(context.Context, string, dispatch.Pending) (bool, error)) *fixture {
 	t.Helper()
 	f := &fixture{}
-	refund, err := tool.NewAskFunc(tool.FuncConfig{Name: "refund", Description: "refund an order", Effect: tool.EffectIdempotent},
+	refund, err := tool.NewAskFunc(tool.FuncConfig{Name: "refund", Description: "refund an order"},
 		func(_ context.Context, in refundArgs) (tool.Question, error) {
 			return tool.Question{Prompt: fmt.Sprintf("Refund %d cents on order %s?", in.Cents, in.Order)}, nil
 		},

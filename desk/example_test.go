@@ -17,7 +17,7 @@ import (
 // it for a signed-in person.
 func ExampleNew() {
 	ctx := context.Background()
-	refund, err := tool.NewAskFunc(tool.FuncConfig{Name: "refund", Description: "refund an order", Effect: tool.EffectIdempotent},
+	refund, err := tool.NewAskFunc(tool.FuncConfig{Name: "refund", Description: "refund an order"},
 		func(_ context.Context, in struct {
 			Order string `json:"order"`
 		}) (tool.Question, error) {

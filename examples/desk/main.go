@@ -68,7 +68,7 @@ type app struct {
 
 func newApp() (*app, error) {
 	a := &app{}
-	refund, err := tool.NewAskFunc(tool.FuncConfig{Name: "refund", Description: "refund an order to the customer's card", Effect: tool.EffectIdempotent},
+	refund, err := tool.NewAskFunc(tool.FuncConfig{Name: "refund", Description: "refund an order to the customer's card"},
 		func(_ context.Context, in refundArgs) (tool.Question, error) {
 			a.asked.Add(1)
 			return tool.Question{Prompt: fmt.Sprintf("Refund %s on order %s?", money(in.Cents), in.Order)}, nil
