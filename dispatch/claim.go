@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/internal/errprefix"
 )
 
@@ -25,6 +26,11 @@ type claimedCall struct {
 	// its outcome was lost: the tool's Effect allows a replay, or nothing
 	// runs (a decline).
 	redo bool
+	// rekey, when set, returns the claimed call made anew under the
+	// idempotency key an earlier claim of the same edit ran with (an
+	// edited call draws a new key on every Supersede): the call runs
+	// again under that key, or not at all.
+	rekey func(key tool.IdempotencyKey) (claimedCall, error)
 	// run runs the call and returns its Outcome. Its ctx is detached
 	// from the caller's: a claimed call is not cancelled with the request
 	// that claimed it.
@@ -87,7 +93,15 @@ func (d *Dispatcher) unrecorded(ctx context.Context, cc claimedCall, prior Claim
 		return d.replay(ctx, cc, NewSavedOutcome(*held))
 	case !cc.redo:
 		return d.refuse(ctx, cc.info, &AnsweredError{Claim: prior, state: answerUnrecorded})
-	case !d.flights.start(cc.cp.id, prior.Nonce, cc.cp.expiresAt):
+	}
+	if cc.rekey != nil && prior.Edit != nil {
+		again, err := cc.rekey(prior.Edit.IdempotencyKey)
+		if err != nil {
+			return d.refuse(ctx, cc.info, err)
+		}
+		cc = again
+	}
+	if !d.flights.start(cc.cp.id, prior.Nonce, cc.cp.expiresAt) {
 		return d.refuse(ctx, cc.info, &AnsweredError{Claim: prior, state: answerRunning})
 	}
 	return d.runAndFinish(ctx, cc)

@@ -287,3 +287,25 @@ func TestDoubleSubmitRunsOnce(t *testing.T) {
 	require.Equal(t, int32(1), g.runs.Load())
 	require.Equal(t, int32(submits), ok.Load()+conflicts.Load())
 }
+
+// An edited call whose outcome was lost runs again, in another process,
+// under the key the first edit ran with, not a new one.
+func TestLostEditRunsUnderItsKey(t *testing.T) {
+	shared := memoryStore(t)
+	store := &failingStore{Store: shared}
+	g := &gated{name: "refund", effect: tool.EffectIdempotent}
+	d := gatedDispatcher(t, store, g)
+	cp := suspended(t, d, g)
+	edit := dispatch.Edit{Arguments: `{"amount":1}`}
+	first, err := d.Supersede(context.Background(), cp, edit)
+	require.ErrorIs(t, err, dispatch.ErrStore)
+	require.NotEmpty(t, first.IdempotencyKey)
+
+	again, err := gatedDispatcher(t, shared, g).Supersede(context.Background(), cp, edit)
+	require.NoError(t, err)
+	require.Equal(t, first.IdempotencyKey, again.IdempotencyKey, "the edited call ran again under its first key")
+	c, err := shared.Claimed(context.Background(), cp.ID())
+	require.NoError(t, err)
+	require.NotNil(t, c.Outcome)
+	require.Equal(t, first.IdempotencyKey, c.Edit.IdempotencyKey)
+}

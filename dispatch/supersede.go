@@ -81,23 +81,33 @@ func (d *Dispatcher) Supersede(ctx context.Context, cp Checkpoint, e Edit) (Outc
 		d.resumeRefused(ctx, info, err)
 		return Outcome{}, err
 	}
-	request := tool.Request{Name: cp.request.Name, Arguments: e.Arguments}
-	invocation, err := binding.Contract().Prepare(request, tool.Admission{IdempotencyKey: key})
-	if err != nil {
-		err = errprefix.Errorf("%w: the edited arguments are not admitted: %s", ErrInvalidAnswer, answerProblem(err))
-		d.resumeRefused(ctx, info, err)
-		return Outcome{}, err
-	}
 	digest, err := editSHA256(e.Arguments)
 	if err != nil {
 		d.resumeRefused(ctx, info, err)
 		return Outcome{}, err
 	}
-	c := d.newClaim(cp, e.Principal, digest, now)
-	c.Edit = &EditRecord{Proposed: cp.request.Arguments, Approved: e.Arguments, Executed: string(invocation.Arguments()), IdempotencyKey: key}
-	info.IdempotencyKey = key
-	call := Call{ID: cp.callID, Request: request, IdempotencyKey: key, Principal: cp.principal, Progress: e.Progress}
-	return d.claimAndRun(ctx, d.toRun(cp, c, info, start, call, binding, invocation))
+	// The edited call, admitted under key: the new one, or the key an
+	// earlier claim of the same edit ran with when it runs again.
+	edited := func(key tool.IdempotencyKey) (claimedCall, error) {
+		request := tool.Request{Name: cp.request.Name, Arguments: e.Arguments}
+		invocation, err := binding.Contract().Prepare(request, tool.Admission{IdempotencyKey: key})
+		if err != nil {
+			return claimedCall{}, errprefix.Errorf("%w: the edited arguments are not admitted: %s", ErrInvalidAnswer, answerProblem(err))
+		}
+		c := d.newClaim(cp, e.Principal, digest, now)
+		c.Edit = &EditRecord{Proposed: cp.request.Arguments, Approved: e.Arguments, Executed: string(invocation.Arguments()), IdempotencyKey: key}
+		info := info
+		info.IdempotencyKey = key
+		call := Call{ID: cp.callID, Request: request, IdempotencyKey: key, Principal: cp.principal, Progress: e.Progress}
+		return d.toRun(cp, c, info, start, call, binding, invocation), nil
+	}
+	cc, err := edited(key)
+	if err != nil {
+		d.resumeRefused(ctx, info, err)
+		return Outcome{}, err
+	}
+	cc.rekey = edited
+	return d.claimAndRun(ctx, cc)
 }
 
 // editDomain keeps the digest of an edit apart from the digest of every
