@@ -187,13 +187,11 @@ func (c *faultyConn) PrepareContext(ctx context.Context, query string) (driver.S
 }
 
 func (c *faultyConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	var tx driver.Tx
-	var err error
-	if b, ok := c.Conn.(driver.ConnBeginTx); ok {
-		tx, err = b.BeginTx(ctx, opts)
-	} else {
-		tx, err = c.Conn.Begin() //nolint:staticcheck // the driver has no BeginTx
+	b, ok := c.Conn.(driver.ConnBeginTx)
+	if !ok {
+		return nil, errors.New("the wrapped driver has no BeginTx")
 	}
+	tx, err := b.BeginTx(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
