@@ -271,9 +271,7 @@ func TestClaimFaults(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			d := b.new(t)
 			in := &injector{}
-			s, err := sqlstore.New(faultyDB(t, d, in), sqlstore.Config{Dialect: d.dialect})
-			require.NoError(t, err)
-			require.NoError(t, s.Migrate(t.Context()))
+			s := faultyStore(t, d, in)
 			n := 0
 			for _, at := range stepsOf(d.dialect) {
 				for _, f := range faults {
@@ -322,6 +320,29 @@ func (s stubborn) Call(_ context.Context, inv tool.Invocation) (tool.Result, err
 	return tool.Result{InputRequest: &ir}, err
 }
 
+// faultyStore returns a migrated Store on d through a driver that injects
+// in's faults.
+func faultyStore(t *testing.T, d database, in *injector) *sqlstore.Store {
+	t.Helper()
+	s, err := sqlstore.New(faultyDB(t, d, in), sqlstore.Config{Dialect: d.dialect})
+	require.NoError(t, err)
+	require.NoError(t, s.Migrate(t.Context()))
+	return s
+}
+
+// refunds returns a Dispatcher on store whose registry holds a stubborn
+// refund counting its runs in runs.
+func refunds(t testing.TB, store dispatch.Store, runs *atomic.Int32) *dispatch.Dispatcher {
+	t.Helper()
+	binding, err := tool.Bind(stubborn{runs})
+	require.NoError(t, err)
+	registry, err := tool.NewRegistry(binding)
+	require.NoError(t, err)
+	d, err := dispatch.New(dispatch.Config{Registry: registry, Store: store, SealKeys: []dispatch.SealKey{{ID: "k", Secret: []byte("0123456789abcdef0123456789abcdef")}}})
+	require.NoError(t, err)
+	return d
+}
+
 // An approval whose request ends, or whose claim's reply is lost, at any
 // step of the claim's write is never stranded: either the resume was
 // refused and nothing was claimed (the same answer then runs the call),
@@ -331,16 +352,8 @@ func TestResumeThroughFaults(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			d := b.new(t)
 			in := &injector{}
-			s, err := sqlstore.New(faultyDB(t, d, in), sqlstore.Config{Dialect: d.dialect})
-			require.NoError(t, err)
-			require.NoError(t, s.Migrate(t.Context()))
 			var runs atomic.Int32
-			binding, err := tool.Bind(stubborn{&runs})
-			require.NoError(t, err)
-			registry, err := tool.NewRegistry(binding)
-			require.NoError(t, err)
-			dispatcher, err := dispatch.New(dispatch.Config{Registry: registry, Store: s, SealKeys: []dispatch.SealKey{{ID: "k", Secret: []byte("0123456789abcdef0123456789abcdef")}}})
-			require.NoError(t, err)
+			dispatcher := refunds(t, faultyStore(t, d, in), &runs)
 			yes := dispatch.Answer{Response: json.RawMessage(`true`)}
 			for _, at := range stepsOf(d.dialect) {
 				for _, f := range faults {
@@ -382,27 +395,16 @@ func TestLostOutcomeThroughFaults(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			d := b.new(t)
 			in := &injector{}
-			s, err := sqlstore.New(faultyDB(t, d, in), sqlstore.Config{Dialect: d.dialect})
-			require.NoError(t, err)
-			require.NoError(t, s.Migrate(t.Context()))
 			var runs atomic.Int32
-			binding, err := tool.Bind(stubborn{&runs})
-			require.NoError(t, err)
-			registry, err := tool.NewRegistry(binding)
-			require.NoError(t, err)
-			config := dispatch.Config{Registry: registry, Store: s, SealKeys: []dispatch.SealKey{{ID: "k", Secret: []byte("0123456789abcdef0123456789abcdef")}}}
-			ran, err := dispatch.New(config)
-			require.NoError(t, err)
-			config.Store = d.store(t, sqlstore.Config{})
-			other, err := dispatch.New(config)
-			require.NoError(t, err)
+			ran := refunds(t, faultyStore(t, d, in), &runs)
+			other := refunds(t, d.store(t, sqlstore.Config{}), &runs)
 			yes := dispatch.Answer{Response: json.RawMessage(`true`)}
 
 			o := ran.Run(t.Context(), dispatch.Call{ID: "c", Request: tool.Request{Name: "refund", Arguments: `{}`}})
 			require.Equal(t, dispatch.KindSuspended, o.Kind)
 			cp := *o.Checkpoint
 			in.arm(finishStatement, faults[0], nil)
-			o, err = ran.Resume(t.Context(), cp, yes)
+			o, err := ran.Resume(t.Context(), cp, yes)
 			require.ErrorIs(t, err, dispatch.ErrStore)
 			require.Equal(t, dispatch.KindCompleted, o.Kind, "the call ran")
 			require.Equal(t, 1, in.firedCount())

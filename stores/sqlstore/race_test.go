@@ -98,9 +98,7 @@ func TestClaimWaitsThenContextEnds(t *testing.T) {
 			d := b.new(t)
 			inserting := make(chan struct{}, 1)
 			in := &injector{onInsert: func() { inserting <- struct{}{} }}
-			s, err := sqlstore.New(faultyDB(t, d, in), sqlstore.Config{Dialect: d.dialect})
-			require.NoError(t, err)
-			require.NoError(t, s.Migrate(t.Context()))
+			s := faultyStore(t, d, in)
 			other := d.open(t)
 			conn, err := other.Conn(t.Context())
 			require.NoError(t, err)

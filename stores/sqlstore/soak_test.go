@@ -18,27 +18,6 @@ import (
 	"github.com/agentcontract/tool/stores/sqlstore"
 )
 
-// soakTool is a refund that asks a person, promises nothing about a
-// replay, and counts its approved runs.
-type soakTool struct{ runs *atomic.Int32 }
-
-func (soakTool) Definition() tool.Definition {
-	return tool.Definition{Name: "refund", InputSchema: json.RawMessage(`{"type":"object"}`)}
-}
-
-func (s soakTool) Call(_ context.Context, inv tool.Invocation) (tool.Result, error) {
-	if _, resumed := inv.Continuation(); resumed {
-		s.runs.Add(1)
-		return tool.Result{Output: tool.NewTextOutput("refunded")}, nil
-	}
-	schema, err := tool.ParseSchema([]byte(`{"type":"boolean"}`))
-	if err != nil {
-		return tool.Result{}, err
-	}
-	ir, err := tool.NewInputRequest(tool.InputRequestConfig{Prompt: json.RawMessage(`"Refund?"`), ResponseSchema: schema})
-	return tool.Result{InputRequest: &ir}, err
-}
-
 // soakRounds is how many approvals TestSoak drops per dialect.
 const soakRounds = 1000
 
@@ -54,14 +33,8 @@ func TestSoak(t *testing.T) {
 	}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			s := b.new(t).store(t, sqlstore.Config{})
 			var runs atomic.Int32
-			binding, err := tool.Bind(soakTool{&runs})
-			require.NoError(t, err)
-			registry, err := tool.NewRegistry(binding)
-			require.NoError(t, err)
-			d, err := dispatch.New(dispatch.Config{Registry: registry, Store: s, SealKeys: []dispatch.SealKey{{ID: "k", Secret: []byte("0123456789abcdef0123456789abcdef")}}})
-			require.NoError(t, err)
+			d := refunds(t, b.new(t).store(t, sqlstore.Config{}), &runs)
 			yes := dispatch.Answer{Response: json.RawMessage(`true`)}
 			stranded, doubles, claimErrors := 0, 0, 0
 			for round := range soakRounds {
