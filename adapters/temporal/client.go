@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -20,19 +21,46 @@ import (
 // Sending is idempotent under a.ID, which is required: the update's ID is
 // derived from it, so Temporal hands a resend the result of the update
 // it already has, and a workflow that accepted the answer before returns
-// its Receipt again. A sender that gave up waiting (a context that ended
-// while no worker ran, say) has not withdrawn its answer: it may still be
-// accepted later. Send it again with the same ID, or read its receipt,
-// to learn what happened; never send it under a new ID.
+// its Receipt again. SendAnswer compares that Receipt with what it sent:
+// one for another call, or with another answer digest
+// ([dispatch.AnswerSHA256]), means the ID had been used for another
+// answer, which Temporal answered for instead of this one; that is an
+// [*AnswerIDError], and this answer was not accepted. An ID names one
+// answer to one call, in a run: choose a new one for each answer.
 //
-// An answer the workflow refuses (no ID, it breaks the response schema,
-// no call waits with its key, or its ID was used for another answer) is
-// an error wrapping [dispatch.ErrInvalidAnswer] whose message is the
-// validator's reason; the call keeps waiting and nothing is written to
-// the workflow's history. Other errors are the client's.
+// What each uncertain path means:
+//
+//   - ctx ends, or the connection fails, before SendAnswer returns: the
+//     answer has not been withdrawn. It may have been accepted, or may
+//     still be accepted once a worker takes it. Send it again with the
+//     same ID (never under a new one: a second ID is a second answer,
+//     refused if the first was accepted, accepted if it was not), or
+//     ask [ReadReceipt] with its ID.
+//   - No worker runs the workflow: SendAnswer waits for one, as long as
+//     ctx allows. Bound it with a deadline on ctx.
+//   - The workflow refuses the answer (it breaks the response schema, no
+//     call waits with its key, the call was answered already by another
+//     answer, or the run had seen its ID with another answer): an error
+//     wrapping [dispatch.ErrInvalidAnswer] whose message is the
+//     validator's reason; the call keeps waiting (unless answered) and
+//     nothing is written to the workflow's history.
+//   - The workflow has completed: no call waits any more. An answer it
+//     accepted before, sent again, gets its Receipt while Temporal keeps
+//     the update's outcome; otherwise the error wraps
+//     [dispatch.ErrInvalidAnswer] (the answer lost to another, or came
+//     too late), and [ReadReceipt] tells which answer was accepted.
+//   - The workflow was reset (`temporal workflow reset`) after it
+//     accepted the answer: see "What a reset means for a call" in the
+//     package documentation.
+//
+// Other errors are the client's. The Receipt is the caller's.
 func SendAnswer(ctx context.Context, c client.Client, workflowID string, a Answer) (Receipt, error) {
-	if a.ID == "" {
+	if a.ID == "" || len(a.ID) > maxAnswerIDBytes || !utf8.ValidString(a.ID) {
 		return Receipt{}, errprefix.Errorf("%w: an answer needs an ID of 1 to %d bytes of UTF-8", dispatch.ErrInvalidAnswer, maxAnswerIDBytes)
+	}
+	digest, err := dispatch.AnswerSHA256(a.Response)
+	if err != nil {
+		return Receipt{}, err
 	}
 	handle, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   workflowID,
@@ -42,11 +70,16 @@ func SendAnswer(ctx context.Context, c client.Client, workflowID string, a Answe
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
-		return Receipt{}, refusal(err)
+		return Receipt{}, sendError(err)
 	}
 	var r Receipt
 	if err := handle.Get(ctx, &r); err != nil {
-		return Receipt{}, refusal(err)
+		return Receipt{}, sendError(err)
+	}
+	if r.AnswerID != a.ID || r.IdempotencyKey != a.IdempotencyKey || r.AnswerSHA256 != digest {
+		// Temporal matched the update's ID and answered for the update
+		// it had under it: the workflow never saw this answer.
+		return Receipt{}, &AnswerIDError{Receipt: r}
 	}
 	return r, nil
 }
@@ -119,4 +152,11 @@ func ListPending(ctx context.Context, c client.Client, workflowID string) ([]Pen
 		return nil, err
 	}
 	return pending, nil
+}
+
+// sendError turns the error an [UpdateAnswer] update met into this
+// package's: the validator's refusal wraps [dispatch.ErrInvalidAnswer]
+// again. Any other error is returned as it is.
+func sendError(err error) error {
+	return refusal(err)
 }
