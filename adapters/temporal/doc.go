@@ -95,13 +95,11 @@
 // differs after continue-as-new; the first run ID would not do (every run
 // of a continue-as-new chain shares it, and a reset changes it), nor would
 // the run ID (a reset changes it). A replay must be given the workflow ID
-// and the run's own ID
-// ([go.temporal.io/sdk/worker.ReplayWorkflowHistoryOptions].OriginalExecution):
-// under the replayer's made-up workflow ID the recorded answers find no
-// call waiting with their key, and the replay fails as nondeterministic.
-// The run ID of a reset run is not in its first event, which it copied
-// from the run it was reset from, but in the workflow task that the reset
-// failed (its NewRunId).
+// ([go.temporal.io/sdk/worker.ReplayWorkflowHistoryOptions].OriginalExecution,
+// its ID; the run ID may stay empty, since the original run ID comes from
+// the history itself): under the replayer's made-up workflow ID the
+// recorded answers find no call waiting with their key, and the replay
+// fails as nondeterministic. The same holds for a run made by a reset.
 //
 // # What a reset means for a call
 //
