@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -89,6 +90,12 @@ func SendAnswer(ctx context.Context, c client.Client, workflowID string, a Answe
 // whether it was accepted and, once the resumed call has one, its
 // outcome. An answer the run did not accept is an error wrapping
 // [ErrUnknownAnswer]. Other errors are the client's.
+//
+// A query is answered by a worker of the workflow's task queue, even
+// after the workflow completed (the worker replays its history): while
+// none runs, ReadReceipt waits, as long as ctx allows, or until the
+// server gives up. Bound it with a deadline on ctx; an error of ctx then
+// says nothing about the answer.
 func ReadReceipt(ctx context.Context, c client.Client, workflowID, answerID string) (Receipt, error) {
 	v, err := c.QueryWorkflow(ctx, workflowID, "", QueryReceipt, answerID)
 	if err != nil {
@@ -141,7 +148,12 @@ func refusal(err error) error {
 
 // ListPending asks the workflow workflowID (its latest run), with the
 // [QueryPending] query, which calls wait for an answer ([Pending]). The
-// slice is the caller's.
+// slice is the caller's. Errors are the client's.
+//
+// Like [ReadReceipt], it waits for a worker of the workflow's task queue
+// to answer: while none runs, it blocks as long as ctx allows, or until
+// the server gives up. Bound it with a deadline on ctx; an error of ctx
+// then means the list is not known, not that it is empty.
 func ListPending(ctx context.Context, c client.Client, workflowID string) ([]Pending, error) {
 	v, err := c.QueryWorkflow(ctx, workflowID, "", QueryPending)
 	if err != nil {
@@ -155,8 +167,23 @@ func ListPending(ctx context.Context, c client.Client, workflowID string) ([]Pen
 }
 
 // sendError turns the error an [UpdateAnswer] update met into this
-// package's: the validator's refusal wraps [dispatch.ErrInvalidAnswer]
-// again. Any other error is returned as it is.
+// package's: the validator's refusal, and the server's refusal of an
+// update to a workflow that has completed, wrap [dispatch.ErrInvalidAnswer].
+// Any other error is returned as it is.
 func sendError(err error) error {
+	if completed(err) {
+		return errprefix.Errorf("%w: the workflow has completed: no call waits for an answer, and no answer with this ID was accepted (ReadReceipt tells which one was)", dispatch.ErrInvalidAnswer)
+	}
 	return refusal(err)
+}
+
+// completed reports whether err is the server's refusal of an update to
+// a workflow that has completed. A completed workflow still answers an
+// update whose ID it accepted before with that update's outcome; only an
+// ID it never accepted gets this error. Temporal gives it no type of its
+// own: it is a NotFound whose message says "workflow execution already
+// completed" (the test environment says "Workflow … already completed").
+func completed(err error) bool {
+	var notFound *serviceerror.NotFound
+	return errors.As(err, &notFound) && strings.Contains(strings.ToLower(notFound.Message), "already completed")
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -252,4 +253,23 @@ type stubClient struct {
 
 func (c stubClient) UpdateWorkflow(context.Context, client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
 	return nil, c.err
+}
+
+// After the workflow completed, the server refuses an update under an ID
+// it never accepted (the loser of two answers, or one too late) with a
+// NotFound that says so: that is an invalid answer, like any other that
+// finds no call waiting. A workflow that does not exist is the client's
+// error, as it is.
+func TestSendAnswerToACompletedWorkflow(t *testing.T) {
+	answer := tooltemporal.Answer{ID: "approval-2", IdempotencyKey: keyPrefix + "1", Response: json.RawMessage(`{"approved":true}`)}
+	ctx := context.Background()
+
+	_, err := tooltemporal.SendAnswer(ctx, stubClient{err: serviceerror.NewNotFound("workflow execution already completed")}, "w", answer)
+	require.ErrorIs(t, err, dispatch.ErrInvalidAnswer)
+	require.EqualError(t, err, "tool: invalid answer: the workflow has completed: no call waits for an answer, and no answer with this ID was accepted (ReadReceipt tells which one was)")
+
+	missing := serviceerror.NewNotFound("workflow not found for ID: w")
+	_, err = tooltemporal.SendAnswer(ctx, stubClient{err: missing}, "w", answer)
+	require.NotErrorIs(t, err, dispatch.ErrInvalidAnswer)
+	require.Equal(t, missing, err)
 }
