@@ -73,12 +73,21 @@
 // worker that ran the call, with the call's ID and key. The workflow side
 // therefore sees, in [dispatch.Outcome].Err, the class and not the cause.
 //
-// A failure message of your own (a workflow's error, an activity of yours)
-// is as plain; to have the codec cover messages and stack traces too,
-// give the client a failure converter that encodes them:
-// [go.temporal.io/sdk/temporal.NewDefaultFailureConverter] with
-// [go.temporal.io/sdk/temporal.DefaultFailureConverterOptions].EncodeCommonAttributes
-// set (and the codec as its DataConverter's).
+// A payload codec alone does not cover the details either: Temporal
+// encodes an error's details with the failure converter's data
+// converter, and the default one has no codec, so a Failure's public
+// Output and an InputRejection's message would reach the history in
+// plain text. A client with a codec takes the failure converter
+// [NewFailureConverter] makes of its DataConverter: it encodes the
+// details with the codec, and every failure's message and stack trace
+// too, so that a failure message of your own (a workflow's error, an
+// activity of yours) is covered as well.
+//
+// Workflow code logs too: a call refused there (its admission, or the
+// result its activity returned) is recorded, with its private cause,
+// through the workflow's logger ([go.temporal.io/sdk/workflow.GetLogger]:
+// the log of the worker's client, silent while a worker replays), never
+// in the history.
 //
 // # Where state lives
 //
@@ -126,17 +135,23 @@
 //
 // # Answers and receipts
 //
-// Every [Answer] carries an ID its sender chooses. [SendAnswer] derives the
-// update's ID from it, so Temporal gives a resend the result of the first;
-// the workflow also remembers every answer it accepted, so a resend under
-// the same ID gets the same [Receipt], changes nothing and resumes nothing,
-// while the same ID with another answer is refused. A sender that gave up
-// waiting (no worker ran, its context ended) has not withdrawn its answer:
-// it sends it again, or asks [ReadReceipt] ([QueryReceipt]), which tells
-// whether the answer was accepted and, once the resumed call ended, its
-// outcome's kind. An ID the run never accepted is [ErrUnknownAnswer].
-// Receipts are the run's state: a run started by continue-as-new has none
-// of the earlier run's.
+// Every [Answer] carries an ID its sender chooses, one per answer: an ID
+// names one answer to one call. [SendAnswer] derives the update's ID
+// from it, so Temporal gives a resend the result of the first, even
+// after the workflow completed; the workflow also remembers every answer
+// it accepted, so a resend under the same ID gets the same [Receipt],
+// changes nothing and resumes nothing. The same ID with another answer,
+// or for another call, is refused: by SendAnswer, which compares the
+// Receipt Temporal hands it with what it sent (an [*AnswerIDError]: the
+// server answered for the first update and the workflow never saw this
+// one), or by the workflow's validator, when the update came under
+// another ID. A sender that gave up waiting (no worker ran, its context
+// ended) has not withdrawn its answer: it sends it again under the same
+// ID, or asks [ReadReceipt] ([QueryReceipt]), which tells whether the
+// answer was accepted and, once the resumed call ended, its outcome's
+// kind. An ID the run never accepted is [ErrUnknownAnswer]. Receipts are
+// the run's state: a run started by continue-as-new has none of the
+// earlier run's.
 //
 // # Answered once: history is the claim
 //
