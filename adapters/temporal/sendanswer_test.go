@@ -143,7 +143,9 @@ func newEncodedValue(dc converter.DataConverter, p *commonpb.Payloads) converter
 // goroutine of its own, starting once the environment's clock reaches
 // at; done is closed when the last returned. A send must not wait for
 // anything after the workflow completes: the environment's loop would
-// be gone.
+// be gone. The environment must have no timer pending while the
+// client works (no run timeout, say: SetWorkflowRunTimeout(0)), or its
+// loop, idle while the client is between requests, skips to it.
 func sendAll(t *testing.T, env *testsuite.TestWorkflowEnvironment, at time.Duration, sends func(ctx context.Context, c client.Client)) (done <-chan struct{}) {
 	t.Helper()
 	finished := make(chan struct{})
@@ -168,7 +170,12 @@ func sendAll(t *testing.T, env *testsuite.TestWorkflowEnvironment, at time.Durat
 func TestSendAnswerRefusesAReusedID(t *testing.T) {
 	b := newBackend()
 	env := newEnv(t, newRuntime(t, newRegistry(t, b)))
-	env.SetTestTimeout(time.Minute) // a hang fails here, never a timing check
+	// The client works in real time, between the environment's steps.
+	// An idle environment skips its clock to the next timer: with no run
+	// timeout there is none while the calls wait, so it waits for the
+	// client instead, and a hang fails by the test timeout.
+	env.SetWorkflowRunTimeout(0)
+	env.SetTestTimeout(time.Minute)
 	key1, key2 := tool.IdempotencyKey(keyPrefix+"1"), tool.IdempotencyKey(keyPrefix+"2")
 	const workflowID = "default-test-workflow-id"
 	declined := tooltemporal.Answer{ID: "approval-1", IdempotencyKey: key1, Response: json.RawMessage(`{"approved":false}`)}
