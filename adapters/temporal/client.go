@@ -20,9 +20,15 @@ import (
 // resumes (ask [ReadReceipt] for its outcome later).
 //
 // Sending is idempotent under a.ID, which is required: the update's ID is
-// derived from it, so Temporal hands a resend the result of the update
-// it already has, and a workflow that accepted the answer before returns
-// its Receipt again. SendAnswer compares that Receipt with what it sent:
+// derived from it and from the ID of the workflow's latest run, which
+// SendAnswer asks the server for first (DescribeWorkflowExecution), so
+// Temporal hands a resend to the same run the result of the update it
+// already has, and a workflow that accepted the answer before returns
+// its Receipt again. A run made by a reset gets the answer under an
+// update ID of its own: the update that the reset reapplied, or that a
+// run refused, keeps the old one (see "What a reset means for a call"
+// in the package documentation). SendAnswer compares the Receipt with
+// what it sent:
 // one for another call, or with another answer digest
 // ([dispatch.AnswerSHA256]), means the ID had been used for another
 // answer, which Temporal answered for instead of this one; that is an
@@ -63,9 +69,15 @@ func SendAnswer(ctx context.Context, c client.Client, workflowID string, a Answe
 	if err != nil {
 		return Receipt{}, err
 	}
+	latest, err := c.DescribeWorkflowExecution(ctx, workflowID, "")
+	if err != nil {
+		return Receipt{}, err
+	}
 	handle, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   workflowID,
-		UpdateID:     UpdateAnswer + "/" + a.ID,
+		WorkflowID: workflowID,
+		// Not pinned to that run: if a reset replaced it meanwhile, the
+		// update goes to the new run, under an ID no update there has.
+		UpdateID:     answerUpdateID(latest.GetWorkflowExecutionInfo().GetExecution().GetRunId(), a.ID),
 		UpdateName:   UpdateAnswer,
 		Args:         []any{a},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
@@ -83,6 +95,18 @@ func SendAnswer(ctx context.Context, c client.Client, workflowID string, a Answe
 		return Receipt{}, &AnswerIDError{Receipt: r}
 	}
 	return r, nil
+}
+
+// answerUpdateID is the ID of the update that carries the answer with ID
+// answerID to the run runID. Temporal deduplicates updates by ID within a
+// run, and a run made by a reset keeps the update IDs that the reset
+// reapplied: one the reset run refused (the call it answered had not
+// asked yet at the reset point) stays there, unusable, forever. An ID
+// with the run's own ID is fresh in every run, and within a run the
+// workflow's receipts keep an answer ID to one answer, whatever the
+// update's ID.
+func answerUpdateID(runID, answerID string) string {
+	return UpdateAnswer + "/" + runID + "/" + answerID
 }
 
 // ReadReceipt asks the workflow workflowID (its latest run), with the

@@ -84,10 +84,13 @@ func TestDevServerAnswerIDs(t *testing.T) {
 	t.Logf("another answer after completion: %v", err)
 }
 
-// resetTo resets the workflow's run to its last completed workflow task
-// before the first update was accepted, with reapply excluding what
-// exclude lists, and returns the new run's ID.
-func resetTo(t *testing.T, ctx context.Context, c client.Client, workflowID, runID string, exclude []enumspb.ResetReapplyExcludeType) string {
+// resetTo resets the workflow's run, with reapply excluding what exclude
+// lists, and returns the new run's ID. The reset point is the last
+// completed workflow task before the first update was accepted (the call
+// waited: what the tests of reset_test.go reproduce), or with first the
+// first workflow task (the call had not asked yet: `temporal workflow
+// reset --type FirstWorkflowTask`).
+func resetTo(t *testing.T, ctx context.Context, c client.Client, workflowID, runID string, first bool, exclude []enumspb.ResetReapplyExcludeType) string {
 	t.Helper()
 	var point int64
 	it := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -99,6 +102,9 @@ func resetTo(t *testing.T, ctx context.Context, c client.Client, workflowID, run
 		}
 		if e.GetWorkflowTaskCompletedEventAttributes() != nil {
 			point = e.EventId
+			if first {
+				break
+			}
 		}
 	}
 	reset, err := c.ResetWorkflowExecution(ctx, &workflowservice.ResetWorkflowExecutionRequest{
@@ -114,17 +120,27 @@ func resetTo(t *testing.T, ctx context.Context, c client.Client, workflowID, run
 }
 
 // A reset to before an accepted answer, as `temporal workflow reset`
-// does it: by default the answer's update is reapplied to the new run;
-// with --reapply-exclude Update it is not, and the call waits again for
-// the answer, which its sender sends again under its ID.
+// does it, while the call waited or before it asked, with the answer's
+// update reapplied (the default) or not (--reapply-exclude Update). In
+// every case the call resumes, under its key, and the sender's resend
+// under the answer's ID is accepted with the same answer. (Before
+// SendAnswer derived the update's ID from the run, a reset before the
+// call asked left the reapplied update refused in the new run and its ID
+// unusable there: every resend failed with an internal error.)
 func TestDevServerReset(t *testing.T) {
 	ctx, c := needDevServer(t)
+	excludeUpdates := []enumspb.ResetReapplyExcludeType{enumspb.RESET_REAPPLY_EXCLUDE_TYPE_UPDATE}
 	for _, tt := range []struct {
 		name    string
+		first   bool
 		exclude []enumspb.ResetReapplyExcludeType
+		// attempts is how often the refund ran, all under one key.
+		attempts int
 	}{
-		{"updates reapplied (the default)", nil},
-		{"--reapply-exclude Update", []enumspb.ResetReapplyExcludeType{enumspb.RESET_REAPPLY_EXCLUDE_TYPE_UPDATE}},
+		{"while the call waited, updates reapplied (the default)", false, nil, 3},
+		{"while the call waited, --reapply-exclude Update", false, excludeUpdates, 3},
+		{"before the call asked, updates reapplied (the default)", true, nil, 4},
+		{"before the call asked, --reapply-exclude Update", true, excludeUpdates, 4},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			workflowID := "tooltemporal-devserver-reset-" + time.Now().UTC().Format("150405.000")
@@ -135,25 +151,26 @@ func TestDevServerReset(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, run.Get(ctx, nil))
 
-			newRun := resetTo(t, ctx, c, workflowID, run.GetRunID(), tt.exclude)
-			t.Logf("reset %s to %s", run.GetRunID(), newRun)
-			time.Sleep(2 * time.Second) // let the worker take the reset run's task
-
-			pending, err := tooltemporal.ListPending(ctx, c, workflowID)
-			t.Logf("pending after the reset: %+v, %v", pending, err)
-			receipt, err := tooltemporal.ReadReceipt(ctx, c, workflowID, approve.ID)
-			t.Logf("receipt after the reset: %+v, %v", receipt, err)
-
-			sendCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			newRun := resetTo(t, ctx, c, workflowID, run.GetRunID(), tt.first, tt.exclude)
+			if tt.first {
+				// The reset run asks again before anything can answer it.
+				waitPending(t, ctx, c, workflowID)
+			}
+			sendCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
 			again, err := tooltemporal.SendAnswer(sendCtx, c, workflowID, approve)
-			cancel()
-			t.Logf("the answer sent again: %+v, %v (first %+v)", again, err, first)
+			require.NoError(t, err, "the answer sent again after the reset")
+			require.Equal(t, first.IdempotencyKey, again.IdempotencyKey)
+			require.Equal(t, first.AnswerSHA256, again.AnswerSHA256)
+
 			var got [][]outcome
-			getCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
-			err = c.GetWorkflow(getCtx, workflowID, newRun).Get(getCtx, &got)
-			cancel()
-			t.Logf("the reset run: %+v, %v", got, err)
-			t.Logf("refund attempts: %v", b.attempts("refund"))
+			require.NoError(t, c.GetWorkflow(ctx, workflowID, newRun).Get(ctx, &got))
+			require.Equal(t, dispatch.KindCompleted, got[0][0].Kind, got[0][0].Err)
+			attempts := b.attempts("refund")
+			require.Len(t, attempts, tt.attempts)
+			for _, k := range attempts {
+				require.Equal(t, key, k)
+			}
 		})
 	}
 }

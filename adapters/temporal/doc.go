@@ -119,14 +119,27 @@
 //   - a call that ran before the reset point is not run again: its
 //     recorded result is replayed;
 //   - a call that waits for an answer (it asked before the reset point)
-//     waits again, listed by [ListPending] under the same key; an answer
-//     accepted after the reset point is not in the new run (unless the
-//     reset reapplies updates), so send it again, with its ID: it resumes
-//     the call once, with the same key;
+//     waits again, listed by [ListPending] under the same key;
 //   - a call that ran after the reset point runs again, under the same
 //     key: a tool that honours its key (a replayable one, or one whose
 //     backend deduplicates on the key) does not repeat its effect; an
 //     unmarked tool may.
+//
+// Answers accepted after the reset point are not in the new run's
+// history. By default the reset reapplies their updates: an answer to a
+// call that waits at the reset point is accepted again (a new Receipt,
+// with the same key and answer digest) and resumes the call, under its
+// key; an answer to a call that had not asked yet at the reset point
+// finds no call waiting, and the new run refuses it. Temporal then keeps
+// that update's ID in the new run as unusable (every later update under
+// it fails with an internal error), which is why [SendAnswer] derives the
+// update's ID from the run's ID as well as the answer's: after a reset,
+// send each answer again, under its ID, once [ListPending] lists its
+// call. It is accepted once, whether the reset reapplied it or not; if
+// it was, the resend gets its Receipt. With `temporal workflow reset
+// --reapply-exclude Update` no answer is reapplied, and every call that
+// waited before the reset waits again, to be answered anew: choose it
+// when the reset is meant to undo a decision.
 //
 // A result that the tool stamped for another key is never sealed
 // ([dispatch.Dispatcher.Settle] refuses it), and an answer is accepted
@@ -137,8 +150,9 @@
 //
 // Every [Answer] carries an ID its sender chooses, one per answer: an ID
 // names one answer to one call. [SendAnswer] derives the update's ID
-// from it, so Temporal gives a resend the result of the first, even
-// after the workflow completed; the workflow also remembers every answer
+// from it (and from the run's ID), so Temporal gives a resend the result
+// of the first, even after the workflow completed; the workflow also
+// remembers every answer
 // it accepted, so a resend under the same ID gets the same [Receipt],
 // changes nothing and resumes nothing. The same ID with another answer,
 // or for another call, is refused: by SendAnswer, which compares the

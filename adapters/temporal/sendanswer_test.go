@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -106,6 +108,17 @@ func (c *envClient) UpdateWorkflow(_ context.Context, o client.UpdateWorkflowOpt
 		}, o.Args...)
 	}, 0)
 	return u, nil
+}
+
+// DescribeWorkflowExecution tells the one run of the environment.
+func (c *envClient) DescribeWorkflowExecution(_ context.Context, workflowID, _ string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	return describeRun(workflowID, "default-test-run-id"), nil
+}
+
+func describeRun(workflowID, runID string) *workflowservice.DescribeWorkflowExecutionResponse {
+	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
+		Execution: &commonpb.WorkflowExecution{WorkflowId: workflowID, RunId: runID},
+	}}
 }
 
 func (c *envClient) QueryWorkflow(ctx context.Context, _, _ string, queryType string, args ...any) (converter.EncodedValue, error) {
@@ -252,10 +265,18 @@ func TestAnswerIDErrorNil(t *testing.T) {
 	require.True(t, errors.Is(e, dispatch.ErrInvalidAnswer))
 }
 
-// stubClient answers every update with err, as a server would.
+// stubClient answers every update with err, as a server would, and
+// describes the workflow as one run, or with describeErr.
 type stubClient struct {
 	client.Client
-	err error
+	err, describeErr error
+}
+
+func (c stubClient) DescribeWorkflowExecution(_ context.Context, workflowID, _ string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	if c.describeErr != nil {
+		return nil, c.describeErr
+	}
+	return describeRun(workflowID, "run-1"), nil
 }
 
 func (c stubClient) UpdateWorkflow(context.Context, client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
@@ -278,5 +299,7 @@ func TestSendAnswerToACompletedWorkflow(t *testing.T) {
 	missing := serviceerror.NewNotFound("workflow not found for ID: w")
 	_, err = tooltemporal.SendAnswer(ctx, stubClient{err: missing}, "w", answer)
 	require.NotErrorIs(t, err, dispatch.ErrInvalidAnswer)
+	require.Equal(t, missing, err)
+	_, err = tooltemporal.SendAnswer(ctx, stubClient{describeErr: missing}, "w", answer)
 	require.Equal(t, missing, err)
 }
