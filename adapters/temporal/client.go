@@ -21,7 +21,7 @@ import (
 //
 // Sending is idempotent under a.ID, which is required: the update's ID is
 // derived from it and from the ID of the workflow's latest run, which
-// SendAnswer asks the server for first (DescribeWorkflowExecution), so
+// SendAnswer asks the server for first (DescribeWorkflow), so
 // Temporal hands a resend to the same run the result of the update it
 // already has, and a workflow that accepted the answer before returns
 // its Receipt again. A run made by a reset gets the answer under an
@@ -69,7 +69,7 @@ func SendAnswer(ctx context.Context, c client.Client, workflowID string, a Answe
 	if err != nil {
 		return Receipt{}, err
 	}
-	latest, err := c.DescribeWorkflowExecution(ctx, workflowID, "")
+	latest, err := c.DescribeWorkflow(ctx, workflowID, "")
 	if err != nil {
 		return Receipt{}, err
 	}
@@ -77,7 +77,7 @@ func SendAnswer(ctx context.Context, c client.Client, workflowID string, a Answe
 		WorkflowID: workflowID,
 		// Not pinned to that run: if a reset replaced it meanwhile, the
 		// update goes to the new run, under an ID no update there has.
-		UpdateID:     answerUpdateID(latest.GetWorkflowExecutionInfo().GetExecution().GetRunId(), a.ID),
+		UpdateID:     answerUpdateID(latest.WorkflowExecution.RunID, a.ID),
 		UpdateName:   UpdateAnswer,
 		Args:         []any{a},
 		WaitForStage: client.WorkflowUpdateStageCompleted,

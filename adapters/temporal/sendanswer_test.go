@@ -12,12 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/serviceerror"
-	workflowpb "go.temporal.io/api/workflow/v1"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentcontract/tool"
 	tooltemporal "github.com/agentcontract/tool/adapters/temporal"
@@ -110,15 +109,15 @@ func (c *envClient) UpdateWorkflow(_ context.Context, o client.UpdateWorkflowOpt
 	return u, nil
 }
 
-// DescribeWorkflowExecution tells the one run of the environment.
-func (c *envClient) DescribeWorkflowExecution(_ context.Context, workflowID, _ string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+// DescribeWorkflow tells the one run of the environment.
+func (c *envClient) DescribeWorkflow(_ context.Context, workflowID, _ string) (*client.WorkflowExecutionDescription, error) {
 	return describeRun(workflowID, "default-test-run-id"), nil
 }
 
-func describeRun(workflowID, runID string) *workflowservice.DescribeWorkflowExecutionResponse {
-	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
-		Execution: &commonpb.WorkflowExecution{WorkflowId: workflowID, RunId: runID},
-	}}
+func describeRun(workflowID, runID string) *client.WorkflowExecutionDescription {
+	var d client.WorkflowExecutionDescription
+	d.WorkflowExecution = workflow.Execution{ID: workflowID, RunID: runID}
+	return &d
 }
 
 func (c *envClient) QueryWorkflow(ctx context.Context, _, _ string, queryType string, args ...any) (converter.EncodedValue, error) {
@@ -272,7 +271,7 @@ type stubClient struct {
 	err, describeErr error
 }
 
-func (c stubClient) DescribeWorkflowExecution(_ context.Context, workflowID, _ string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+func (c stubClient) DescribeWorkflow(_ context.Context, workflowID, _ string) (*client.WorkflowExecutionDescription, error) {
 	if c.describeErr != nil {
 		return nil, c.describeErr
 	}
