@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -12,6 +13,9 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/log"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/agentcontract/tool"
 	tooltemporal "github.com/agentcontract/tool/adapters/temporal"
@@ -173,4 +177,72 @@ func TestDevServerReset(t *testing.T) {
 			}
 		})
 	}
+}
+
+// On the server, a query waits for a worker: with none on the task
+// queue, ListPending and ReadReceipt return only when ctx ends.
+func TestDevServerQueriesWaitForAWorker(t *testing.T) {
+	ctx, c := needDevServer(t)
+	workflowID := "tooltemporal-devserver-no-worker-" + time.Now().UTC().Format("150405.000")
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflowID, TaskQueue: workflowID}, turnWorkflowName, [][]dispatch.Call{})
+	require.NoError(t, err)
+	defer func() { _ = c.TerminateWorkflow(ctx, workflowID, "", "test done") }()
+	for _, query := range []func(context.Context) error{
+		func(ctx context.Context) error { _, err := tooltemporal.ListPending(ctx, c, workflowID); return err },
+		func(ctx context.Context) error {
+			_, err := tooltemporal.ReadReceipt(ctx, c, workflowID, "a-1")
+			return err
+		},
+	} {
+		qctx, cancel := context.WithTimeout(ctx, time.Second)
+		err := query(qctx)
+		cancel()
+		require.Error(t, err)
+		require.ErrorIs(t, qctx.Err(), context.DeadlineExceeded, "it returned when ctx ended: %v", err)
+	}
+}
+
+// On the server, with a payload codec and the failure converter of
+// NewFailureConverter, the history holds a Failure's public output and
+// an InputRejection's message only encoded.
+func TestDevServerFailureDetailsEncoded(t *testing.T) {
+	ctx, _ := needDevServer(t)
+	dc := converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), xorCodec{})
+	quiet := log.NewStructuredLogger(slog.New(slog.DiscardHandler))
+	c, err := client.DialContext(ctx, client.Options{HostPort: *temporalAddress, Logger: quiet,
+		DataConverter: dc, FailureConverter: tooltemporal.NewFailureConverter(dc)})
+	require.NoError(t, err)
+	defer c.Close()
+	workflowID := "tooltemporal-devserver-codec-" + time.Now().UTC().Format("150405.000")
+	w := startWorker(t, c, workflowID, newBackend())
+	defer w.Stop()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflowID, TaskQueue: workflowID}, turnWorkflowName,
+		[][]dispatch.Call{{call("c1", "cancel", `{"item":"A-1"}`), call("c2", "picky", `{"item":"A-1"}`)}})
+	require.NoError(t, err)
+	var got [][]outcome
+	require.NoError(t, run.Get(ctx, &got))
+	require.Equal(t, cancelOutput, got[0][0].Output, "the client with the codec reads the details")
+	require.Equal(t, dispatch.KindRejected, got[0][1].Kind)
+
+	var text string
+	it := c.GetWorkflowHistory(ctx, workflowID, run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	failures := 0
+	for it.HasNext() {
+		e, err := it.Next()
+		require.NoError(t, err)
+		data, err := protojson.Marshal(e)
+		require.NoError(t, err)
+		text += string(data) + "\n"
+		if f := e.GetActivityTaskFailedEventAttributes().GetFailure(); f != nil {
+			failures++
+			for _, p := range payloadsOf(f) {
+				text += string(p.Data) + "\n"
+			}
+		}
+	}
+	require.Equal(t, 2, failures)
+	for _, public := range []string{"The order could not be cancelled.", "receipt.png", "item is out of range"} {
+		require.NotContains(t, text, public)
+	}
+	require.NotContains(t, text, planted)
 }
