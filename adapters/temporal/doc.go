@@ -73,12 +73,21 @@
 // worker that ran the call, with the call's ID and key. The workflow side
 // therefore sees, in [dispatch.Outcome].Err, the class and not the cause.
 //
-// A failure message of your own (a workflow's error, an activity of yours)
-// is as plain; to have the codec cover messages and stack traces too,
-// give the client a failure converter that encodes them:
-// [go.temporal.io/sdk/temporal.NewDefaultFailureConverter] with
-// [go.temporal.io/sdk/temporal.DefaultFailureConverterOptions].EncodeCommonAttributes
-// set (and the codec as its DataConverter's).
+// A payload codec alone does not cover the details either: Temporal
+// encodes an error's details with the failure converter's data
+// converter, and the default one has no codec, so a Failure's public
+// Output and an InputRejection's message would reach the history in
+// plain text. A client with a codec takes the failure converter
+// [NewFailureConverter] makes of its DataConverter: it encodes the
+// details with the codec, and every failure's message and stack trace
+// too, so that a failure message of your own (a workflow's error, an
+// activity of yours) is covered as well.
+//
+// Workflow code logs too: a call refused there (its admission, or the
+// result its activity returned) is recorded, with its private cause,
+// through the workflow's logger ([go.temporal.io/sdk/workflow.GetLogger]:
+// the log of the worker's client, silent while a worker replays), never
+// in the history.
 //
 // # Where state lives
 //
@@ -95,13 +104,11 @@
 // differs after continue-as-new; the first run ID would not do (every run
 // of a continue-as-new chain shares it, and a reset changes it), nor would
 // the run ID (a reset changes it). A replay must be given the workflow ID
-// and the run's own ID
-// ([go.temporal.io/sdk/worker.ReplayWorkflowHistoryOptions].OriginalExecution):
-// under the replayer's made-up workflow ID the recorded answers find no
-// call waiting with their key, and the replay fails as nondeterministic.
-// The run ID of a reset run is not in its first event, which it copied
-// from the run it was reset from, but in the workflow task that the reset
-// failed (its NewRunId).
+// ([go.temporal.io/sdk/worker.ReplayWorkflowHistoryOptions].OriginalExecution,
+// its ID; the run ID may stay empty, since the original run ID comes from
+// the history itself): under the replayer's made-up workflow ID the
+// recorded answers find no call waiting with their key, and the replay
+// fails as nondeterministic. The same holds for a run made by a reset.
 //
 // # What a reset means for a call
 //
@@ -112,14 +119,27 @@
 //   - a call that ran before the reset point is not run again: its
 //     recorded result is replayed;
 //   - a call that waits for an answer (it asked before the reset point)
-//     waits again, listed by [ListPending] under the same key; an answer
-//     accepted after the reset point is not in the new run (unless the
-//     reset reapplies updates), so send it again, with its ID: it resumes
-//     the call once, with the same key;
+//     waits again, listed by [ListPending] under the same key;
 //   - a call that ran after the reset point runs again, under the same
 //     key: a tool that honours its key (a replayable one, or one whose
 //     backend deduplicates on the key) does not repeat its effect; an
 //     unmarked tool may.
+//
+// Answers accepted after the reset point are not in the new run's
+// history. By default the reset reapplies their updates: an answer to a
+// call that waits at the reset point is accepted again (a new Receipt,
+// with the same key and answer digest) and resumes the call, under its
+// key; an answer to a call that had not asked yet at the reset point
+// finds no call waiting, and the new run refuses it. Temporal then keeps
+// that update's ID in the new run as unusable (every later update under
+// it fails with an internal error), which is why [SendAnswer] derives the
+// update's ID from the run's ID as well as the answer's: after a reset,
+// send each answer again, under its ID, once [ListPending] lists its
+// call. It is accepted once, whether the reset reapplied it or not; if
+// it was, the resend gets its Receipt. With `temporal workflow reset
+// --reapply-exclude Update` no answer is reapplied, and every call that
+// waited before the reset waits again, to be answered anew: choose it
+// when the reset is meant to undo a decision.
 //
 // A result that the tool stamped for another key is never sealed
 // ([dispatch.Dispatcher.Settle] refuses it), and an answer is accepted
@@ -128,17 +148,24 @@
 //
 // # Answers and receipts
 //
-// Every [Answer] carries an ID its sender chooses. [SendAnswer] derives the
-// update's ID from it, so Temporal gives a resend the result of the first;
-// the workflow also remembers every answer it accepted, so a resend under
-// the same ID gets the same [Receipt], changes nothing and resumes nothing,
-// while the same ID with another answer is refused. A sender that gave up
-// waiting (no worker ran, its context ended) has not withdrawn its answer:
-// it sends it again, or asks [ReadReceipt] ([QueryReceipt]), which tells
-// whether the answer was accepted and, once the resumed call ended, its
-// outcome's kind. An ID the run never accepted is [ErrUnknownAnswer].
-// Receipts are the run's state: a run started by continue-as-new has none
-// of the earlier run's.
+// Every [Answer] carries an ID its sender chooses, one per answer: an ID
+// names one answer to one call. [SendAnswer] derives the update's ID
+// from it (and from the run's ID), so Temporal gives a resend the result
+// of the first, even after the workflow completed; the workflow also
+// remembers every answer
+// it accepted, so a resend under the same ID gets the same [Receipt],
+// changes nothing and resumes nothing. The same ID with another answer,
+// or for another call, is refused: by SendAnswer, which compares the
+// Receipt Temporal hands it with what it sent (an [*AnswerIDError]: the
+// server answered for the first update and the workflow never saw this
+// one), or by the workflow's validator, when the update came under
+// another ID. A sender that gave up waiting (no worker ran, its context
+// ended) has not withdrawn its answer: it sends it again under the same
+// ID, or asks [ReadReceipt] ([QueryReceipt]), which tells whether the
+// answer was accepted and, once the resumed call ended, its outcome's
+// kind. An ID the run never accepted is [ErrUnknownAnswer]. Receipts are
+// the run's state: a run started by continue-as-new has none of the
+// earlier run's.
 //
 // # Answered once: history is the claim
 //

@@ -1,6 +1,11 @@
 package tooltemporal
 
-import "github.com/agentcontract/tool/internal/errprefix"
+import (
+	"fmt"
+
+	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/internal/errprefix"
+)
 
 // Errors returned by this package. Every error it makes wraps exactly one
 // of them, or one of package [dispatch]'s, so that [errors.Is] tells them
@@ -24,3 +29,33 @@ var (
 	// a run that was reset).
 	ErrUnknownAnswer = errprefix.New("unknown answer")
 )
+
+// AnswerIDError is the error of [SendAnswer] when the answer's ID had
+// been used, in the workflow's run, for another answer: another response,
+// or an answer to another call. Temporal hands an update sent under an
+// ID it has seen the outcome of the first, without showing the workflow
+// the new one; so the answer sent was not accepted, changed nothing, and
+// the first answer stands. Receipt is the first answer's, as the workflow
+// recorded it. Send the new answer under an ID of its own, if it is still
+// wanted (the call the first answer was for is answered).
+//
+// It wraps [dispatch.ErrInvalidAnswer]; [errors.As] finds it. A nil
+// *AnswerIDError is safe to call methods on.
+type AnswerIDError struct {
+	// Receipt is the receipt of the answer first accepted under the ID:
+	// which call it answered, its digest, and when. It holds no answer.
+	Receipt Receipt
+}
+
+// Error says which ID was used before, and for which call, without
+// either answer.
+func (e *AnswerIDError) Error() string {
+	if e == nil {
+		return dispatch.ErrInvalidAnswer.Error()
+	}
+	return fmt.Sprintf("%v: answer ID %q was used for another answer: the answer accepted under it, for the call with idempotency key %q at %s, stands; this one was not accepted",
+		dispatch.ErrInvalidAnswer, e.Receipt.AnswerID, e.Receipt.IdempotencyKey, e.Receipt.AcceptedAt.UTC().Format("2006-01-02T15:04:05Z07:00"))
+}
+
+// Unwrap returns [dispatch.ErrInvalidAnswer].
+func (e *AnswerIDError) Unwrap() error { return dispatch.ErrInvalidAnswer }

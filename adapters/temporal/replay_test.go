@@ -70,10 +70,11 @@ func TestReplayRecordedHistory(t *testing.T) {
 }
 
 // replay replays the recorded history on a fresh replayer whose workflow
-// uses reg. The replayer is told the workflow ID and the run's own ID:
-// keys are made of the workflow ID (and the original run ID, which the
-// history's first event records), and by default the replayer makes up
-// both IDs, under which no answer in the history would find its call.
+// uses reg. The replayer is told the workflow ID, and nothing else: keys
+// are made of the workflow ID and the original run ID, which the
+// history's first event records, and by default the replayer makes up a
+// workflow ID, under which no answer in the history would find its call.
+// The run ID is not needed, even for the run a reset made.
 func replay(t *testing.T, reg *tool.Registry) error {
 	t.Helper()
 	return replayFile(t, reg, historyFile, recordedWorkflowID)
@@ -85,7 +86,7 @@ func replayFile(t *testing.T, reg *tool.Registry, file, workflowID string) error
 	replayer := worker.NewWorkflowReplayer()
 	replayer.RegisterWorkflowWithOptions(turnWorkflow(newRuntime(t, reg)), workflow.RegisterOptions{Name: turnWorkflowName})
 	return replayer.ReplayWorkflowHistoryWithOptions(nil, history, worker.ReplayWorkflowHistoryOptions{
-		OriginalExecution: workflow.Execution{ID: workflowID, RunID: runID(history)},
+		OriginalExecution: workflow.Execution{ID: workflowID},
 	})
 }
 
@@ -144,7 +145,7 @@ func TestReplayRefusesAnotherRegistry(t *testing.T) {
 // Keys are made of the workflow ID and the original run ID: replayed
 // under the replayer's made-up workflow ID, the recorded answer finds no
 // call waiting with its key, the resumed call is not scheduled, and the
-// replay fails. A replay must be told the execution (see replay).
+// replay fails. A replay must be told the workflow ID (see replay).
 func TestReplayNeedsTheOriginalExecution(t *testing.T) {
 	replayer := worker.NewWorkflowReplayer()
 	replayer.RegisterWorkflowWithOptions(turnWorkflow(newRuntime(t, newRegistry(t, newBackend()))), workflow.RegisterOptions{Name: turnWorkflowName})

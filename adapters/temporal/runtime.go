@@ -65,7 +65,10 @@ type Config struct {
 	// cause, a panic, a tool's own error), and a record of every resume
 	// refused before it ran. It is the only place the private error goes:
 	// the workflow's history gets public text and a class (see the
-	// package documentation). The workflow side logs nothing.
+	// package documentation). The workflow side logs with the workflow's
+	// logger instead (the worker client's, silent during replay): a
+	// call refused in workflow code, at admission or for the result its
+	// activity returned, with its private cause.
 	Logger *slog.Logger
 	// Observer, when not nil, observes every call the activity runs (and
 	// every resume it refuses), as dispatch.Config.Observer: its hooks get

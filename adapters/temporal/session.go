@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -248,7 +249,9 @@ func (s *Session) start(ctx workflow.Context, call dispatch.Call, key tool.Idemp
 	}
 	contract := binding.Contract()
 	if _, err := contract.Prepare(call.Request, tool.Admission{IdempotencyKey: key}); err != nil {
-		return s.decide.Settle(call, key, contract.Definition().Effect, tool.Result{}, err)
+		o := s.decide.Settle(call, key, contract.Definition().Effect, tool.Result{}, err)
+		logRefusal(ctx, "tool call not admitted", o)
+		return o
 	}
 	return s.execute(ctx, call, key, callInput{CallID: call.ID, Request: call.Request, IdempotencyKey: key})
 }
@@ -280,7 +283,49 @@ func (s *Session) execute(ctx workflow.Context, call dispatch.Call, key tool.Ide
 			err = errprefix.Errorf("%w: %w", ErrInvalidActivityResult, verr)
 		}
 	}
-	return s.decide.Settle(call, key, effect, result, err)
+	o := s.decide.Settle(call, key, effect, result, err)
+	if errors.Is(err, ErrInvalidActivityResult) {
+		logRefusal(ctx, "tool call result refused", o)
+	}
+	return o
+}
+
+// logRefusal records a call that workflow code refused (its admission, or
+// the result its activity returned) with the workflow's logger, which
+// writes to the log of the worker that runs the workflow task and is
+// silent while a worker replays it. The record has the outcome's error
+// and its private cause (an InputRejection's or a Failure's, or the
+// defect of an input validator): the one place they go, since neither
+// reaches the history (an admission refusal starts no activity, and the
+// outcome is the workflow's own value). It is the workflow side's
+// counterpart of the activity side's [Config].Logger.
+func logRefusal(ctx workflow.Context, msg string, o dispatch.Outcome) {
+	keyvals := []any{"tool", o.Tool, "call_id", o.CallID, "idempotency_key", string(o.IdempotencyKey), "kind", string(o.Kind)}
+	if o.Err != nil {
+		keyvals = append(keyvals, "error", o.Err.Error())
+		if cause := privateCause(o.Err); cause != nil {
+			keyvals = append(keyvals, "cause", cause.Error())
+		}
+	}
+	workflow.GetLogger(ctx).Warn(msg, keyvals...)
+}
+
+// privateCause is the cause err carries that its message leaves out, or
+// nil.
+func privateCause(err error) error {
+	var failure *tool.Failure
+	if errors.As(err, &failure) && failure.Cause() != nil {
+		return failure.Cause()
+	}
+	var rejection *tool.InputRejection
+	if errors.As(err, &rejection) && rejection.Cause() != nil {
+		return rejection.Cause()
+	}
+	var defect *tool.InputValidationError
+	if errors.As(err, &defect) && defect.Cause() != nil {
+		return defect.Cause()
+	}
+	return nil
 }
 
 // checkpointID is the decide Dispatcher's NewCheckpointID: it names the

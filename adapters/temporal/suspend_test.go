@@ -169,10 +169,18 @@ func receipt(t *testing.T, env *testsuite.TestWorkflowEnvironment, answerID stri
 	return r, nil
 }
 
-// Answers carry IDs: a resend of an accepted answer gets its receipt and
-// changes nothing; an ID names one answer; an answer for a call already
-// answered is refused with the ID that answered it; and the receipt,
-// asked for later, tells the resumed call's outcome.
+// Answers carry IDs, and the workflow's validator keeps them apart: a
+// resend of an accepted answer gets its receipt and changes nothing; an
+// ID names one answer; an answer for a call already answered is refused
+// with the ID that answered it; and the receipt, asked for later, tells
+// the resumed call's outcome.
+//
+// The updates here go under update IDs of their own, so that each
+// reaches the validator: that is what an update sent by other means than
+// SendAnswer does. SendAnswer derives the update's ID from the answer's,
+// and the server then hands a second answer under a used ID the first
+// update's outcome without the validator seeing it; that path is
+// TestSendAnswerRefusesAReusedID's.
 func TestAnswerIDsAndReceipts(t *testing.T) {
 	b := newBackend()
 	env := newEnv(t, newRuntime(t, newRegistry(t, b)))
@@ -184,9 +192,8 @@ func TestAnswerIDsAndReceipts(t *testing.T) {
 		_, err := receipt(t, env, "approval-1")
 		require.ErrorIs(t, err, tooltemporal.ErrUnknownAnswer, "nothing accepted yet")
 		u.send("first", approve)
-		// The sender lost the response and sends the same answer again,
-		// under another update ID, with the same answer ID and the same
-		// answer written another way.
+		// The same answer again, with the same answer ID, written another
+		// way, under another update ID.
 		resend := approve
 		resend.Response = json.RawMessage(`{ "approved" : true }`)
 		u.send("resend", resend)
