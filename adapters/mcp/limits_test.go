@@ -169,10 +169,11 @@ func bigResult(size int) *mcp.Server {
 	return s
 }
 
-// callBig imports "big" over cs and calls it.
+// callBig imports "big" over cs, a session its maker bounded, and calls
+// it.
 func callBig(t *testing.T, cs *mcp.ClientSession) (tool.Result, error) {
 	t.Helper()
-	b, inv := prepared(t, cs, toolmcp.ImportConfig{}, "big")
+	b, inv := prepared(t, cs, toolmcp.ImportConfig{UnboundedSession: true}, "big")
 	return b.Call(t.Context(), inv)
 }
 
@@ -421,11 +422,12 @@ func TestImportRefusesNegativeLimits(t *testing.T) {
 		config toolmcp.ImportConfig
 		err    string
 	}{
-		{toolmcp.ImportConfig{MaxPages: -1}, "tool: invalid mcp config: ImportConfig.MaxPages is -1, want 0 (the default, 100) or more"},
-		{toolmcp.ImportConfig{MaxTools: -2}, "tool: invalid mcp config: ImportConfig.MaxTools is -2, want 0 (the default, 1000) or more"},
-		{toolmcp.ImportConfig{MaxSchemaBytes: -3}, "tool: invalid mcp config: ImportConfig.MaxSchemaBytes is -3, want 0 (the default, 1048576) or more"},
-		{toolmcp.ImportConfig{MaxElicitations: -4}, "tool: invalid mcp config: ImportConfig.MaxElicitations is -4, want 0 (the default, 10) or more"},
-		{toolmcp.ImportConfig{Timeout: -time.Second}, "tool: invalid mcp config: ImportConfig.Timeout is -1s, want 0 (the default, 1m0s) or more"},
+		{toolmcp.ImportConfig{MaxPages: -2}, "tool: invalid mcp config: ImportConfig.MaxPages is -2, want 0 (the default, 100), NoLimit (-1) or more"},
+		{toolmcp.ImportConfig{MaxTools: -2}, "tool: invalid mcp config: ImportConfig.MaxTools is -2, want 0 (the default, 1000), NoLimit (-1) or more"},
+		{toolmcp.ImportConfig{MaxSchemaBytes: -3}, "tool: invalid mcp config: ImportConfig.MaxSchemaBytes is -3, want 0 (the default, 1048576), NoLimit (-1) or more"},
+		{toolmcp.ImportConfig{MaxElicitations: -4}, "tool: invalid mcp config: ImportConfig.MaxElicitations is -4, want 0 (the default, 10), NoLimit (-1) or more"},
+		{toolmcp.ImportConfig{Timeout: -time.Second}, "tool: invalid mcp config: ImportConfig.Timeout is -1s, want 0 (the default, 1m0s), NoLimit (-1ns) or more"},
+		{toolmcp.ImportConfig{CallTimeout: -time.Second}, "tool: invalid mcp config: ImportConfig.CallTimeout is -1s, want 0 (the default, 5m0s), NoLimit (-1ns) or more"},
 	} {
 		_, err := toolmcp.Import(t.Context(), cs, tc.config)
 		require.ErrorIs(t, err, toolmcp.ErrInvalidConfig)
