@@ -1,7 +1,6 @@
 package toolmcp
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -103,40 +102,43 @@ func (rt limitRoundTripper) readListing(resp *http.Response, l *listing) (*http.
 }
 
 // rewriteEvents rewrites the data of each event of stream that answers
-// the listing; the other events pass as they came.
+// the listing; the other events pass as they came. It reads the lines of
+// stream in place.
 func rewriteEvents(stream []byte, l *listing) []byte {
 	var out bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(stream))
-	sc.Buffer(nil, len(stream)+1)
 	var data [][]byte
-	var fields []string
+	var fields [][]byte
 	flush := func() {
 		if data == nil && fields == nil {
 			return
 		}
 		for _, f := range fields {
-			out.WriteString(f)
+			out.Write(f)
 			out.WriteByte('\n')
 		}
 		if data != nil {
-			msg := rewriteMessage(bytes.Join(data, []byte("\n")), l)
+			msg := data[0]
+			if len(data) > 1 {
+				msg = bytes.Join(data, []byte("\n"))
+			}
 			out.WriteString("data: ")
-			out.Write(msg)
+			out.Write(rewriteMessage(msg, l))
 			out.WriteByte('\n')
 		}
 		out.WriteByte('\n')
 		data, fields = nil, nil
 	}
-	for sc.Scan() {
-		line := bytes.TrimSuffix(sc.Bytes(), []byte("\r"))
+	for len(stream) > 0 {
+		line, rest, _ := bytes.Cut(stream, []byte("\n"))
+		stream = rest
+		line = bytes.TrimSuffix(line, []byte("\r"))
 		switch {
 		case len(line) == 0:
 			flush()
 		case bytes.HasPrefix(line, []byte("data:")):
-			d := bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))
-			data = append(data, bytes.Clone(d))
+			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" ")))
 		default:
-			fields = append(fields, string(line))
+			fields = append(fields, line)
 		}
 	}
 	flush()
