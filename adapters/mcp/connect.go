@@ -13,7 +13,10 @@ import (
 
 // ConnectConfig is what [Connect] needs to make a client session whose
 // reads and elicitations are bounded. Zero limits mean their defaults;
-// [NoLimit] turns the transport's bounds off.
+// [NoLimit] turns a bound off, another negative value is refused. The
+// zero ConnectConfig is refused: it names no client and no transport.
+// Connect copies what it keeps; the Options and Transport given are not
+// changed.
 type ConnectConfig struct {
 	// Implementation names the client to the server (the clientInfo of
 	// initialize). Required.

@@ -49,9 +49,12 @@
 // reads a bounded number of pages and tools, refuses a schema over its
 // bound before encoding or compiling it, and gives up after a deadline;
 // each call of an imported tool gives up after its own
-// ([DefaultCallTimeout]). The bytes of one message, results included, can
-// only be bounded while they are read, and the elicitations one call makes
-// the client answer only by the client's handler: make the session with
+// ([DefaultCallTimeout]). On a session [Connect] made, a page of the
+// listing sent over streamable HTTP is read by the transport, tools
+// counted before any is built and schemas kept as sent, at about three
+// times its bytes. The bytes of one message, results included, can only
+// be bounded while they are read, and the elicitations one call makes the
+// client answer only by the client's handler: make the session with
 // [Connect], which bounds both ([DefaultMaxMessageBytes] a message,
 // [DefaultMaxStreamEvents] and [DefaultMaxStreamBytes] the event stream
 // that answers a request, [DefaultMaxElicitations] a call). Import refuses
@@ -70,7 +73,7 @@
 //
 // # Concurrency and ownership
 //
-// AddTools and Import copy what they keep of their configuration; the
-// server's handlers, every [RemoteTool] and a [ProgressRelay] are safe for
-// concurrent use.
+// AddTools, Connect and Import copy what they keep of their
+// configuration; the server's handlers, every [RemoteTool] and a
+// [ProgressRelay] are safe for concurrent use, and so is Connect.
 package toolmcp
