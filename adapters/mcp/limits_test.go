@@ -374,6 +374,25 @@ func TestLimitElicitations(t *testing.T) {
 			require.Equal(t, tc.want, asked.Load())
 		})
 	}
+	t.Run("a handler the caller did not wrap", func(t *testing.T) {
+		// Connect wraps it: with no options, a call answers the default
+		// number of elicitations. Before, it answered all 2,000.
+		var asked atomic.Int32
+		cs := connect(t, nagging(0), &mcp.ClientOptions{ElicitationHandler: approving(&asked)}, legacy)
+		b, inv := prepared(t, cs, toolmcp.ImportConfig{}, "nag")
+		_, err := b.Call(t.Context(), inv)
+		require.ErrorIs(t, err, toolmcp.ErrRemoteCall)
+		require.Equal(t, int32(toolmcp.DefaultMaxElicitations), asked.Load(), "elicitations answered")
+	})
+	t.Run("turned off", func(t *testing.T) {
+		var asked atomic.Int32
+		cs := connect(t, nagging(0), &mcp.ClientOptions{ElicitationHandler: approving(&asked)}, legacy)
+		b, inv := prepared(t, cs, toolmcp.ImportConfig{MaxElicitations: toolmcp.NoLimit}, "nag")
+		res, err := b.Call(t.Context(), inv)
+		require.NoError(t, err)
+		require.Equal(t, "done", res.Output.Content[0].Text)
+		require.Equal(t, int32(2000), asked.Load(), "NoLimit answers every elicitation")
+	})
 	t.Run("outside imported calls", func(t *testing.T) {
 		var asked atomic.Int32
 		handler := toolmcp.LimitElicitations(approving(&asked))
@@ -433,4 +452,21 @@ func TestImportRefusesNegativeLimits(t *testing.T) {
 		require.ErrorIs(t, err, toolmcp.ErrInvalidConfig)
 		require.EqualError(t, err, tc.err)
 	}
+}
+
+// A call of an imported tool whose server never answers ends after
+// CallTimeout, an unknown outcome naming the limit; before, only the
+// caller's ctx ended it.
+func TestImportCallTimeout(t *testing.T) {
+	s := hostile()
+	s.AddTool(&mcp.Tool{Name: "stuck", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	cs := connect(t, s, nil, modern)
+	b, inv := prepared(t, cs, toolmcp.ImportConfig{CallTimeout: 100 * time.Millisecond}, "stuck")
+	_, err := b.Call(t.Context(), inv)
+	require.ErrorIs(t, err, toolmcp.ErrRemoteCall)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorContains(t, err, "tool: remote mcp call failed: stuck: took longer than 100ms (ImportConfig.CallTimeout): context deadline exceeded")
 }

@@ -2,6 +2,7 @@ package toolmcp
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -198,8 +199,10 @@ func (rt limitRoundTripper) bound(req *http.Request) (*http.Response, error) {
 				u := rt.ledger.get(resumed)
 				body.events, body.total = u.events, u.bytes
 				if err := body.over(); err != nil {
+					// Refused with a status the client does not retry:
+					// an error would be retried, each time refused.
 					resp.Body.Close()
-					return nil, err
+					return refusal(req, err), nil
 				}
 			}
 		}
@@ -212,6 +215,24 @@ func (rt limitRoundTripper) bound(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = &limitedBody{body: resp.Body, left: limit, limit: limit}
 	return resp, nil
+}
+
+// refusal is the response that refuses req, with err as a JSON-RPC error
+// for the client to report.
+func refusal(req *http.Request, err error) *http.Response {
+	text, _ := json.Marshal(err.Error())
+	body := `{"jsonrpc":"2.0","id":"refused","error":{"code":-32603,"message":` + string(text) + `}}`
+	return &http.Response{
+		Status:        "413 Content Too Large",
+		StatusCode:    http.StatusRequestEntityTooLarge,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        http.Header{"Content-Type": {"application/json"}},
+		Body:          io.NopCloser(strings.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       req,
+	}
 }
 
 // tooLarge is the error of a response body past the bound. The SDK reports
