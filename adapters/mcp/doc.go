@@ -44,26 +44,36 @@
 // progress to the call. [Import] and [RemoteTool] document what is trusted
 // and how each result is mapped.
 //
-// A remote server is not trusted to be small or to stop either. [Import]
+// A remote server is not trusted to be small or to stop either, and every
+// bound has a default that holds when nothing is configured. [Import]
 // reads a bounded number of pages and tools, refuses a schema over its
 // bound before encoding or compiling it, and gives up after a deadline;
-// [ImportConfig] documents each limit and its default. Two bounds need the
-// client to be built for them, since the caller makes the session: the
-// bytes of one message, results included, are bounded while they are read
-// only by a transport made with [LimitTransport], and the elicitations one
-// imported call can make the client answer only by a handler wrapped with
-// [LimitElicitations]:
+// each call of an imported tool gives up after its own
+// ([DefaultCallTimeout]). On a session [Connect] made, a page of the
+// listing sent over streamable HTTP is read by the transport, tools
+// counted before any is built and schemas kept as sent, at about three
+// times its bytes. The bytes of one message, results included, can only
+// be bounded while they are read, and the elicitations one call makes the
+// client answer only by the client's handler: make the session with
+// [Connect], which bounds both ([DefaultMaxMessageBytes] a message,
+// [DefaultMaxStreamEvents] and [DefaultMaxStreamBytes] the event stream
+// that answers a request, [DefaultMaxElicitations] a call). Import refuses
+// a session Connect did not make unless [ImportConfig].UnboundedSession
+// says that its maker chose its bounds. [ImportConfig] and [ConnectConfig]
+// document each limit and its default; [NoLimit] turns one off, the one
+// explicit way to do so:
 //
-//	transport, err := toolmcp.LimitTransport(&mcp.StreamableClientTransport{Endpoint: url}, 0)
-//	// handle err
-//	client := mcp.NewClient(impl, &mcp.ClientOptions{ElicitationHandler: toolmcp.LimitElicitations(ask)})
-//	session, err := client.Connect(ctx, transport, nil)
+//	session, err := toolmcp.Connect(ctx, toolmcp.ConnectConfig{
+//		Implementation: &mcp.Implementation{Name: "agent", Version: "v1.0.0"},
+//		Options:        &mcp.ClientOptions{ElicitationHandler: ask},
+//		Transport:      &mcp.StreamableClientTransport{Endpoint: url},
+//	})
 //	// handle err
 //	imported, err := toolmcp.Import(ctx, session, toolmcp.ImportConfig{})
 //
 // # Concurrency and ownership
 //
-// AddTools and Import copy what they keep of their configuration; the
-// server's handlers, every [RemoteTool] and a [ProgressRelay] are safe for
-// concurrent use.
+// AddTools, Connect and Import copy what they keep of their
+// configuration; the server's handlers, every [RemoteTool] and a
+// [ProgressRelay] are safe for concurrent use, and so is Connect.
 package toolmcp

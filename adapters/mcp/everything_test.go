@@ -27,14 +27,20 @@ func TestImportEverything(t *testing.T) {
 	cmd := exec.Command(pkgs.Node, pkgs.Path("@modelcontextprotocol", "server-everything", "dist", "index.js"), "stdio")
 	relay := &toolmcp.ProgressRelay{}
 	var asked []string
-	client := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v0"}, &mcp.ClientOptions{
-		ProgressNotificationHandler: relay.Handle,
-		ElicitationHandler: toolmcp.LimitElicitations(func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			asked = append(asked, req.Params.Message)
-			return &mcp.ElicitResult{Action: "decline"}, nil
-		}),
+	// The SDK's command transport takes no bound on a message: Connect is
+	// told so, and bounds the elicitations.
+	cs, err := toolmcp.Connect(t.Context(), toolmcp.ConnectConfig{
+		Implementation: &mcp.Implementation{Name: "client", Version: "v0"},
+		Options: &mcp.ClientOptions{
+			ProgressNotificationHandler: relay.Handle,
+			ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				asked = append(asked, req.Params.Message)
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			},
+		},
+		Transport:       &mcp.CommandTransport{Command: cmd},
+		MaxMessageBytes: toolmcp.NoLimit,
 	})
-	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close() })
 	imported, err := toolmcp.Import(t.Context(), cs, toolmcp.ImportConfig{Progress: relay})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"net"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -85,13 +86,18 @@ func ExampleImport() {
 		func(_ context.Context, _ *mcp.CallToolRequest, in weatherIn) (*mcp.CallToolResult, weatherOut, error) {
 			return nil, weatherOut{TempC: 21.5}, nil
 		})
-	serverTransport, clientTransport := mcp.NewInMemoryTransports()
-	serverSession, err := remote.Connect(ctx, serverTransport, nil)
+	serverEnd, clientEnd := net.Pipe()
+	serverSession, err := remote.Connect(ctx, &mcp.IOTransport{Reader: serverEnd, Writer: serverEnd}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer serverSession.Close()
-	session, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v1.0.0"}, nil).Connect(ctx, clientTransport, nil)
+	// Connect bounds what the server can make the client read and answer,
+	// with the defaults.
+	session, err := toolmcp.Connect(ctx, toolmcp.ConnectConfig{
+		Implementation: &mcp.Implementation{Name: "client", Version: "v1.0.0"},
+		Transport:      &mcp.IOTransport{Reader: clientEnd, Writer: clientEnd},
+	})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,6 +1,10 @@
 package toolmcp
 
-import "github.com/agentcontract/tool/dispatch"
+import (
+	"net/http"
+
+	"github.com/agentcontract/tool/dispatch"
+)
 
 // CheckElicitationForm exposes the elicitation-form check to the tests.
 var CheckElicitationForm = checkElicitation
@@ -40,5 +44,5 @@ var (
 var (
 	MarshalBounded = marshalBounded
 	JSONSize       = jsonSize
-	LimitClient    = limitClient
+	LimitClient    = func(c *http.Client, limit int) *http.Client { return limitClient(c, transportLimits{message: limit}) }
 )

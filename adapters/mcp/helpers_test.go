@@ -151,8 +151,14 @@ func connect(t testing.TB, server *mcp.Server, opts *mcp.ClientOptions, version 
 	ss, err := server.Connect(t.Context(), st, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ss.Close() })
-	client := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v0"}, opts)
-	cs, err := client.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	// The SDK's in-memory transport takes no bound: Connect is told so.
+	cs, err := toolmcp.Connect(t.Context(), toolmcp.ConnectConfig{
+		Implementation:  &mcp.Implementation{Name: "client", Version: "v0"},
+		Options:         opts,
+		Transport:       ct,
+		Session:         &mcp.ClientSessionOptions{ProtocolVersion: version},
+		MaxMessageBytes: toolmcp.NoLimit,
+	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
@@ -196,8 +202,12 @@ func serveHTTP(t testing.TB, server *mcp.Server, opts *mcp.StreamableHTTPOptions
 // connectURL connects a Go client to the streamable HTTP endpoint url.
 func connectURL(t testing.TB, url string, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
 	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v0"}, opts)
-	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := toolmcp.Connect(t.Context(), toolmcp.ConnectConfig{
+		Implementation: &mcp.Implementation{Name: "client", Version: "v0"},
+		Options:        opts,
+		Transport:      &mcp.StreamableClientTransport{Endpoint: url},
+		Session:        &mcp.ClientSessionOptions{ProtocolVersion: version},
+	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs

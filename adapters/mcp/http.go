@@ -33,7 +33,12 @@ import (
 //     HTTPHandler the answer is the JSON text the client sent, judged by
 //     the response schema like any argument: a duplicate member or
 //     invalid UTF-8 is refused with a JSON-RPC error (invalid params) and
-//     nothing runs, and 9007199254740993 is that number.
+//     nothing runs, and 9007199254740993 is that number. The body is read
+//     as the SDK reads it, escapes undone: a method spelt "tools\/call",
+//     or a member name spelt with \u escapes, is the same name, and two
+//     members of one name however spelt are a duplicate. A retry sent in
+//     a JSON-RPC batch (protocol versions before 2025-06-18) is refused
+//     the same way: only a request sent alone has its answer read exactly.
 //   - the request's lifetime. A call is cancelled (its ctx ends) when the
 //     HTTP request carrying it ends before the result was written — the
 //     client dropped the connection. The SDK cancels a call on
@@ -136,23 +141,33 @@ func withRequest(ctx context.Context, req *mcp.CallToolRequest) (context.Context
 
 // rawAnswer returns the exact text of the content of the answer to
 // inputID in the body of the HTTP request that carried req: found is false
-// when there is no such body or it carries no such answer (a batch, a
-// body too long to keep, a call the SDK re-ran with an answer it asked
-// for itself). A content that is absent or null is nil. A body in which a
-// member on the way to the answer appears twice is an error: the SDK kept
-// one of them, and which one is not to be guessed.
+// when there is no such body or it carries no such answer (a body too
+// long to keep, a call the SDK re-ran with an answer it asked for itself).
+// A content that is absent or null is nil. The body is read as the SDK
+// reads it, escapes undone: the method "tools\/call" is tools/call, and
+// the member "p\u0061rams" is params. A body in which a member on the way
+// to the answer appears twice, however spelt, is an error: the SDK kept
+// one of them, and which one is not to be guessed. So is a batch that
+// carries an answer (protocol versions before 2025-06-18 allow batches,
+// and none of its messages can be told to be req's).
 func rawAnswer(req *mcp.CallToolRequest) (content []byte, found bool, err error) {
 	hr := httpRequestOf(req)
 	if hr == nil || hr.body == nil {
 		return nil, false, nil
 	}
 	v := bytes.TrimSpace(hr.body)
+	if len(v) > 0 && v[0] == '[' {
+		return nil, false, refuseBatchAnswer(v)
+	}
 	if len(v) == 0 || v[0] != '{' {
 		return nil, false, nil
 	}
 	method, ok, err := member(v, "method")
-	if err != nil || !ok || string(method) != `"tools/call"` {
+	if err != nil || !ok {
 		return nil, false, err
+	}
+	if name, ok := jsonString(method); !ok || name != "tools/call" {
+		return nil, false, nil
 	}
 	for _, name := range []string{"params", "inputResponses", inputID} {
 		if v, ok, err = member(v, name); err != nil || !ok {
@@ -172,9 +187,44 @@ func rawAnswer(req *mcp.CallToolRequest) (content []byte, found bool, err error)
 	return content, true, nil
 }
 
+// refuseBatchAnswer refuses the JSON-RPC batch body when one of its
+// messages carries input responses: the exact text of an answer is kept
+// only for a request sent alone.
+func refuseBatchAnswer(body []byte) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(body), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
+		return nil // not a batch the SDK reads either
+	}
+	for dec.PeekKind() != ']' {
+		msg, err := dec.ReadValue()
+		if err != nil {
+			return errprefix.Errorf("%w: the request body is not valid JSON: %v", dispatch.ErrInvalidAnswer, err)
+		}
+		params, ok, err := member(msg, "params")
+		if err != nil || !ok {
+			continue
+		}
+		if _, ok, err := member(params, "inputResponses"); err != nil || ok {
+			return errprefix.Errorf("%w: a retry that answers a request for input must be sent alone, not in a JSON-RPC batch", dispatch.ErrInvalidAnswer)
+		}
+	}
+	return nil
+}
+
+// jsonString returns the value of the JSON string raw, escapes undone,
+// and false when raw is not a string.
+func jsonString(raw []byte) (string, bool) {
+	tok, err := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowInvalidUTF8(true)).ReadToken()
+	if err != nil || tok.Kind() != '"' {
+		return "", false
+	}
+	return tok.String(), true
+}
+
 // member returns the value of the member name of the JSON object obj, as
 // written; duplicate members and invalid UTF-8 are let through, but a
-// second member called name is an error.
+// second member called name is an error. Member names are compared with
+// their escapes undone, as the SDK's decoder reads them.
 func member(obj []byte, name string) (value []byte, found bool, err error) {
 	dec := jsontext.NewDecoder(bytes.NewReader(obj), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	tok, err := dec.ReadToken()

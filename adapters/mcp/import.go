@@ -20,13 +20,14 @@ import (
 // ImportConfig is what [Import] may trust about a remote server, and how
 // much it may read from it.
 //
-// The limits (MaxPages to Timeout) bound what a remote server can make
-// Import and the imported tools read, hold and do, each checked before the
-// cost it bounds is paid. A zero limit means its documented default (the
-// Default constants of this package): the zero ImportConfig is safe. A
-// negative one is refused with an error wrapping [ErrInvalidConfig]. The
-// bytes of one message are bounded by the transport, not here: see
-// [LimitTransport].
+// The limits (MaxPages to CallTimeout) bound what a remote server can make
+// Import and the imported tools read, hold, wait for and do, each checked
+// before the cost it bounds is paid. A zero limit means its documented
+// default (the Default constants of this package): the zero ImportConfig
+// is safe. [NoLimit] turns a limit off; another negative value is refused
+// with an error wrapping [ErrInvalidConfig]. The bytes of one message, the
+// events of a stream and the elicitations of a call are bounded by the
+// session, which [Connect] makes bounded: see UnboundedSession.
 type ImportConfig struct {
 	// TrustAnnotations derives each tool's Effect from the server's
 	// annotations: readOnlyHint true gives tool.EffectSafe, otherwise
@@ -59,16 +60,33 @@ type ImportConfig struct {
 	MaxSchemaBytes int
 	// MaxElicitations bounds the elicitations one call of an imported tool
 	// may ask the client to answer, when the client's handler is wrapped
-	// with [LimitElicitations] (the SDK calls the handler, not Import: an
-	// unwrapped handler is not bounded). 0 means [DefaultMaxElicitations]
-	// (10).
+	// with [LimitElicitations], as [Connect] wraps it (the SDK calls the
+	// handler, not Import: an unwrapped handler is not bounded). 0 means
+	// [DefaultMaxElicitations] (10); NoLimit, no bound.
 	MaxElicitations int
 	// Timeout bounds one call of Import, the whole listing included: Import
 	// runs under a context that ends after Timeout (or sooner, with ctx),
 	// and fails with an error wrapping ErrRemoteCall and
-	// context.DeadlineExceeded. It does not bound the calls of the imported
-	// tools: their ctx does. 0 means [DefaultImportTimeout] (one minute).
+	// context.DeadlineExceeded. 0 means [DefaultImportTimeout] (one
+	// minute); NoLimit, no bound but ctx.
 	Timeout time.Duration
+	// CallTimeout bounds each call of an imported tool, every round of a
+	// request for input and every elicitation it asks included: the call
+	// runs under a context that ends after CallTimeout (or sooner, with
+	// its ctx), and fails with an error wrapping ErrRemoteCall and
+	// context.DeadlineExceeded, an unknown outcome. 0 means
+	// [DefaultCallTimeout] (five minutes); NoLimit, no bound but the
+	// call's ctx.
+	CallTimeout time.Duration
+	// UnboundedSession lets Import take a session that [Connect] did not
+	// make. Such a session reads messages and event streams of any size
+	// and answers any number of elicitations, unless its maker bounded
+	// them ([LimitTransport], [LimitElicitations]); Import cannot tell, so
+	// by default (false) it refuses the session with an error wrapping
+	// ErrInvalidConfig. Set it to say that the session is bounded as its
+	// maker chose, or knowingly not (the SDK's in-memory transport takes
+	// no bound).
+	UnboundedSession bool
 	// TraceContext, when its Inject is set, writes the trace context of
 	// each call of an imported tool into the _meta of its tools/call
 	// request, so that the server's spans join the caller's trace. See
@@ -120,9 +138,15 @@ type Refusal struct {
 // tool's [tool.Definition] and must pass [tool.Definition.Validate]: a schema
 // the core refuses — a pattern its validator cannot compile, a reference
 // outside the document, a root that is not "type":"object" — refuses that
-// tool only, with the reason in [ImportResult].Refused. The SDK hands the
-// schemas over decoded, so their numbers have passed through float64 and
-// their members are in sorted order. The remote description is kept.
+// tool only, with the reason in [ImportResult].Refused. Over streamable
+// HTTP, on a session [Connect] made, the transport reads each page of the
+// listing itself: the schemas are the bytes the server sent (without
+// insignificant whitespace), a page with more tools than the listing may
+// still hold is refused before any is built, and the SDK decodes each
+// schema as {"type":"object"} (its session's copy of the listing holds
+// that). Otherwise the SDK hands the schemas over decoded, so their
+// numbers have passed through float64 and their members are in sorted
+// order. The remote description is kept.
 //
 // # Tools that require tasks
 //
@@ -140,14 +164,17 @@ type Refusal struct {
 // A remote server is not trusted to be small or to stop: Import asks for at
 // most [ImportConfig].MaxPages pages holding at most MaxTools tools, refuses
 // a schema over MaxSchemaBytes before encoding or compiling it, and gives
-// up after Timeout. Each error names the limit and its value. The bytes of
+// up after Timeout; each call of an imported tool gives up after
+// CallTimeout. Each error names the limit and its value. The bytes of
 // one page, like those of one result of an imported tool, can only be
-// bounded while they are read: make the session's transport with
-// [LimitTransport]. The elicitations of one call are bounded by wrapping
-// the client's handler with [LimitElicitations].
+// bounded while they are read, and the elicitations of one call only by
+// the client's handler: a session made by [Connect] bounds both by
+// default, and Import refuses another unless
+// [ImportConfig].UnboundedSession is set.
 //
-// Import's own error wraps [ErrInvalidConfig] for a nil session or a
-// negative limit, and [ErrRemoteCall] when the tools cannot be listed
+// Import's own error wraps [ErrInvalidConfig] for a nil session, a session
+// [Connect] did not make (see UnboundedSession) or a negative limit other
+// than [NoLimit], and [ErrRemoteCall] when the tools cannot be listed
 // within the limits.
 func Import(ctx context.Context, session *mcp.ClientSession, config ImportConfig) (ImportResult, error) {
 	if session == nil {
@@ -157,8 +184,14 @@ func Import(ctx context.Context, session *mcp.ClientSession, config ImportConfig
 	if err != nil {
 		return ImportResult{}, err
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, limits.timeout, errprefix.Part("took longer than %v (ImportConfig.Timeout): %w", limits.timeout, context.DeadlineExceeded))
-	defer cancel()
+	if !config.UnboundedSession && !connected(session) {
+		return ImportResult{}, errprefix.Errorf("%w: the session was not made by Connect, so the bytes it reads and the elicitations it answers may have no bound; make it with Connect, or set ImportConfig.UnboundedSession", ErrInvalidConfig)
+	}
+	if limits.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, limits.timeout, errprefix.Part("took longer than %v (ImportConfig.Timeout): %w", limits.timeout, context.DeadlineExceeded))
+		defer cancel()
+	}
 	remote, err := listTools(ctx, session, limits)
 	if err != nil {
 		return ImportResult{}, errprefix.Errorf("%w: listing tools: %w", ErrRemoteCall, err)
@@ -168,7 +201,7 @@ func Import(ctx context.Context, session *mcp.ClientSession, config ImportConfig
 	for _, t := range remote {
 		rt, err := newRemoteTool(session, t, config, limits)
 		if err != nil {
-			result.Refused = append(result.Refused, Refusal{Name: t.Name, Err: err})
+			result.Refused = append(result.Refused, Refusal{Name: t.tool.Name, Err: err})
 			continue
 		}
 		byName[rt.def.Name] = append(byName[rt.def.Name], rt)
@@ -184,13 +217,31 @@ func Import(ctx context.Context, session *mcp.ClientSession, config ImportConfig
 	return result, nil
 }
 
+// listed is a tool of the listing, and the schemas the transport read for
+// it as the server sent them (nil when the SDK's decoded ones are all
+// there is).
+type listed struct {
+	tool *mcp.Tool
+	raw  *rawSchemas
+}
+
 // listTools reads the listing page by page, within the limits on pages
-// and tools; the first error it meets ends it.
-func listTools(ctx context.Context, session *mcp.ClientSession, limits limits) ([]*mcp.Tool, error) {
-	var remote []*mcp.Tool
+// and tools; the first error it meets ends it. A transport Connect bounded
+// reads each page itself (see listing).
+func listTools(ctx context.Context, session *mcp.ClientSession, limits limits) ([]listed, error) {
+	var remote []listed
+	l := &listing{maxTools: limits.tools}
+	ctx = context.WithValue(ctx, listingKey{}, l)
 	params := &mcp.ListToolsParams{}
 	for pages := 1; ; pages++ {
+		l.mu.Lock()
+		l.toolsLeft = limits.tools - len(remote)
+		l.mu.Unlock()
 		page, err := session.ListTools(ctx, params)
+		raw, read, refused := l.take()
+		if refused != nil {
+			return nil, refused
+		}
 		if err != nil {
 			if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
 				err = errprefix.Part("after %d pages and %d tools: %w", pages-1, len(remote), cause)
@@ -200,7 +251,13 @@ func listTools(ctx context.Context, session *mcp.ClientSession, limits limits) (
 		if len(page.Tools) > limits.tools-len(remote) {
 			return nil, fmt.Errorf("the server lists more than %d tools (ImportConfig.MaxTools)", limits.tools)
 		}
-		remote = append(remote, page.Tools...)
+		for i, t := range page.Tools {
+			e := listed{tool: t}
+			if read && len(raw) == len(page.Tools) {
+				e.raw = &raw[i]
+			}
+			remote = append(remote, e)
+		}
 		if page.NextCursor == "" {
 			return remote, nil
 		}
@@ -299,9 +356,9 @@ func localName(remote string) string {
 // numbers have passed through float64. A form's schema over
 // [ImportConfig].MaxSchemaBytes, and structured content over
 // [tool.MaxOutputBytes], are refused before they are encoded again; the
-// bytes of a result are bounded while they are read only by a transport
-// made with [LimitTransport], and the elicitations one call answers only by
-// a handler wrapped with [LimitElicitations]. A RemoteTool is immutable and safe
+// bytes of a result are bounded while they are read, and the elicitations
+// one call answers, by the session [Connect] made; each call ends after
+// [ImportConfig].CallTimeout at the latest. A RemoteTool is immutable and safe
 // for concurrent use, as the session is. The server's progress reaches the
 // call's [tool.ProgressReporter] through [ImportConfig].Progress.
 type RemoteTool struct {
@@ -313,14 +370,19 @@ type RemoteTool struct {
 	limits   limits
 }
 
-func newRemoteTool(session *mcp.ClientSession, t *mcp.Tool, config ImportConfig, limits limits) (*RemoteTool, error) {
-	input, err := marshalBounded(t.InputSchema, limits.schemaBytes, "the input schema")
+func newRemoteTool(session *mcp.ClientSession, l listed, config ImportConfig, limits limits) (*RemoteTool, error) {
+	t := l.tool
+	var raw rawSchemas
+	if l.raw != nil {
+		raw = *l.raw
+	}
+	input, err := schemaOf(raw.input, t.InputSchema, limits.schemaBytes, "the input schema")
 	if err != nil {
 		return nil, errprefix.Errorf("%w: %w (ImportConfig.MaxSchemaBytes)", ErrRemoteTool, err)
 	}
 	def := tool.Definition{Name: localName(t.Name), Description: t.Description, InputSchema: input}
-	if t.OutputSchema != nil {
-		if def.OutputSchema, err = marshalBounded(t.OutputSchema, limits.schemaBytes, "the output schema"); err != nil {
+	if raw.output != nil || t.OutputSchema != nil {
+		if def.OutputSchema, err = schemaOf(raw.output, t.OutputSchema, limits.schemaBytes, "the output schema"); err != nil {
 			return nil, errprefix.Errorf("%w: %w (ImportConfig.MaxSchemaBytes)", ErrRemoteTool, err)
 		}
 	}
@@ -338,6 +400,19 @@ func newRemoteTool(session *mcp.ClientSession, t *mcp.Tool, config ImportConfig,
 	return &RemoteTool{session: session, progress: config.Progress, inject: config.TraceContext.Inject, remote: t.Name, def: def, limits: limits}, nil
 }
 
+// schemaOf is a schema's JSON: raw, the bytes the server sent, when the
+// transport kept them, or else decoded, the SDK's value, encoded. Either
+// is refused past limit bytes, decoded before it is encoded.
+func schemaOf(raw []byte, decoded any, limit int, what string) ([]byte, error) {
+	if raw == nil {
+		return marshalBounded(decoded, limit, what)
+	}
+	if len(raw) > limit {
+		return nil, fmt.Errorf("%s is more than %d bytes", what, limit)
+	}
+	return raw, nil
+}
+
 // RemoteName is the tool's name on the remote server.
 func (t *RemoteTool) RemoteName() string { return t.remote }
 
@@ -351,6 +426,11 @@ func (t *RemoteTool) Definition() tool.Definition { return t.def.Clone() }
 // an Output of its own. ctx bounds the remote call: when it ends, the SDK
 // tells the server that the request was cancelled and Call returns.
 func (t *RemoteTool) Call(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
+	if t.limits.callTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, t.limits.callTimeout, errprefix.Part("took longer than %v (ImportConfig.CallTimeout): %w", t.limits.callTimeout, context.DeadlineExceeded))
+		defer cancel()
+	}
 	params := &mcp.CallToolParams{Name: t.remote, Arguments: json.RawMessage(inv.Arguments())}
 	if c, resumed := inv.Continuation(); resumed {
 		if err := answerRemote(params, c); err != nil {
@@ -378,6 +458,9 @@ func (t *RemoteTool) Call(ctx context.Context, inv tool.Invocation) (tool.Result
 		return tool.Result{}, errprefix.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, budget.err())
 	}
 	if err != nil {
+		if cause := context.Cause(ctx); ctx.Err() != nil && cause != nil && !errors.Is(err, cause) {
+			return tool.Result{}, errprefix.Errorf("%w: %s: %w: %w", ErrRemoteCall, t.remote, cause, err)
+		}
 		return tool.Result{}, errprefix.Errorf("%w: %s: %w", ErrRemoteCall, t.remote, err)
 	}
 	if res.NeedsInput() {

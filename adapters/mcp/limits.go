@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,11 +15,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The limits [Import] and the tools it returns apply when a field of
-// [ImportConfig] is zero, and the one [LimitTransport] applies when given
-// zero. Each bounds what a remote server can make this client read, hold
-// or do; every one is checked before the cost it bounds is paid.
+// The limits [Connect], [Import] and the tools it returns apply when a
+// limit is given as zero (a field of [ConnectConfig] or [ImportConfig], or
+// [LimitTransport]'s argument). Each bounds what a remote server can make
+// this client read, hold or do; every one is checked before the cost it
+// bounds is paid. A limit given as [NoLimit] is turned off, where the
+// field's doc says it may be.
 const (
+	// NoLimit, given as a limit of [ConnectConfig] or [ImportConfig],
+	// turns that limit off: the one explicit way to read, wait or answer
+	// without a bound. Another negative value is refused.
+	NoLimit = -1
+
 	// DefaultMaxPages bounds the pages of one tools/list listing.
 	DefaultMaxPages = 100
 	// DefaultMaxTools bounds the tools of one listing, all pages together.
@@ -32,22 +36,35 @@ const (
 	// the core's own bound on a schema document, [tool.MaxInputBytes].
 	DefaultMaxSchemaBytes = tool.MaxInputBytes
 	// DefaultMaxElicitations bounds the elicitations one call of an
-	// imported tool may ask the client's handler (see [LimitElicitations]).
+	// imported tool may ask the client's handler (see [LimitElicitations],
+	// which [Connect] applies).
 	DefaultMaxElicitations = 10
 	// DefaultImportTimeout bounds one call of [Import], every page of the
 	// listing included.
 	DefaultImportTimeout = time.Minute
+	// DefaultCallTimeout bounds one call of a [RemoteTool], every round
+	// of a request for input and every elicitation it asks included.
+	DefaultCallTimeout = 5 * time.Minute
 	// DefaultMaxMessageBytes bounds one message read from the server by a
-	// transport made with [LimitTransport]: twice [tool.MaxOutputBytes],
-	// room for the largest result the core admits and the text copy of
-	// its structured content that servers add.
+	// transport made by [Connect] or [LimitTransport]: twice
+	// [tool.MaxOutputBytes], room for the largest result the core admits
+	// and the text copy of its structured content that servers add.
 	DefaultMaxMessageBytes = 2 * tool.MaxOutputBytes
+	// DefaultMaxStreamEvents bounds the events of one event stream that
+	// answers a request over streamable HTTP (the response to one call,
+	// with the notifications and requests that precede it).
+	DefaultMaxStreamEvents = 10_000
+	// DefaultMaxStreamBytes bounds the bytes of one such stream: twice
+	// [DefaultMaxMessageBytes], room for the largest response and as much
+	// again of notifications.
+	DefaultMaxStreamBytes = 2 * DefaultMaxMessageBytes
 )
 
-// limits are the resolved limits of an [ImportConfig].
+// limits are the resolved limits of an [ImportConfig]. A limit turned
+// off with NoLimit is math.MaxInt, or a zero duration.
 type limits struct {
 	pages, tools, schemaBytes, elicitations int
-	timeout                                 time.Duration
+	timeout, callTimeout                    time.Duration
 }
 
 // resolve checks the limits of config and replaces each zero with its
@@ -66,21 +83,49 @@ func (config ImportConfig) resolve() (limits, error) {
 		{"MaxSchemaBytes", config.MaxSchemaBytes, DefaultMaxSchemaBytes, &l.schemaBytes},
 		{"MaxElicitations", config.MaxElicitations, DefaultMaxElicitations, &l.elicitations},
 	} {
-		if *f.to, err = orDefault("ImportConfig."+f.name, f.value, f.fallback); err != nil {
+		if *f.to, err = limitOrDefault("ImportConfig."+f.name, f.value, f.fallback); err != nil {
 			return limits{}, err
 		}
 	}
-	switch {
-	case config.Timeout < 0:
-		return limits{}, errprefix.Errorf("%w: ImportConfig.Timeout is %v, want 0 (the default, %v) or more", ErrInvalidConfig, config.Timeout, DefaultImportTimeout)
-	case config.Timeout == 0:
-		l.timeout = DefaultImportTimeout
-	default:
-		l.timeout = config.Timeout
+	if l.timeout, err = durationOrDefault("ImportConfig.Timeout", config.Timeout, DefaultImportTimeout); err != nil {
+		return limits{}, err
+	}
+	if l.callTimeout, err = durationOrDefault("ImportConfig.CallTimeout", config.CallTimeout, DefaultCallTimeout); err != nil {
+		return limits{}, err
 	}
 	return l, nil
 }
 
+// limitOrDefault resolves a limit that NoLimit may turn off: math.MaxInt
+// then.
+func limitOrDefault(name string, value, fallback int) (int, error) {
+	if value == NoLimit {
+		return math.MaxInt, nil
+	}
+	switch {
+	case value < 0:
+		return 0, errprefix.Errorf("%w: %s is %d, want 0 (the default, %d), NoLimit (-1) or more", ErrInvalidConfig, name, value, fallback)
+	case value == 0:
+		return fallback, nil
+	}
+	return value, nil
+}
+
+// durationOrDefault resolves a time limit that NoLimit may turn off: 0
+// then.
+func durationOrDefault(name string, value, fallback time.Duration) (time.Duration, error) {
+	switch {
+	case value == NoLimit:
+		return 0, nil
+	case value < 0:
+		return 0, errprefix.Errorf("%w: %s is %v, want 0 (the default, %v), NoLimit (-1ns) or more", ErrInvalidConfig, name, value, fallback)
+	case value == 0:
+		return fallback, nil
+	}
+	return value, nil
+}
+
+// orDefault resolves a limit that cannot be turned off.
 func orDefault(name string, value, fallback int) (int, error) {
 	switch {
 	case value < 0:
@@ -178,196 +223,6 @@ func floatSize(f float64, buf []byte) int {
 	return len(b)
 }
 
-// LimitTransport returns a copy of transport that refuses, while reading
-// it, any message from the server longer than maxMessageBytes (0 means
-// [DefaultMaxMessageBytes]): the connection fails as soon as the bound is
-// passed, before the message is decoded, so a server cannot make the client
-// read, buffer and decode an answer of any size. The calls waiting on the
-// connection end with an error, which an imported tool reports as
-// [ErrRemoteCall] (an unknown outcome).
-//
-// Import bounds what it does with a result, a listing or a schema once the
-// SDK has decoded it; only the transport can bound the bytes read before
-// that. Make the client's transport with LimitTransport to give [Import]
-// and every [RemoteTool] a bound per result.
-//
-// Supported transports, each copied and never changed:
-//   - [*mcp.StreamableClientTransport]: a JSON response body is read through
-//     a reader that fails past the bound (the SDK reads it whole and has no
-//     bound of its own), and each server-sent event is bounded by setting
-//     MaxEventSize; HTTPClient is copied with its Transport wrapped;
-//   - [*mcp.SSEClientTransport]: MaxEventSize, and response bodies as above;
-//   - [*mcp.IOTransport] and [*mcp.StdioTransport]: MaxLineLength.
-//
-// Another transport is refused with an error wrapping [ErrInvalidConfig]:
-// the SDK's in-memory and command transports take no bound (both stop at
-// the SDK's own 16 MiB); use an [mcp.IOTransport] over the command's pipes
-// to choose one. A negative maxMessageBytes, or a nil transport, is
-// refused the same way.
-func LimitTransport(transport mcp.Transport, maxMessageBytes int) (mcp.Transport, error) {
-	n, err := orDefault("the message limit", maxMessageBytes, DefaultMaxMessageBytes)
-	if err != nil {
-		return nil, err
-	}
-	var bounded mcp.Transport
-	switch t := transport.(type) {
-	case *mcp.StreamableClientTransport:
-		bounded = boundCopy(t, func(c *mcp.StreamableClientTransport) {
-			c.MaxEventSize = n
-			c.HTTPClient = limitClient(c.HTTPClient, n)
-		})
-	case *mcp.SSEClientTransport:
-		bounded = boundCopy(t, func(c *mcp.SSEClientTransport) {
-			c.MaxEventSize = n
-			c.HTTPClient = limitClient(c.HTTPClient, n)
-		})
-	case *mcp.IOTransport:
-		bounded = boundCopy(t, func(c *mcp.IOTransport) { c.MaxLineLength = n })
-	case *mcp.StdioTransport:
-		bounded = boundCopy(t, func(c *mcp.StdioTransport) { c.MaxLineLength = n })
-	default:
-		if transport != nil {
-			return nil, errprefix.Errorf("%w: LimitTransport cannot bound the messages of a %T; use a streamable HTTP, SSE, IO or stdio transport", ErrInvalidConfig, transport)
-		}
-	}
-	if bounded == nil {
-		return nil, errprefix.Errorf("%w: the transport is nil", ErrInvalidConfig)
-	}
-	return bounded, nil
-}
-
-// boundCopy returns a copy of the transport t with bound applied to the
-// copy, or nil, not a typed nil, when t is nil. The caller's transport is
-// never changed.
-func boundCopy[T any, P interface {
-	*T
-	mcp.Transport
-}](t P, bound func(P)) mcp.Transport {
-	if t == nil {
-		return nil
-	}
-	c := *t
-	bound(&c)
-	return P(&c)
-}
-
-// limitClient returns a copy of client (or of [http.DefaultClient]) whose
-// response bodies, except event streams, fail past limit bytes.
-func limitClient(client *http.Client, limit int) *http.Client {
-	if client == nil {
-		client = http.DefaultClient
-	}
-	c := *client
-	base := c.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	c.Transport = limitRoundTripper{base: base, limit: int64(limit)}
-	return &c
-}
-
-type limitRoundTripper struct {
-	base  http.RoundTripper
-	limit int64
-}
-
-func (rt limitRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := rt.base.RoundTrip(req)
-	if err != nil || resp.Body == nil {
-		return resp, err
-	}
-	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Type"))), "text/event-stream") {
-		// A stream has no length; each event of it is bounded instead,
-		// while it is read (the SDK's MaxEventSize checks only what its
-		// reader has already taken from the body).
-		resp.Body = &eventBody{body: resp.Body, limit: rt.limit + eventOverhead}
-		return resp, nil
-	}
-	if resp.ContentLength > rt.limit {
-		resp.Body.Close()
-		return nil, tooLarge(rt.limit)
-	}
-	resp.Body = &limitedBody{body: resp.Body, left: rt.limit, limit: rt.limit}
-	return resp, nil
-}
-
-// tooLarge is the error of a response body past the bound. The SDK reports
-// a failed read in its own words, keeping only this text.
-func tooLarge(limit int64) error {
-	return errprefix.Errorf("%w: the server's response is longer than the transport's limit of %d bytes (LimitTransport)", ErrRemoteCall, limit)
-}
-
-// limitedBody reads at most left bytes of body, and fails on the next
-// byte.
-type limitedBody struct {
-	body  io.ReadCloser
-	left  int64
-	limit int64
-}
-
-func (b *limitedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		// One byte more tells the end of the body from a longer one.
-		var one [1]byte
-		n, err := b.body.Read(one[:])
-		if n > 0 {
-			return 0, tooLarge(b.limit)
-		}
-		return 0, err
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.body.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
-
-func (b *limitedBody) Close() error { return b.body.Close() }
-
-// eventOverhead is what an event may hold beyond its message: the
-// "data: " prefix of each line, and its event and id fields.
-const eventOverhead = 4 << 10
-
-// eventBody reads an event stream and fails as soon as one event (the
-// bytes up to a blank line) is longer than limit: it never asks body
-// for more than the current event may still hold, plus one byte.
-type eventBody struct {
-	body  io.ReadCloser
-	limit int64
-	event int64 // bytes of the current event so far
-	line  int   // bytes of the current line so far, without CR
-}
-
-func (b *eventBody) Read(p []byte) (int, error) {
-	if b.event > b.limit {
-		return 0, tooLarge(b.limit - eventOverhead)
-	}
-	if room := b.limit - b.event + 1; int64(len(p)) > room {
-		p = p[:room]
-	}
-	n, err := b.body.Read(p)
-	for _, c := range p[:n] {
-		b.event++
-		switch c {
-		case '\n':
-			if b.line == 0 {
-				b.event = 0 // a blank line ends the event
-			}
-			b.line = 0
-		case '\r':
-		default:
-			b.line++
-		}
-	}
-	if b.event > b.limit {
-		return 0, tooLarge(b.limit - eventOverhead)
-	}
-	return n, err
-}
-
-func (b *eventBody) Close() error { return b.body.Close() }
-
 // elicitBudget is what one call of an imported tool may still ask the
 // client's elicitation handler.
 type elicitBudget struct {
@@ -393,6 +248,10 @@ func (b *elicitBudget) err() error {
 }
 
 type elicitBudgetKey struct{}
+
+// elicitChargedKey marks an elicitation already charged, so that a handler
+// wrapped twice (by the caller and by Connect) charges it once.
+type elicitChargedKey struct{}
 
 // inflight holds the budgets of the imported calls running on each
 // session: an elicitation that reaches the handler without its call's
@@ -442,12 +301,17 @@ func startBudget(ctx context.Context, session *mcp.ClientSession, max int) (cont
 // as a request of its own (older protocol versions) cannot be told apart:
 // it is charged to every imported call running on the session, so that no
 // call answers more than its bound. A nil handler stays nil: the client
-// then offers no elicitation at all.
+// then offers no elicitation at all. [Connect] wraps the handler it is
+// given; a handler wrapped more than once is charged once per elicitation.
 func LimitElicitations(handler func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	if handler == nil {
 		return nil
 	}
 	return func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		if ctx.Value(elicitChargedKey{}) != nil {
+			return handler(ctx, req) // charged by an outer LimitElicitations
+		}
+		ctx = context.WithValue(ctx, elicitChargedKey{}, true)
 		if b, ok := ctx.Value(elicitBudgetKey{}).(*elicitBudget); ok {
 			if !b.take() {
 				return nil, b.err()

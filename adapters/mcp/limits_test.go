@@ -169,10 +169,11 @@ func bigResult(size int) *mcp.Server {
 	return s
 }
 
-// callBig imports "big" over cs and calls it.
+// callBig imports "big" over cs, a session its maker bounded, and calls
+// it.
 func callBig(t *testing.T, cs *mcp.ClientSession) (tool.Result, error) {
 	t.Helper()
-	b, inv := prepared(t, cs, toolmcp.ImportConfig{}, "big")
+	b, inv := prepared(t, cs, toolmcp.ImportConfig{UnboundedSession: true}, "big")
 	return b.Call(t.Context(), inv)
 }
 
@@ -373,6 +374,25 @@ func TestLimitElicitations(t *testing.T) {
 			require.Equal(t, tc.want, asked.Load())
 		})
 	}
+	t.Run("a handler the caller did not wrap", func(t *testing.T) {
+		// Connect wraps it: with no options, a call answers the default
+		// number of elicitations. Before, it answered all 2,000.
+		var asked atomic.Int32
+		cs := connect(t, nagging(0), &mcp.ClientOptions{ElicitationHandler: approving(&asked)}, legacy)
+		b, inv := prepared(t, cs, toolmcp.ImportConfig{}, "nag")
+		_, err := b.Call(t.Context(), inv)
+		require.ErrorIs(t, err, toolmcp.ErrRemoteCall)
+		require.Equal(t, int32(toolmcp.DefaultMaxElicitations), asked.Load(), "elicitations answered")
+	})
+	t.Run("turned off", func(t *testing.T) {
+		var asked atomic.Int32
+		cs := connect(t, nagging(0), &mcp.ClientOptions{ElicitationHandler: approving(&asked)}, legacy)
+		b, inv := prepared(t, cs, toolmcp.ImportConfig{MaxElicitations: toolmcp.NoLimit}, "nag")
+		res, err := b.Call(t.Context(), inv)
+		require.NoError(t, err)
+		require.Equal(t, "done", res.Output.Content[0].Text)
+		require.Equal(t, int32(2000), asked.Load(), "NoLimit answers every elicitation")
+	})
 	t.Run("outside imported calls", func(t *testing.T) {
 		var asked atomic.Int32
 		handler := toolmcp.LimitElicitations(approving(&asked))
@@ -421,14 +441,32 @@ func TestImportRefusesNegativeLimits(t *testing.T) {
 		config toolmcp.ImportConfig
 		err    string
 	}{
-		{toolmcp.ImportConfig{MaxPages: -1}, "tool: invalid mcp config: ImportConfig.MaxPages is -1, want 0 (the default, 100) or more"},
-		{toolmcp.ImportConfig{MaxTools: -2}, "tool: invalid mcp config: ImportConfig.MaxTools is -2, want 0 (the default, 1000) or more"},
-		{toolmcp.ImportConfig{MaxSchemaBytes: -3}, "tool: invalid mcp config: ImportConfig.MaxSchemaBytes is -3, want 0 (the default, 1048576) or more"},
-		{toolmcp.ImportConfig{MaxElicitations: -4}, "tool: invalid mcp config: ImportConfig.MaxElicitations is -4, want 0 (the default, 10) or more"},
-		{toolmcp.ImportConfig{Timeout: -time.Second}, "tool: invalid mcp config: ImportConfig.Timeout is -1s, want 0 (the default, 1m0s) or more"},
+		{toolmcp.ImportConfig{MaxPages: -2}, "tool: invalid mcp config: ImportConfig.MaxPages is -2, want 0 (the default, 100), NoLimit (-1) or more"},
+		{toolmcp.ImportConfig{MaxTools: -2}, "tool: invalid mcp config: ImportConfig.MaxTools is -2, want 0 (the default, 1000), NoLimit (-1) or more"},
+		{toolmcp.ImportConfig{MaxSchemaBytes: -3}, "tool: invalid mcp config: ImportConfig.MaxSchemaBytes is -3, want 0 (the default, 1048576), NoLimit (-1) or more"},
+		{toolmcp.ImportConfig{MaxElicitations: -4}, "tool: invalid mcp config: ImportConfig.MaxElicitations is -4, want 0 (the default, 10), NoLimit (-1) or more"},
+		{toolmcp.ImportConfig{Timeout: -time.Second}, "tool: invalid mcp config: ImportConfig.Timeout is -1s, want 0 (the default, 1m0s), NoLimit (-1ns) or more"},
+		{toolmcp.ImportConfig{CallTimeout: -time.Second}, "tool: invalid mcp config: ImportConfig.CallTimeout is -1s, want 0 (the default, 5m0s), NoLimit (-1ns) or more"},
 	} {
 		_, err := toolmcp.Import(t.Context(), cs, tc.config)
 		require.ErrorIs(t, err, toolmcp.ErrInvalidConfig)
 		require.EqualError(t, err, tc.err)
 	}
+}
+
+// A call of an imported tool whose server never answers ends after
+// CallTimeout, an unknown outcome naming the limit; before, only the
+// caller's ctx ended it.
+func TestImportCallTimeout(t *testing.T) {
+	s := hostile()
+	s.AddTool(&mcp.Tool{Name: "stuck", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	cs := connect(t, s, nil, modern)
+	b, inv := prepared(t, cs, toolmcp.ImportConfig{CallTimeout: 100 * time.Millisecond}, "stuck")
+	_, err := b.Call(t.Context(), inv)
+	require.ErrorIs(t, err, toolmcp.ErrRemoteCall)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorContains(t, err, "tool: remote mcp call failed: stuck: took longer than 100ms (ImportConfig.CallTimeout): context deadline exceeded")
 }

@@ -122,6 +122,10 @@ func post(t *testing.T, srv *httptest.Server, header http.Header, body []byte) m
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
+	if batch := []json.RawMessage{}; json.Unmarshal(out, &batch) == nil {
+		require.Len(t, batch, 1, "response %s", out)
+		out = batch[0]
+	}
 	var raw map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(out, &raw), "response %s", out)
 	msg := map[string]string{}
@@ -138,9 +142,11 @@ func TestStrictAnswerOverHTTP(t *testing.T) {
 	for _, tc := range []struct {
 		name, tool string
 		marker     map[string]any
-		sent       string // replaces the marker's JSON in the body
-		refused    string // part of the JSON-RPC error, when refused
-		text       string // the result's text, when accepted
+		sent       string      // replaces the marker's JSON in the body
+		edits      [][2]string // then each first text, found once, becomes the second
+		batch      bool        // send the request as a batch of one, as a client of 2025-03-26
+		refused    string      // part of the JSON-RPC error, when refused
+		text       string      // the result's text, when accepted
 	}{
 		{name: "duplicate member", tool: "approve", marker: map[string]any{"approve": true},
 			sent: `{"approve":false,"approve":true}`, refused: "duplicate"},
@@ -152,6 +158,33 @@ func TestStrictAnswerOverHTTP(t *testing.T) {
 			sent: `{"amount":9.007199254740993e15}`, text: `answer {"amount":9.007199254740993e15}`},
 		{name: "2^53, below the minimum", tool: "amount", marker: map[string]any{"amount": 1},
 			sent: `{"amount":9007199254740992}`, refused: "minimum"},
+		// The method and the names on the way to the answer are read as
+		// JSON, escapes undone, so that the SDK and the exact reading
+		// agree on which request carries which answer.
+		{name: "duplicate member, method escaped", tool: "approve", marker: map[string]any{"approve": true},
+			edits: [][2]string{{`"method":"tools/call"`, `"method":"tools\/call"`}}, sent: `{"approve":false,"approve":true}`, refused: "duplicate"},
+		{name: "duplicate member, method in unicode escapes", tool: "approve", marker: map[string]any{"approve": true},
+			edits: [][2]string{{`"method":"tools/call"`, `"method":"\u0074ools/c\u0061ll"`}}, sent: `{"approve":false,"approve":true}`, refused: "duplicate"},
+		{name: "number text kept, method escaped", tool: "approve", marker: map[string]any{"approve": true},
+			edits: [][2]string{{`"method":"tools/call"`, `"method":"tools\/call"`}}, sent: `{"approve":true,"n":1.0}`, text: `answer {"approve":true,"n":1.0} state {"step":1}`},
+		{name: "escaped member name, method escaped", tool: "approve", marker: map[string]any{"approve": true},
+			edits: [][2]string{{`"method":"tools/call"`, `"method":"tools\/call"`}}, sent: `{"approve":false,"\u0061pprove":true}`, refused: "duplicate"},
+		{name: "number text kept, names on the way escaped", tool: "approve", marker: map[string]any{"approve": true},
+			edits: [][2]string{{`"params":`, `"p\u0061rams":`}, {`"inputResponses":`, `"inputResp\u006fnses":`}, {`"content":`, `"c\u006fntent":`}},
+			sent:  `{"approve":true,"n":1.0}`, text: `answer {"approve":true,"n":1.0} state {"step":1}`},
+		// The answer itself is judged after unescaping: a name spelt
+		// twice is the same name.
+		{name: "duplicate member, one name escaped", tool: "approve", marker: map[string]any{"approve": true},
+			sent: `{"approve":false,"\u0061pprove":true}`, refused: "duplicate"},
+		{name: "duplicate member, both names escaped", tool: "approve", marker: map[string]any{"approve": true},
+			sent: `{"\u0061pprove":false,"appro\u0076e":true}`, refused: "duplicate"},
+		{name: "duplicate content, one name escaped", tool: "approve", marker: map[string]any{"approve": true},
+			edits: [][2]string{{`"content":`, `"content":{"approve":false},"c\u006fntent":`}}, refused: "duplicate"},
+		// A batch (protocol versions before 2025-06-18) carries no answer
+		// the exact reading can tell apart: a retry in one is refused.
+		{name: "retry in a batch", tool: "approve", marker: map[string]any{"approve": true},
+			edits: [][2]string{{`,"io.modelcontextprotocol/protocolVersion":"2026-07-28"`, ``}},
+			sent:  `{"approve":false,"approve":true}`, batch: true, refused: "batch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls atomic.Int32
@@ -160,7 +193,18 @@ func TestStrictAnswerOverHTTP(t *testing.T) {
 			markerJSON, err := json.Marshal(tc.marker)
 			require.NoError(t, err)
 			require.Equal(t, 1, bytes.Count(body, markerJSON), "body %s", body)
-			body = bytes.Replace(body, markerJSON, []byte(tc.sent), 1)
+			if tc.sent != "" {
+				body = bytes.Replace(body, markerJSON, []byte(tc.sent), 1)
+			}
+			for _, e := range tc.edits {
+				require.Equal(t, 1, bytes.Count(body, []byte(e[0])), "%s in body %s", e[0], body)
+				body = bytes.Replace(body, []byte(e[0]), []byte(e[1]), 1)
+			}
+			if tc.batch {
+				body = append(append([]byte("["), body...), ']')
+				header = header.Clone()
+				header.Set("Mcp-Protocol-Version", "2025-03-26")
+			}
 
 			msg := post(t, srv, header, body)
 

@@ -69,7 +69,8 @@ func TestTraceAcrossTheBridge(t *testing.T) {
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v0"}, nil).Connect(t.Context(), ct, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close() })
-	imported, err := toolmcp.Import(t.Context(), cs, toolmcp.ImportConfig{TraceContext: toolmcp.TraceContext{Inject: clientTel.InjectMeta}})
+	// An in-memory session takes no bound on what it reads: said so.
+	imported, err := toolmcp.Import(t.Context(), cs, toolmcp.ImportConfig{UnboundedSession: true, TraceContext: toolmcp.TraceContext{Inject: clientTel.InjectMeta}})
 	require.NoError(t, err)
 	require.Len(t, imported.Tools, 1)
 	local := &tool.Registry{}
