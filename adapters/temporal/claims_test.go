@@ -18,7 +18,7 @@ func TestHistoryClaims(t *testing.T) {
 	var s dispatch.Store = historyClaims{}
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	c := dispatch.Claim{
-		CheckpointID: "0123456789abcdef0123456789abcdef", Tool: "refund",
+		CheckpointID: "0123456789abcdef0123456789abcdef", Nonce: "fedcba9876543210fedcba9876543210", Tool: "refund",
 		AnswerSHA256: "b5bea41b6c623f7c09f1bf24dcae58ebab3c0cdd90ad966bc43a45b44867e12b",
 		ClaimedAt:    now, ExpiresAt: now.Add(dispatch.MaxCheckpointTTL),
 	}
