@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strconv"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -27,8 +28,9 @@ const claimBound = 30 * time.Second
 // lost reply, a failed commit, a dropped connection) may have landed:
 // Claim reads the claim back, and the nonce tells the caller's own from
 // another's; when the database cannot be read either, it tries again,
-// insert and read, until it answers or the bound runs out. Only then does
-// Claim return an error for a claim that may stand.
+// insert and read, a few times within the bound (less than a second of
+// pauses). Only then does Claim return an error for a claim that may
+// stand.
 func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -59,7 +61,11 @@ func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, e
 	var uncertain error // the error of a write that may have landed
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
-			if err := pause(wctx, attempt); err != nil {
+			err := errors.New("no answer after " + strconv.Itoa(maxAttempts) + " attempts")
+			if attempt < maxAttempts {
+				err = pause(wctx, attempt)
+			}
+			if err != nil {
 				if uncertain != nil {
 					return nil, s.fail(wctx, "claiming checkpoint "+c.CheckpointID+" (whether the claim was recorded could not be told)", uncertain)
 				}
@@ -96,6 +102,13 @@ func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, e
 		return &prior, nil
 	}
 }
+
+// maxAttempts bounds how many times Claim writes and reads when the
+// database does not answer whether a claim stands: about 0.6 seconds of
+// pauses in all, so that a database that fails the same way every time (a
+// table that is not there, a server that is down) is not waited for
+// until the bound.
+const maxAttempts = 8
 
 // pause waits before the attempt-th try of a write whose result was
 // uncertain: a little longer each time, at most a second.
