@@ -50,9 +50,16 @@ func (d *Dispatcher) claimAndRun(ctx context.Context, cc claimedCall) (Outcome, 
 		return d.refuse(ctx, cc.info, errprefix.Errorf("%w: checkpoint %s not claimed: drawing its nonce: %w", ErrStore, cc.cp.id, err))
 	}
 	cc.claim.Nonce = nonce
+	// The flight starts before the claim is written, so that another
+	// request of this process that finds the claim without an outcome
+	// knows that its call is about to run here.
+	d.flights.start(cc.cp.id, nonce, cc.cp.expiresAt)
 	claimCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	prior, err := d.store.Claim(claimCtx, cc.claim)
 	cancel()
+	if err != nil || prior != nil {
+		d.flights.drop(cc.cp.id, nonce)
+	}
 	var answered *AnsweredError
 	switch {
 	case errors.As(err, &answered):
@@ -60,9 +67,7 @@ func (d *Dispatcher) claimAndRun(ctx context.Context, cc claimedCall) (Outcome, 
 	case err != nil:
 		return d.refuse(ctx, cc.info, storeError(fmt.Sprintf("checkpoint %s not claimed", cc.cp.id), err))
 	case prior == nil:
-		if !d.flights.start(cc.cp.id, nonce, cc.cp.expiresAt) {
-			return d.refuse(ctx, cc.info, errprefix.Errorf("%w: checkpoint %s: the store had no claim of it, yet its call still runs in this process", ErrStore, cc.cp.id))
-		}
+		d.flights.own(cc.cp.id, nonce, cc.cp.expiresAt)
 		return d.runAndFinish(ctx, cc)
 	case prior.Outcome == nil:
 		return d.unrecorded(ctx, cc, *prior)

@@ -35,23 +35,47 @@ type flight struct {
 	heldAt  time.Time
 }
 
-// start marks the checkpoint id, claimed with nonce, as running here. It
-// reports false when a call of that checkpoint already runs in this
-// process: the caller runs nothing.
+// start marks the checkpoint id as running here for the claim of nonce,
+// before that claim is written or when a call of a claim found without
+// an outcome runs again. It reports false when this process already has
+// a flight of that checkpoint (a call that is being claimed, runs, or
+// could not record its outcome): the caller starts nothing.
 func (f *flights) start(id, nonce string, expires time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.m == nil {
 		f.m = map[string]*flight{}
 	}
-	if old, ok := f.m[id]; ok {
-		if old.outcome == nil {
-			return false
-		}
-		f.held--
+	if _, ok := f.m[id]; ok {
+		return false
 	}
 	f.m[id] = &flight{nonce: nonce, expires: expires}
 	return true
+}
+
+// own marks the checkpoint id as running here for the claim of nonce,
+// which the store just recorded: a flight another request of this
+// process started for a claim that then lost gives way to it.
+func (f *flights) own(id, nonce string, expires time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = map[string]*flight{}
+	}
+	if old, ok := f.m[id]; ok && old.outcome != nil {
+		f.held--
+	}
+	f.m[id] = &flight{nonce: nonce, expires: expires}
+}
+
+// drop ends the flight of id started for the claim of nonce, which was
+// not recorded: the store refused it, or had another claim.
+func (f *flights) drop(id, nonce string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fl, ok := f.m[id]; ok && fl.nonce == nonce && fl.outcome == nil {
+		delete(f.m, id)
+	}
 }
 
 // lookup returns what this process knows of the claim of id with nonce:

@@ -309,3 +309,43 @@ func TestLostEditRunsUnderItsKey(t *testing.T) {
 	require.NotNil(t, c.Outcome)
 	require.Equal(t, first.IdempotencyKey, c.Edit.IdempotencyKey)
 }
+
+// slowClaim records the first claim, then holds its reply until release
+// is closed, as a database whose reply is slow does.
+type slowClaim struct {
+	dispatch.Store
+	recorded chan struct{}
+	release  chan struct{}
+	calls    atomic.Int32
+}
+
+func (s *slowClaim) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, error) {
+	prior, err := s.Store.Claim(ctx, c)
+	if s.calls.Add(1) == 1 {
+		close(s.recorded)
+		<-s.release
+	}
+	return prior, err
+}
+
+// A second submit that finds the first's claim recorded before the first
+// has heard back from the store is told the call runs: even a tool whose
+// effect allows a replay runs once.
+func TestSubmitDuringTheFirstsClaimRunsOnce(t *testing.T) {
+	store := &slowClaim{Store: memoryStore(t), recorded: make(chan struct{}), release: make(chan struct{})}
+	g := &gated{name: "refund", effect: tool.EffectIdempotent}
+	d := gatedDispatcher(t, store, g)
+	cp := suspended(t, d, g)
+	first := make(chan error, 1)
+	go func() {
+		_, err := d.Resume(context.Background(), cp, yes(""))
+		first <- err
+	}()
+	<-store.recorded
+	_, err := d.Resume(context.Background(), cp, yes(""))
+	require.ErrorIs(t, err, dispatch.ErrAlreadyAnswered)
+	require.ErrorContains(t, err, "its call is still running")
+	close(store.release)
+	require.NoError(t, <-first)
+	require.Equal(t, int32(1), g.runs.Load())
+}
