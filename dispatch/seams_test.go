@@ -1,6 +1,7 @@
 package dispatch_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -155,7 +156,7 @@ func TestLostOutcome(t *testing.T) {
 		effect tool.Effect
 		redo   bool
 	}{{tool.EffectIdempotent, true}, {tool.EffectSafe, true}, {"", false}} {
-		t.Run(string(cmpOr(tt.effect, "unmarked")), func(t *testing.T) {
+		t.Run(string(cmp.Or(tt.effect, "unmarked")), func(t *testing.T) {
 			shared := memoryStore(t)
 			store := &failingStore{Store: shared}
 			g := &gated{name: "refund", effect: tt.effect}
@@ -199,13 +200,6 @@ func TestLostOutcome(t *testing.T) {
 			require.Equal(t, int32(2), g.runs.Load())
 		})
 	}
-}
-
-func cmpOr(e, or tool.Effect) tool.Effect {
-	if e == "" {
-		return or
-	}
-	return e
 }
 
 // A declined call whose outcome was lost is declined again on a resend,

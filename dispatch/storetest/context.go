@@ -44,7 +44,7 @@ const contextRounds = 48
 // then holds. An error means nothing was recorded; a win means the
 // caller's own claim (its nonce) was.
 func testClaimWhateverTheContext(t *testing.T, s dispatch.Store) {
-	check := func(n int, c dispatch.Claim, prior *dispatch.Claim, err error) {
+	verify := func(n int, c dispatch.Claim, prior *dispatch.Claim, err error) {
 		t.Helper()
 		got, gerr := s.Claimed(context.Background(), c.CheckpointID)
 		switch {
@@ -73,7 +73,7 @@ func testClaimWhateverTheContext(t *testing.T, s dispatch.Store) {
 		ctx := newCountdown(n)
 		prior, err := s.Claim(ctx, c)
 		ctx.cancel()
-		check(n, c, prior, err)
+		verify(n, c, prior, err)
 		finish(n, c, err)
 	}
 	for n := range contextRounds {
@@ -83,7 +83,7 @@ func testClaimWhateverTheContext(t *testing.T, s dispatch.Store) {
 		prior, err := s.Claim(ctx, c)
 		stop.Stop()
 		cancel()
-		check(contextRounds+n, c, prior, err)
+		verify(contextRounds+n, c, prior, err)
 		finish(contextRounds+n, c, err)
 	}
 }
