@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -268,31 +267,6 @@ func (c *Checkpoint) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// Open verifies the seal of cp with this Dispatcher's keys. It is what
-// Resume checks first; a runtime may call it on its own before it shows a
-// checkpoint's prompt to a person. Errors wrap ErrInvalidCheckpoint.
-func (d *Dispatcher) Open(cp Checkpoint) error {
-	if d == nil || d.registry == nil {
-		return errprefix.Errorf("%w: the zero Dispatcher opens nothing", ErrInvalidConfig)
-	}
-	if cp.keyID == "" {
-		return errprefix.Errorf("%w: the zero Checkpoint", ErrInvalidCheckpoint)
-	}
-	i := slices.IndexFunc(d.keys, func(k SealKey) bool { return k.ID == cp.keyID })
-	if i < 0 {
-		return errprefix.Errorf("%w: sealed with key %q, which this dispatcher does not hold", ErrInvalidCheckpoint, cp.keyID)
-	}
-	encoded, err := cp.inputRequest.MarshalJSON()
-	if err != nil {
-		return errprefix.Errorf("%w: %w", ErrInvalidCheckpoint, err)
-	}
-	want := mac(d.keys[i].Secret, cp.keyID, &cp, encoded)
-	if !hmac.Equal(want, cp.mac) {
-		return errprefix.Errorf("%w: the seal does not match its content: the checkpoint was altered or not issued with key %q", ErrInvalidCheckpoint, cp.keyID)
-	}
-	return nil
-}
-
 // sealContent is the byte string the MAC covers: a domain label, then every
 // field of the checkpoint, each prefixed with its length so that no two
 // checkpoints share a content. Times are their Unix nanoseconds in
@@ -326,19 +300,6 @@ func mac(secret []byte, keyID string, c *Checkpoint, inputRequest []byte) []byte
 	h := hmac.New(sha256.New, secret)
 	h.Write(sealContent(keyID, c, inputRequest))
 	return h.Sum(nil)
-}
-
-// validID reports whether id is 32 lowercase hex digits.
-func validID(id string) bool {
-	if len(id) != 32 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		if !('0' <= id[i] && id[i] <= '9' || 'a' <= id[i] && id[i] <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // minTime and maxTime bound the times a checkpoint may carry: the range of

@@ -43,11 +43,11 @@ type claimedCall struct {
 // unrecorded decides.
 func (d *Dispatcher) claimAndRun(ctx context.Context, cc claimedCall) (Outcome, error) {
 	if err := ctx.Err(); err != nil {
-		return d.refuse(ctx, cc.info, errprefix.Errorf("%w: checkpoint %s not claimed: %w", ErrStore, cc.cp.id, err))
+		return d.refuseClaim(ctx, cc.info, errprefix.Errorf("%w: checkpoint %s not claimed: %w", ErrStore, cc.cp.id, err))
 	}
 	nonce, err := newCheckpointID()
 	if err != nil {
-		return d.refuse(ctx, cc.info, errprefix.Errorf("%w: checkpoint %s not claimed: drawing its nonce: %w", ErrStore, cc.cp.id, err))
+		return d.refuseClaim(ctx, cc.info, errprefix.Errorf("%w: checkpoint %s not claimed: drawing its nonce: %w", ErrStore, cc.cp.id, err))
 	}
 	cc.claim.Nonce = nonce
 	// The flight starts before the claim is written, so that another
@@ -63,16 +63,16 @@ func (d *Dispatcher) claimAndRun(ctx context.Context, cc claimedCall) (Outcome, 
 	var answered *AnsweredError
 	switch {
 	case errors.As(err, &answered):
-		return d.refuse(ctx, cc.info, answered)
+		return d.refuseClaim(ctx, cc.info, answered)
 	case err != nil:
-		return d.refuse(ctx, cc.info, storeError(fmt.Sprintf("checkpoint %s not claimed", cc.cp.id), err))
+		return d.refuseClaim(ctx, cc.info, storeError(fmt.Sprintf("checkpoint %s not claimed", cc.cp.id), err))
 	case prior == nil:
 		d.flights.own(cc.cp.id, nonce, cc.cp.expiresAt)
 		return d.runAndFinish(ctx, cc)
 	case prior.Outcome == nil:
 		return d.unrecorded(ctx, cc, *prior)
 	}
-	return d.replay(ctx, cc, *prior.Outcome)
+	return d.replayRecorded(ctx, cc, *prior.Outcome)
 }
 
 // unrecorded answers a claim of the same answer as prior, a claim
@@ -89,25 +89,25 @@ func (d *Dispatcher) unrecorded(ctx context.Context, cc claimedCall, prior Claim
 	running, held := d.flights.lookup(cc.cp.id, prior.Nonce)
 	switch {
 	case running:
-		return d.refuse(ctx, cc.info, &AnsweredError{Claim: prior, state: answerRunning})
+		return d.refuseClaim(ctx, cc.info, &AnsweredError{Claim: prior, state: answerRunning})
 	case held != nil:
-		if err := d.finish(ctx, cc.cp, *held); err != nil {
-			return d.refuse(ctx, cc.info, err)
+		if err := d.recordOutcome(ctx, cc.cp, *held); err != nil {
+			return d.refuseClaim(ctx, cc.info, err)
 		}
 		d.flights.done(cc.cp.id, *held, true, d.clock())
-		return d.replay(ctx, cc, NewSavedOutcome(*held))
+		return d.replayRecorded(ctx, cc, NewSavedOutcome(*held))
 	case !cc.redo:
-		return d.refuse(ctx, cc.info, &AnsweredError{Claim: prior, state: answerUnrecorded})
+		return d.refuseClaim(ctx, cc.info, &AnsweredError{Claim: prior, state: answerUnrecorded})
 	}
 	if cc.rekey != nil && prior.Edit != nil {
 		again, err := cc.rekey(prior.Edit.IdempotencyKey)
 		if err != nil {
-			return d.refuse(ctx, cc.info, err)
+			return d.refuseClaim(ctx, cc.info, err)
 		}
 		cc = again
 	}
 	if !d.flights.start(cc.cp.id, prior.Nonce, cc.cp.expiresAt) {
-		return d.refuse(ctx, cc.info, &AnsweredError{Claim: prior, state: answerRunning})
+		return d.refuseClaim(ctx, cc.info, &AnsweredError{Claim: prior, state: answerRunning})
 	}
 	return d.runAndFinish(ctx, cc)
 }
@@ -124,7 +124,7 @@ func (d *Dispatcher) runAndFinish(ctx context.Context, cc claimedCall) (Outcome,
 	o.Duration = time.Since(cc.start)
 	d.log(ctx, o)
 	d.callDone(ctx, cc.info, o)
-	err := d.finish(ctx, cc.cp, o)
+	err := d.recordOutcome(ctx, cc.cp, o)
 	if errors.Is(err, ErrInvalidRecord) {
 		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 		c, rerr := d.store.Claimed(readCtx, cc.cp.id)
@@ -141,12 +141,12 @@ func (d *Dispatcher) runAndFinish(ctx context.Context, cc claimedCall) (Outcome,
 	return o, err
 }
 
-// replay returns the outcome saved for cc's checkpoint, marked as
+// replayRecorded returns the outcome saved for cc's checkpoint, marked as
 // replayed and observed as a call.
-func (d *Dispatcher) replay(ctx context.Context, cc claimedCall, saved SavedOutcome) (Outcome, error) {
+func (d *Dispatcher) replayRecorded(ctx context.Context, cc claimedCall, saved SavedOutcome) (Outcome, error) {
 	o, err := saved.Outcome()
 	if err != nil {
-		return d.refuse(ctx, cc.info, storeError(fmt.Sprintf("the outcome recorded for checkpoint %s", cc.cp.id), err))
+		return d.refuseClaim(ctx, cc.info, storeError(fmt.Sprintf("the outcome recorded for checkpoint %s", cc.cp.id), err))
 	}
 	o.Replayed = true
 	ctx = d.callStart(ctx, cc.info)
@@ -154,16 +154,16 @@ func (d *Dispatcher) replay(ctx context.Context, cc claimedCall, saved SavedOutc
 	return o, nil
 }
 
-// refuse ends a resume, decline or supersede that runs nothing, with err.
-func (d *Dispatcher) refuse(ctx context.Context, info CallInfo, err error) (Outcome, error) {
+// refuseClaim ends a resume, decline or supersede that runs nothing, with err.
+func (d *Dispatcher) refuseClaim(ctx context.Context, info CallInfo, err error) (Outcome, error) {
 	d.resumeRefused(ctx, info, err)
 	return Outcome{}, err
 }
 
-// finish records o as the outcome of the claim of cp. The caller's
+// recordOutcome records o as the outcome of the claim of cp. The caller's
 // cancellation does not stop it: the call ran, and its outcome must be
 // recorded whether or not the caller still waits; claimTimeout bounds it.
-func (d *Dispatcher) finish(ctx context.Context, cp Checkpoint, o Outcome) error {
+func (d *Dispatcher) recordOutcome(ctx context.Context, cp Checkpoint, o Outcome) error {
 	finishCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	defer cancel()
 	if err := d.store.Finish(finishCtx, cp.id, NewSavedOutcome(o)); err != nil {
@@ -174,4 +174,13 @@ func (d *Dispatcher) finish(ctx context.Context, cp Checkpoint, o Outcome) error
 		return err
 	}
 	return nil
+}
+
+// storeError wraps an error of the Store in ErrStore, unless it wraps it
+// already.
+func storeError(what string, err error) error {
+	if errors.Is(err, ErrStore) {
+		return errprefix.Part("%s: %w", what, err)
+	}
+	return errprefix.Errorf("%w: %s: %w", ErrStore, what, err)
 }

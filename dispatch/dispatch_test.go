@@ -275,10 +275,10 @@ func TestNewConfig(t *testing.T) {
 		config dispatch.Config
 		want   string
 	}{
-		{"no store", dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{key}}, "tool: invalid dispatch config: no Store: a checkpoint must be claimed in a store every replica shares (NewMemoryStore for one process)"},
-		{"typed nil store", dispatch.Config{Registry: reg, Store: (*dispatch.MemoryStore)(nil), SealKeys: []dispatch.SealKey{key}}, "tool: invalid dispatch config: no Store: a checkpoint must be claimed in a store every replica shares (NewMemoryStore for one process)"},
+		{"no store", dispatch.Config{Registry: reg, SealKeys: []dispatch.SealKey{key}}, "tool: invalid dispatch config: seal keys but no Store: a checkpoint must be claimed in a store every replica shares (NewMemoryStore for one process)"},
+		{"typed nil store", dispatch.Config{Registry: reg, Store: (*dispatch.MemoryStore)(nil), SealKeys: []dispatch.SealKey{key}}, "tool: invalid dispatch config: seal keys but no Store: a checkpoint must be claimed in a store every replica shares (NewMemoryStore for one process)"},
 		{"no registry", dispatch.Config{Store: store, SealKeys: []dispatch.SealKey{key}}, "tool: invalid dispatch config: the registry is nil"},
-		{"no key", dispatch.Config{Store: store, Registry: reg}, "tool: invalid dispatch config: no seal key: checkpoints of suspended calls must be sealed"},
+		{"no key", dispatch.Config{Store: store, Registry: reg}, "tool: invalid dispatch config: a Store but no seal key: checkpoints of suspended calls must be sealed"},
 		{"short secret", dispatch.Config{Store: store, Registry: reg, SealKeys: []dispatch.SealKey{{ID: "k", Secret: []byte("short")}}}, `tool: invalid dispatch config: seal key "k": the secret is 5 bytes, want at least 32`},
 		{"empty ID", dispatch.Config{Store: store, Registry: reg, SealKeys: []dispatch.SealKey{{Secret: secret}}}, `tool: invalid dispatch config: seal key 0: key ID "" must be 1 to 64 characters`},
 		{"ID with a space", dispatch.Config{Store: store, Registry: reg, SealKeys: []dispatch.SealKey{{ID: "a b", Secret: secret}}}, `tool: invalid dispatch config: seal key 0: key ID "a b" must be printable ASCII without spaces`},

@@ -21,12 +21,71 @@
 // the tool's [tool.Effect] and the kind only, never from error text: see
 // [Outcome.Retryable].
 //
+// A registry is all a Dispatcher needs: New(Config{Registry: r}) runs
+// every call whose tool does not ask a person (see the first example).
+// The package is built in two layers, and this runner is the lower one;
+// the suspension layer above it, for tools that ask a person, is added by
+// configuration (see "The suspension layer").
+//
 // # Idempotency keys
 //
 // The runtime, never the model, names each logical call. A [Call] may carry
 // the key the runtime chose; otherwise the Dispatcher asks
 // [Config.NewKey], whose default is a random 128-bit key. The key is kept
 // across the call's suspension and resumption.
+//
+// # Several calls in one turn
+//
+// [Dispatcher.RunAll] runs the calls of one turn and returns the outcomes
+// in call order: one after the other by default, concurrently when
+// [Config.MaxConcurrency] is 2 or more, at most that many at a time. A
+// panic or error in one call becomes that call's Outcome and touches no
+// other.
+//
+// # Deadlines
+//
+// A tool is expected to stop when its ctx ends. One that does not is
+// abandoned: Run, RunAll and Resume return when the call's ctx ends
+// (the caller's, or [Config.CallTimeout] after the call started) with an
+// unknown outcome — the tool may have done all, some or none of its work,
+// and may still be doing it — while its goroutine goes on until the tool
+// returns. The later calls of a RunAll run; a cancelled caller's ctx
+// returns RunAll at once, and a call whose ctx ended before its tool
+// started does not start it. [Config.MaxAbandoned] bounds how many
+// abandoned tools may still run; beyond it, calls end unknown without
+// starting. The deadline is off by default: a default would turn today's
+// long tools into unknown outcomes that did complete. An unknown outcome
+// is retried only when [Outcome.Retryable] says so (a tool.EffectSafe or
+// tool.EffectIdempotent tool); otherwise the runtime finds out from the
+// backend or a person what happened.
+//
+// # Text-only providers
+//
+// [Text] renders an Output as the text a model reads: the text blocks, the
+// Details as JSON when there are no blocks, and a short note for each media
+// block, which is never dropped silently. Adapters for providers that carry
+// media use the blocks themselves.
+//
+// # The suspension layer
+//
+// A tool that asks a person returns a tool.InputRequest; the call then
+// waits, and is resumed with the answer, perhaps in another process. That
+// takes what a registry alone does not have: a key to seal the
+// checkpoint with, and a store in which each checkpoint is claimed once.
+// [Config.Store] and [Config.SealKeys], set together, add the suspension
+// layer: sealing, [Dispatcher.Resume], [Dispatcher.Decline],
+// [Dispatcher.Supersede], the call records and the saved turns. On a
+// dispatcher without it, a tool that asks a person gets an unknown
+// outcome whose Err wraps [ErrInvalidConfig] and says why (logged as an
+// error): nobody was asked, and the call cannot be resumed; the methods
+// of the layer return ErrInvalidConfig.
+//
+// The store is split into small interfaces, each with the conformance
+// tests of the package storetest: a [CallStore] keeps the claims and
+// their outcomes, and is all Resume needs; a [TurnStore] keeps the turns
+// that wait; a [Lister] lists pending calls and claims for a desk and an
+// audit; a [Sweeper] deletes what expired. [Store] joins them, and
+// [MemoryStore] and the SQL store implement it whole.
 //
 // # Suspending and resuming
 //
@@ -80,7 +139,7 @@
 // not a decline: the runtime does not call Decline, and the checkpoint can
 // still be answered until it expires.
 //
-// The Store is required ([Config.Store]): there is no silent default that
+// The layer's Store is never a default ([Config.Store]): a silent one
 // would work in one process and let every other replica behind a load
 // balancer answer the same checkpoint again. [MemoryStore] is the store of
 // one process; replicas share a store in a database. A Store that fails
@@ -100,38 +159,6 @@
 // [Store.Pending] lists the calls that wait; after a restart,
 // [Dispatcher.Turn] reads the turn back with each resumed call's recorded
 // outcome in place, ready for an adapter to answer the provider.
-//
-// # Several calls in one turn
-//
-// [Dispatcher.RunAll] runs the calls of one turn and returns the outcomes
-// in call order: one after the other by default, concurrently when
-// [Config.MaxConcurrency] is 2 or more, at most that many at a time. A
-// panic or error in one call becomes that call's Outcome and touches no
-// other.
-//
-// # Deadlines
-//
-// A tool is expected to stop when its ctx ends. One that does not is
-// abandoned: Run, RunAll and Resume return when the call's ctx ends
-// (the caller's, or [Config.CallTimeout] after the call started) with an
-// unknown outcome — the tool may have done all, some or none of its work,
-// and may still be doing it — while its goroutine goes on until the tool
-// returns. The later calls of a RunAll run; a cancelled caller's ctx
-// returns RunAll at once, and a call whose ctx ended before its tool
-// started does not start it. [Config.MaxAbandoned] bounds how many
-// abandoned tools may still run; beyond it, calls end unknown without
-// starting. The deadline is off by default: a default would turn today's
-// long tools into unknown outcomes that did complete. An unknown outcome
-// is retried only when [Outcome.Retryable] says so (a tool.EffectSafe or
-// tool.EffectIdempotent tool); otherwise the runtime finds out from the
-// backend or a person what happened.
-//
-// # Text-only providers
-//
-// [Text] renders an Output as the text a model reads: the text blocks, the
-// Details as JSON when there are no blocks, and a short note for each media
-// block, which is never dropped silently. Adapters for providers that carry
-// media use the blocks themselves.
 //
 // # Decisions
 //
@@ -165,4 +192,12 @@
 //   - A refusal of the wrong principal names neither the checkpoint's
 //     principal nor the one that answered: the answerer learns nothing of
 //     whose call it is.
+//   - A dispatcher needs a registry alone. A Store and seal keys are
+//     asked for only by a runtime whose tools ask a person, and then
+//     together; without them, a tool that asks a person is an unknown
+//     outcome that says why, never a default store of one process that
+//     would let another replica answer the same checkpoint again, and
+//     never a call dropped in silence. Config.Store takes a CallStore,
+//     the one interface Resume needs; SaveTurn and Turn ask the same
+//     store for a TurnStore.
 package dispatch

@@ -10,6 +10,32 @@ import (
 	"github.com/agentcontract/tool/dispatch"
 )
 
+// A first tool: a dispatcher made of a registry alone runs every call
+// that does not wait for a person. Here the model proposed the call
+// "call_1" of add with the arguments {"A":2,"B":3}.
+func Example() {
+	add, err := tool.NewFunc(tool.FuncConfig{Name: "add", Description: "add two integers", Effect: tool.EffectSafe},
+		func(_ context.Context, in struct{ A, B int }) (int, error) { return in.A + in.B, nil })
+	if err != nil {
+		panic(err)
+	}
+	binding, err := tool.Bind(add, tool.Recover)
+	if err != nil {
+		panic(err)
+	}
+	registry, err := tool.NewRegistry(binding)
+	if err != nil {
+		panic(err)
+	}
+	d, err := dispatch.New(dispatch.Config{Registry: registry})
+	if err != nil {
+		panic(err)
+	}
+	o := d.Run(context.Background(), dispatch.Call{ID: "call_1", Request: tool.Request{Name: "add", Arguments: `{"A":2,"B":3}`}})
+	fmt.Println(o.Kind, o.IsError, o.Text())
+	// Output: completed false 5
+}
+
 // One model turn with three proposed calls: one completes, one has an
 // argument mistake the model can correct, one names a tool that does not
 // exist.

@@ -120,31 +120,39 @@ type CallInfo struct {
 	AnsweredBy string
 }
 
-// callStart calls the CallStart hook, if any, and returns the context the
-// call goes on with.
-func (d *Dispatcher) callStart(ctx context.Context, info CallInfo) context.Context {
-	if d == nil || d.observer == nil || d.observer.CallStart == nil {
-		return ctx
-	}
-	return d.safeCallStart(ctx, info)
+// watch is what a Dispatcher reports its calls to: the Config's Logger
+// and Observer, either of which may be nil. Its zero value reports
+// nothing.
+type watch struct {
+	logger   *slog.Logger
+	observer *Observer
 }
 
-func (d *Dispatcher) safeCallStart(ctx context.Context, info CallInfo) (next context.Context) {
+// callStart calls the CallStart hook, if any, and returns the context the
+// call goes on with.
+func (w watch) callStart(ctx context.Context, info CallInfo) context.Context {
+	if w.observer == nil || w.observer.CallStart == nil {
+		return ctx
+	}
+	return w.safeCallStart(ctx, info)
+}
+
+func (w watch) safeCallStart(ctx context.Context, info CallInfo) (next context.Context) {
 	next = ctx
 	defer func() {
 		if recover() != nil {
 			next = ctx
 		}
 	}()
-	if c := d.observer.CallStart(ctx, info); c != nil {
+	if c := w.observer.CallStart(ctx, info); c != nil {
 		next = c
 	}
 	return next
 }
 
 // log writes the record of one call.
-func (d *Dispatcher) log(ctx context.Context, o Outcome) {
-	if d == nil || d.logger == nil {
+func (w watch) log(ctx context.Context, o Outcome) {
+	if w.logger == nil {
 		return
 	}
 	level := slog.LevelInfo
@@ -172,37 +180,23 @@ func (d *Dispatcher) log(ctx context.Context, o Outcome) {
 			attrs = append(attrs, slog.String("cause", rejection.Cause().Error()))
 		}
 	}
-	d.logger.LogAttrs(ctx, level, "tool call", attrs...)
+	w.logger.LogAttrs(ctx, level, "tool call", attrs...)
 }
 
 // callDone calls the CallDone hook, if any.
-func (d *Dispatcher) callDone(ctx context.Context, info CallInfo, o Outcome) {
-	if d == nil || d.observer == nil || d.observer.CallDone == nil {
+func (w watch) callDone(ctx context.Context, info CallInfo, o Outcome) {
+	if w.observer == nil || w.observer.CallDone == nil {
 		return
 	}
 	defer func() { _ = recover() }()
-	d.observer.CallDone(ctx, info, o)
+	w.observer.CallDone(ctx, info, o)
 }
 
 // resumeRefused calls the ResumeRefused hook, if any.
-func (d *Dispatcher) resumeRefused(ctx context.Context, info CallInfo, err error) {
-	if d == nil || d.observer == nil || d.observer.ResumeRefused == nil {
+func (w watch) resumeRefused(ctx context.Context, info CallInfo, err error) {
+	if w.observer == nil || w.observer.ResumeRefused == nil {
 		return
 	}
 	defer func() { _ = recover() }()
-	d.observer.ResumeRefused(ctx, info, err)
-}
-
-// resumeInfo is the CallInfo of a resume or decline of cp answered by a.
-func resumeInfo(op Op, cp Checkpoint, a Answer) CallInfo {
-	return CallInfo{
-		Op:             op,
-		CallID:         cp.callID,
-		Tool:           cp.request.Name,
-		Arguments:      cp.request.Arguments,
-		IdempotencyKey: cp.key,
-		Principal:      cp.principal,
-		CheckpointID:   cp.id,
-		AnsweredBy:     a.Principal,
-	}
+	w.observer.ResumeRefused(ctx, info, err)
 }

@@ -128,3 +128,31 @@ func MediaNote(block tool.Block) string {
 	}
 	return fmt.Sprintf("[attachment %s, %d bytes]", block.MediaType, len(block.Data))
 }
+
+// Call is one call proposed by the model, with what the runtime adds.
+type Call struct {
+	// ID is the provider's correlation ID for the call (tool_call_id,
+	// tool_use_id, …), echoed on the Outcome and the Checkpoint. Opaque.
+	ID string
+	// Request is the model's proposal, untrusted.
+	Request tool.Request
+	// IdempotencyKey, when not empty, is the key the runtime chose for this
+	// call; otherwise the Dispatcher's NewKey chooses one.
+	IdempotencyKey tool.IdempotencyKey
+	// Principal, when not empty, is who may answer the call if it
+	// suspends: a user ID, a tenant, whatever the runtime authenticates.
+	// It is sealed into the Checkpoint, and Resume and Decline refuse an
+	// Answer from anyone else with ErrWrongPrincipal. At most 1024 bytes
+	// of UTF-8. Never take it from the model.
+	Principal string
+	// Progress, when not nil, receives the progress the tool reports.
+	Progress tool.ProgressReporter
+}
+
+// unknown makes o an unknown outcome caused by err.
+func unknown(o Outcome, err error) Outcome {
+	o.Kind, o.IsError, o.Err = KindUnknown, true, err
+	o.Output = tool.NewTextOutput(fmt.Sprintf(UnknownOutcomeText, quoteName(o.Tool)))
+	o.Retryable = o.Effect.Replayable()
+	return o
+}

@@ -2,15 +2,10 @@ package dispatch
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/internal/errprefix"
@@ -116,8 +111,8 @@ const DeclinedText = "The person declined the call to %s."
 // that still runs, or, once the outcome is recorded, the outcome.
 func (d *Dispatcher) Resume(ctx context.Context, cp Checkpoint, a Answer) (Outcome, error) {
 	start := time.Now()
-	if d == nil || d.registry == nil || d.store == nil {
-		return Outcome{}, errprefix.Errorf("%w: the zero Dispatcher resumes nothing", ErrInvalidConfig)
+	if err := d.needSuspension("resumes"); err != nil {
+		return Outcome{}, err
 	}
 	info := resumeInfo(OpResume, cp, a)
 	binding, invocation, now, digest, err := d.admitAnswer(cp, a)
@@ -198,20 +193,6 @@ func (d *Dispatcher) admitResume(cp Checkpoint, a Answer, answered bool) (tool.C
 	return continuation, now, nil
 }
 
-// checkTime refuses a checkpoint that expired by now, on this process's
-// clock, or that was issued more than MaxClockSkew after now.
-func (d *Dispatcher) checkTime(cp Checkpoint, now time.Time) error {
-	if !now.Before(cp.expiresAt) {
-		return errprefix.Errorf("%w: checkpoint %s expired at %s (now %s)", ErrExpired, cp.id,
-			cp.expiresAt.Format(time.RFC3339), now.UTC().Format(time.RFC3339))
-	}
-	if cp.issuedAt.After(now.Add(MaxClockSkew)) {
-		return errprefix.Errorf("%w: checkpoint %s was issued at %s, more than %s after this process's clock (%s)", ErrInvalidCheckpoint, cp.id,
-			cp.issuedAt.Format(time.RFC3339), MaxClockSkew, now.UTC().Format(time.RFC3339))
-	}
-	return nil
-}
-
 // checkAnswerer refuses an answer from someone other than the principal
 // the checkpoint names.
 func checkAnswerer(cp Checkpoint, principal string) error {
@@ -250,15 +231,6 @@ func (d *Dispatcher) newClaim(cp Checkpoint, principal, digest string, now time.
 	}
 }
 
-// storeError wraps an error of the Store in ErrStore, unless it wraps it
-// already.
-func storeError(what string, err error) error {
-	if errors.Is(err, ErrStore) {
-		return errprefix.Part("%s: %w", what, err)
-	}
-	return errprefix.Errorf("%w: %s: %w", ErrStore, what, err)
-}
-
 // Decline records that the person declined the suspended call: a claim,
 // like an answer, so the checkpoint can never be answered afterwards, and
 // a final outcome the model sees. The outcome is KindFailed with a
@@ -279,8 +251,8 @@ func storeError(what string, err error) error {
 // closed window) is not a decline: do not call Decline, and the
 // checkpoint stays answerable until it expires.
 func (d *Dispatcher) Decline(ctx context.Context, cp Checkpoint, a Answer) (Outcome, error) {
-	if d == nil || d.registry == nil || d.store == nil {
-		return Outcome{}, errprefix.Errorf("%w: the zero Dispatcher declines nothing", ErrInvalidConfig)
+	if err := d.needSuspension("declines"); err != nil {
+		return Outcome{}, err
 	}
 	info := resumeInfo(OpDecline, cp, a)
 	_, now, err := d.admitResume(cp, a, false)
@@ -308,92 +280,38 @@ func (d *Dispatcher) declined(cp Checkpoint, principal string) Outcome {
 	return o
 }
 
-// AnswerSHA256 returns the digest a claim records for answer: the SHA-256,
-// in lowercase hex, of its canonical JSON — compact, object members sorted
-// by name, strings and numbers as written (so 1.0 and 1 differ, and no
-// number is rounded). Errors wrap ErrInvalidAnswer.
-func AnswerSHA256(answer json.RawMessage) (string, error) {
-	v := jsontext.Value(slices.Clone(answer))
-	if err := v.Canonicalize(jsontext.CanonicalizeRawInts(false), jsontext.CanonicalizeRawFloats(false)); err != nil {
-		return "", errprefix.Errorf("%w: the answer is not one JSON document: %v", ErrInvalidAnswer, err)
+// resumeInfo is the CallInfo of a resume or decline of cp answered by a.
+func resumeInfo(op Op, cp Checkpoint, a Answer) CallInfo {
+	return CallInfo{
+		Op:             op,
+		CallID:         cp.callID,
+		Tool:           cp.request.Name,
+		Arguments:      cp.request.Arguments,
+		IdempotencyKey: cp.key,
+		Principal:      cp.principal,
+		CheckpointID:   cp.id,
+		AnsweredBy:     a.Principal,
 	}
-	sum := sha256.Sum256(v)
-	return hex.EncodeToString(sum[:]), nil
 }
 
-// SaveTurn stores the outcomes of one model turn under id, in call order,
-// so that the turn can be answered to the model once its suspended calls
-// are resumed, in this process or after a restart (see Turn). Saving again
-// under the same id replaces the turn. The turn expires with the latest of
-// its checkpoints, or the Dispatcher's TTL from now when it has none.
-// Errors wrap ErrInvalidRecord or ErrStore.
-func (d *Dispatcher) SaveTurn(ctx context.Context, id string, outcomes []Outcome) error {
-	if d == nil || d.store == nil {
-		return errprefix.Errorf("%w: the zero Dispatcher saves nothing", ErrInvalidConfig)
-	}
-	now := d.clock().UTC()
-	t := Turn{ID: id, SavedAt: now, ExpiresAt: now.Add(d.ttl), Outcomes: make([]SavedOutcome, len(outcomes))}
-	for i, o := range outcomes {
-		t.Outcomes[i] = NewSavedOutcome(o)
-		if o.Checkpoint != nil && o.Checkpoint.expiresAt.After(t.ExpiresAt) {
-			t.ExpiresAt = o.Checkpoint.expiresAt
-		}
-	}
-	if err := t.Validate(); err != nil {
+// Open verifies the seal of cp with this Dispatcher's keys. It is what
+// Resume checks first; a runtime may call it on its own before it shows a
+// checkpoint's prompt to a person. Errors wrap ErrInvalidCheckpoint.
+func (d *Dispatcher) Open(cp Checkpoint) error {
+	if err := d.needSuspension("opens"); err != nil {
 		return err
 	}
-	if err := d.store.SaveTurn(ctx, t); err != nil {
-		if errors.Is(err, ErrInvalidRecord) {
-			return err
-		}
-		return storeError(fmt.Sprintf("turn %q not saved", truncate(id, 80)), err)
-	}
-	return nil
+	return d.open(cp)
 }
 
-// maxResumes bounds how many times Turn follows one call from a recorded
-// outcome that suspended again to the claim of its new checkpoint.
-const maxResumes = 64
-
-// Turn reads the turn saved under id and returns its outcomes in call
-// order, each suspended one replaced by the outcome recorded when its
-// checkpoint was claimed (following a call that suspended again to its
-// next checkpoint). A call still suspended has its suspended Outcome; the
-// turn is complete when none is. Outcomes read back carry the reduced
-// private errors a Store keeps. Errors wrap ErrNotFound, ErrInvalidRecord
-// or ErrStore.
-func (d *Dispatcher) Turn(ctx context.Context, id string) ([]Outcome, error) {
-	if d == nil || d.store == nil {
-		return nil, errprefix.Errorf("%w: the zero Dispatcher reads nothing", ErrInvalidConfig)
+// needSuspension returns nil when d has a suspension layer, and otherwise the
+// error of a method that needs one: verb is what it does ("resumes").
+func (d *Dispatcher) needSuspension(verb string) error {
+	switch {
+	case d == nil || d.registry == nil:
+		return errprefix.Errorf("%w: the zero Dispatcher %s nothing", ErrInvalidConfig, verb)
+	case d.suspension == nil:
+		return errprefix.Errorf("%w: this Dispatcher was made of a registry alone, without a Store and seal keys: it %s no checkpoint", ErrInvalidConfig, verb)
 	}
-	t, err := d.store.Turn(ctx, id)
-	if err != nil {
-		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidRecord) {
-			return nil, err
-		}
-		return nil, storeError(fmt.Sprintf("turn %q not read", truncate(id, 80)), err)
-	}
-	outcomes := make([]Outcome, len(t.Outcomes))
-	for i, saved := range t.Outcomes {
-		for range maxResumes {
-			if saved.Kind != KindSuspended {
-				break
-			}
-			c, err := d.store.Claimed(ctx, saved.Checkpoint.id)
-			if errors.Is(err, ErrNotFound) {
-				break
-			}
-			if err != nil {
-				return nil, storeError(fmt.Sprintf("turn %q not read", truncate(id, 80)), err)
-			}
-			if c.Outcome == nil {
-				break
-			}
-			saved = *c.Outcome
-		}
-		if outcomes[i], err = saved.Outcome(); err != nil {
-			return nil, err
-		}
-	}
-	return outcomes, nil
+	return nil
 }

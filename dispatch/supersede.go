@@ -56,8 +56,8 @@ type Edit struct {
 // ran; errors before it come with the zero Outcome.
 func (d *Dispatcher) Supersede(ctx context.Context, cp Checkpoint, e Edit) (Outcome, error) {
 	start := time.Now()
-	if d == nil || d.registry == nil || d.store == nil {
-		return Outcome{}, errprefix.Errorf("%w: the zero Dispatcher supersedes nothing", ErrInvalidConfig)
+	if err := d.needSuspension("supersedes"); err != nil {
+		return Outcome{}, err
 	}
 	info := resumeInfo(OpSupersede, cp, Answer{Principal: e.Principal})
 	_, now, err := d.admitResume(cp, Answer{Principal: e.Principal}, false)

@@ -35,9 +35,9 @@ func TestAddToolsRefuses(t *testing.T) {
 			err:    "tool: invalid mcp config: the server is nil",
 		},
 		{
-			name: "no seal key", why: "a suspended call's state could not be sealed",
+			name: "no seal key", why: "a store without a seal key: a suspended call's state could not be sealed",
 			config: toolmcp.Config{Dispatch: dispatch.Config{Registry: reg, Store: newStore()}},
-			err:    "tool: invalid mcp config: invalid dispatch config: no seal key: checkpoints of suspended calls must be sealed",
+			err:    "tool: invalid mcp config: invalid dispatch config: a Store but no seal key: checkpoints of suspended calls must be sealed",
 		},
 		{
 			name: "options of a missing tool", why: "a misspelt name would silently serve defaults",

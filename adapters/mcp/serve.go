@@ -19,7 +19,9 @@ import (
 
 // Config is what AddTools needs to serve a registry's tools. AddTools
 // copies what it keeps of it. The zero Config is refused: it names no
-// registry, no store and no seal key.
+// registry. A Dispatch of a registry alone serves every tool that does
+// not ask a person (one that asks gets an isError result of an unknown
+// outcome); a Store and seal keys, together, serve those that do.
 //
 // Several server instances behind a load balancer must share two things:
 // the same Dispatch.SealKeys (a retry may reach any instance, which must
@@ -30,8 +32,9 @@ import (
 type Config struct {
 	// Dispatch configures the dispatch.Dispatcher that runs every call:
 	// the registry whose tools are served (required), the keys that seal
-	// the request state of a suspended call (required; every server
-	// instance that may receive a client's retry needs the same keys),
+	// the request state of a suspended call (with a Store, for tools
+	// that ask a person; every server instance that may receive a
+	// client's retry needs the same keys),
 	// the idempotency keys, the logger and the per-call deadline
 	// (CallTimeout: a call whose tool has not returned by then gets the
 	// isError result of an unknown outcome, while the tool, which
@@ -229,7 +232,8 @@ const maxLegacyRounds = 10
 // with -stateless).
 //
 // Errors wrap ErrInvalidConfig: a nil server, a Dispatch configuration
-// dispatch.New refuses (no registry, no store, no seal key), a Tools entry
+// dispatch.New refuses (no registry, a Store without seal keys or seal
+// keys without a Store), a Tools entry
 // for a tool the registry lacks, and response schemas outside the
 // elicitation form (every problem listed).
 func AddTools(server *mcp.Server, config Config) error {

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool"
+	toolmcp "github.com/agentcontract/tool/adapters/mcp"
+	"github.com/agentcontract/tool/dispatch"
 )
 
 const (
@@ -199,4 +201,26 @@ func TestLegacyOutputNotWrapped(t *testing.T) {
 			require.Nil(t, res.StructuredContent)
 		}
 	}
+}
+
+// A server of a registry alone serves every tool that does not ask a
+// person; one that asks gets the isError result of an unknown outcome,
+// and nobody is asked.
+func TestServeRegistryAlone(t *testing.T) {
+	server := newServer(t, registry(t, nil, nil), func(c *toolmcp.Config) {
+		c.Dispatch = dispatch.Config{Registry: c.Dispatch.Registry}
+		delete(c.Tools, "approve")
+	})
+	var asked atomic.Int32
+	cs := connect(t, server, &mcp.ClientOptions{ElicitationHandler: answering(&mcp.ElicitResult{Action: "accept"}, &asked)}, modern)
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 2, "b": 3}})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	require.JSONEq(t, `{"sum":5}`, wire(t, res.StructuredContent))
+
+	res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "approve", Arguments: map[string]any{"order": "A-7"}})
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	require.JSONEq(t, `[{"type":"text","text":"The call to \"approve\" did not complete and its outcome is unknown."}]`, wire(t, res.Content))
+	require.Zero(t, asked.Load(), "nobody is asked")
 }

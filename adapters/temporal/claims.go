@@ -2,13 +2,12 @@ package tooltemporal
 
 import (
 	"context"
-	"time"
 
 	"github.com/agentcontract/tool/dispatch"
 	"github.com/agentcontract/tool/internal/errprefix"
 )
 
-// historyClaims is the [dispatch.Store] of the call activity: history is
+// historyClaims is the [dispatch.CallStore] of the call activity: history is
 // the claim. A [dispatch.Dispatcher] claims every checkpoint before it
 // resumes the call, so that the checkpoint is answered once; in a
 // workflow, the [UpdateAnswer] handler does that already. It gives an
@@ -23,7 +22,8 @@ import (
 // It must never serve anywhere else. A runtime without such a history
 // that claimed through it would let one checkpoint be answered any number
 // of times, which is the replay the claim store exists to stop; that is
-// why it is unexported. It keeps nothing: no turns, no claims to list.
+// why it is unexported. It keeps nothing: it is a CallStore only, with no turns and no claims
+// to list, so a Dispatcher made with it saves no turn.
 type historyClaims struct{}
 
 // Claim wins every claim of a valid record.
@@ -39,26 +39,3 @@ func (historyClaims) Finish(context.Context, string, dispatch.SavedOutcome) erro
 func (historyClaims) Claimed(_ context.Context, id string) (dispatch.Claim, error) {
 	return dispatch.Claim{}, errprefix.Errorf("%w: checkpoint %s: the workflow's history, not a store, records its answer", dispatch.ErrNotFound, id)
 }
-
-// Claims lists nothing.
-func (historyClaims) Claims(context.Context, dispatch.ClaimQuery) ([]dispatch.Claim, error) {
-	return []dispatch.Claim{}, nil
-}
-
-// SaveTurn refuses: a workflow keeps its turns as workflow state.
-func (historyClaims) SaveTurn(context.Context, dispatch.Turn) error {
-	return errprefix.Errorf("%w: the call activity keeps no turns; a workflow keeps them as workflow state", dispatch.ErrStore)
-}
-
-// Turn knows no turn.
-func (historyClaims) Turn(_ context.Context, id string) (dispatch.Turn, error) {
-	return dispatch.Turn{}, errprefix.Errorf("%w: turn %q: the call activity keeps no turns", dispatch.ErrNotFound, id)
-}
-
-// Pending lists nothing: [ListPending] asks the workflow.
-func (historyClaims) Pending(context.Context, dispatch.PendingQuery) ([]dispatch.Pending, error) {
-	return []dispatch.Pending{}, nil
-}
-
-// DeleteExpired has nothing to delete.
-func (historyClaims) DeleteExpired(context.Context, time.Time) (int, error) { return 0, nil }

@@ -12,10 +12,11 @@ import (
 
 // History is the claim: the activity's store lets every valid claim win,
 // again and again (the workflow accepted the answer once; Temporal may
-// retry the activity), keeps nothing, and refuses an invalid record.
+// retry the activity), keeps nothing, and refuses an invalid record. It
+// is a CallStore only: no turns, nothing to list or sweep.
 func TestHistoryClaims(t *testing.T) {
 	ctx := context.Background()
-	var s dispatch.Store = historyClaims{}
+	var s dispatch.CallStore = historyClaims{}
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	c := dispatch.Claim{
 		CheckpointID: "0123456789abcdef0123456789abcdef", Nonce: "fedcba9876543210fedcba9876543210", Tool: "refund",
@@ -35,16 +36,6 @@ func TestHistoryClaims(t *testing.T) {
 	require.NoError(t, s.Finish(ctx, c.CheckpointID, dispatch.SavedOutcome{}))
 	_, err = s.Claimed(ctx, c.CheckpointID)
 	require.ErrorIs(t, err, dispatch.ErrNotFound)
-	claims, err := s.Claims(ctx, dispatch.ClaimQuery{})
-	require.NoError(t, err)
-	require.Empty(t, claims)
-	require.ErrorIs(t, s.SaveTurn(ctx, dispatch.Turn{ID: "t"}), dispatch.ErrStore)
-	_, err = s.Turn(ctx, "t")
-	require.ErrorIs(t, err, dispatch.ErrNotFound)
-	pending, err := s.Pending(ctx, dispatch.PendingQuery{})
-	require.NoError(t, err)
-	require.Empty(t, pending)
-	n, err := s.DeleteExpired(ctx, now)
-	require.NoError(t, err)
-	require.Zero(t, n)
+	_, keepsTurns := any(historyClaims{}).(dispatch.TurnStore)
+	require.False(t, keepsTurns, "a workflow keeps its turns as workflow state")
 }

@@ -26,7 +26,7 @@ func TestNewRefusesConfigs(t *testing.T) {
 		{"no registry", tooltemporal.Config{SealKeys: keys, ActivityOptions: timeout},
 			dispatch.ErrInvalidConfig, "tool: invalid dispatch config: the registry is nil"},
 		{"no seal key: suspended calls could not be sealed", tooltemporal.Config{Registry: reg, ActivityOptions: timeout},
-			dispatch.ErrInvalidConfig, "tool: invalid dispatch config: no seal key: checkpoints of suspended calls must be sealed"},
+			dispatch.ErrInvalidConfig, "tool: invalid dispatch config: a Store but no seal key: checkpoints of suspended calls must be sealed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

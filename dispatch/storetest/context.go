@@ -13,7 +13,7 @@ import (
 // testSameNonce: a claim sent again with the same nonce (a caller that
 // could not tell whether its first write landed) is told it won; with
 // another nonce and the same answer it gets the recorded claim.
-func testSameNonce(t *testing.T, s dispatch.Store) {
+func testSameNonce(t *testing.T, s dispatch.CallStore) {
 	ctx := t.Context()
 	c := claim(0, 0)
 	prior, err := s.Claim(ctx, c)
@@ -43,7 +43,7 @@ const contextRounds = 48
 // moments while it runs: whatever Claim returns must be what the store
 // then holds. An error means nothing was recorded; a win means the
 // caller's own claim (its nonce) was.
-func testClaimWhateverTheContext(t *testing.T, s dispatch.Store) {
+func testClaimWhateverTheContext(t *testing.T, s dispatch.CallStore) {
 	verify := func(n int, c dispatch.Claim, prior *dispatch.Claim, err error) {
 		t.Helper()
 		got, gerr := s.Claimed(context.Background(), c.CheckpointID)

@@ -1,0 +1,231 @@
+package dispatch
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/internal/errprefix"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Claim is the record that a checkpoint was answered or declined: the
+// claim a Store keeps so that the checkpoint is answered once, and the
+// audit of who did it. Stores copy it; it holds no answer, only its
+// digest.
+type Claim struct {
+	// CheckpointID is the claimed Checkpoint's ID.
+	CheckpointID string `json:"checkpoint_id"`
+	// CallID, Tool and IdempotencyKey are the checkpoint's, for the audit.
+	CallID         string              `json:"call_id,omitempty"`
+	Tool           string              `json:"tool"`
+	IdempotencyKey tool.IdempotencyKey `json:"idempotency_key,omitempty"`
+	// Nonce is 32 lowercase hex digits drawn afresh for each claim a
+	// Dispatcher makes: it tells the claim a caller wrote from another
+	// caller's claim with the same answer (two submits of one approval),
+	// so that a store that must read back an uncertain write knows whose
+	// it found. It is no secret and no part of the audit.
+	Nonce string `json:"nonce,omitempty"`
+	// Principal is who answered: Answer.Principal, which is the
+	// checkpoint's principal when it names one. Empty when the runtime
+	// gave none.
+	Principal string `json:"principal,omitempty"`
+	// Declined is true for a claim made by Decline.
+	Declined bool `json:"declined,omitempty"`
+	// AnswerSHA256 is the SHA-256, in lowercase hex, of the answer's
+	// canonical JSON (compact, members sorted by name, strings and
+	// numbers as written), or DeclineSHA256 for a decline. Two claims of
+	// one checkpoint are the same answer exactly when it is equal.
+	AnswerSHA256 string `json:"answer_sha256"`
+	// ClaimedAt is when the claim was made, on the claiming process's
+	// clock.
+	ClaimedAt time.Time `json:"claimed_at"`
+	// ExpiresAt is the checkpoint's expiry: the Store keeps the claim at
+	// least until MaxClockSkew after it.
+	ExpiresAt time.Time `json:"expires_at"`
+	// Response is the answer itself, kept only when the runtime asked for
+	// it (Answer.Record): what the person answered, for the audit. Nil
+	// for a decline, a superseding claim, and an answer not recorded.
+	Response json.RawMessage `json:"response,omitempty"`
+	// Edit is set on a claim that superseded the checkpoint: the person
+	// corrected the call's arguments, and the corrected call ran as a new
+	// call under a new idempotency key (see Dispatcher.Supersede). Nil
+	// otherwise.
+	Edit *EditRecord `json:"edit,omitempty"`
+	// Outcome is the outcome recorded by Finish; nil until then. It is
+	// nil in a claim passed to Store.Claim.
+	Outcome *SavedOutcome `json:"outcome,omitempty"`
+}
+
+// Superseded reports whether the claim superseded its checkpoint with an
+// edited call (c.Edit is set).
+func (c Claim) Superseded() bool { return c.Edit != nil }
+
+// EditRecord is what a superseding claim records of an edit, keeping the
+// three sets of arguments apart: those the model proposed, those the
+// person approved, and those the new call was admitted and run with.
+// Stores copy it.
+type EditRecord struct {
+	// Proposed are the arguments of the superseded checkpoint, as the
+	// model wrote them.
+	Proposed string `json:"proposed"`
+	// Approved are the arguments the person approved, as they sent them.
+	Approved string `json:"approved"`
+	// Executed are the arguments the new call was admitted with, which
+	// its tool ran with.
+	Executed string `json:"executed"`
+	// IdempotencyKey is the new call's key.
+	IdempotencyKey tool.IdempotencyKey `json:"idempotency_key"`
+}
+
+// DeclineSHA256 is the AnswerSHA256 of every decline: the SHA-256 of the
+// bytes "decline", which are not a JSON document and so no answer's
+// canonical form.
+const DeclineSHA256 = "fd5f8cbed3d05d63b3076b2d1fb011a3d1dbefed44211503bde4de377258b395"
+
+// Validate reports whether c is a claim a Store can record: a checkpoint
+// ID and a Nonce of 32 lowercase hex digits, an AnswerSHA256 of 64,
+// non-zero times,
+// a tool name, and text fields of at most 1024 bytes of UTF-8. Errors wrap
+// ErrInvalidRecord.
+func (c Claim) Validate() error {
+	switch {
+	case !validID(c.CheckpointID):
+		return errprefix.Errorf("%w: claim: checkpoint ID %q is not 32 lowercase hex digits", ErrInvalidRecord, truncate(c.CheckpointID, 80))
+	case !validHex(c.Nonce, 32):
+		return errprefix.Errorf("%w: claim %s: nonce %q is not 32 lowercase hex digits", ErrInvalidRecord, c.CheckpointID, truncate(c.Nonce, 80))
+	case !validHex(c.AnswerSHA256, 64):
+		return errprefix.Errorf("%w: claim %s: answer digest %q is not 64 lowercase hex digits", ErrInvalidRecord, c.CheckpointID, truncate(c.AnswerSHA256, 80))
+	case c.Declined != (c.AnswerSHA256 == DeclineSHA256):
+		return errprefix.Errorf("%w: claim %s: a decline has DeclineSHA256 as its digest, and only a decline has it", ErrInvalidRecord, c.CheckpointID)
+	case c.ClaimedAt.IsZero() || c.ExpiresAt.IsZero():
+		return errprefix.Errorf("%w: claim %s: ClaimedAt and ExpiresAt are required", ErrInvalidRecord, c.CheckpointID)
+	case c.Tool == "":
+		return errprefix.Errorf("%w: claim %s: no tool name", ErrInvalidRecord, c.CheckpointID)
+	}
+	for name, v := range map[string]string{"call ID": c.CallID, "tool": c.Tool, "idempotency key": string(c.IdempotencyKey), "principal": c.Principal} {
+		if len(v) > maxRecordText || !utf8.ValidString(v) {
+			return errprefix.Errorf("%w: claim %s: the %s is not at most %d bytes of UTF-8", ErrInvalidRecord, c.CheckpointID, name, maxRecordText)
+		}
+	}
+	if len(c.Response) > 0 {
+		digest, err := AnswerSHA256(c.Response)
+		switch {
+		case len(c.Response) > tool.MaxInputBytes:
+			return errprefix.Errorf("%w: claim %s: the recorded response is %d bytes, more than %d", ErrInvalidRecord, c.CheckpointID, len(c.Response), tool.MaxInputBytes)
+		case err != nil || digest != c.AnswerSHA256:
+			return errprefix.Errorf("%w: claim %s: the recorded response is not the answer of its digest", ErrInvalidRecord, c.CheckpointID)
+		}
+	}
+	if c.Edit != nil {
+		e := c.Edit
+		switch {
+		case c.Declined || len(c.Response) > 0:
+			return errprefix.Errorf("%w: claim %s: a superseding claim is no decline and records no response", ErrInvalidRecord, c.CheckpointID)
+		case e.IdempotencyKey == "" || e.IdempotencyKey == c.IdempotencyKey:
+			return errprefix.Errorf("%w: claim %s: an edit runs under a new idempotency key", ErrInvalidRecord, c.CheckpointID)
+		}
+		for name, v := range map[string]string{"proposed": e.Proposed, "approved": e.Approved, "executed": e.Executed} {
+			if len(v) > tool.MaxInputBytes || !utf8.ValidString(v) {
+				return errprefix.Errorf("%w: claim %s: the %s arguments are not at most %d bytes of UTF-8", ErrInvalidRecord, c.CheckpointID, name, tool.MaxInputBytes)
+			}
+		}
+		if len(e.IdempotencyKey) > maxRecordText || !utf8.ValidString(string(e.IdempotencyKey)) {
+			return errprefix.Errorf("%w: claim %s: the edit's idempotency key is not at most %d bytes of UTF-8", ErrInvalidRecord, c.CheckpointID, maxRecordText)
+		}
+	}
+	if c.Outcome != nil {
+		if err := c.Outcome.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AnswerSHA256 returns the digest a claim records for answer: the SHA-256,
+// in lowercase hex, of its canonical JSON — compact, object members sorted
+// by name, strings and numbers as written (so 1.0 and 1 differ, and no
+// number is rounded). Errors wrap ErrInvalidAnswer.
+func AnswerSHA256(answer json.RawMessage) (string, error) {
+	v := jsontext.Value(slices.Clone(answer))
+	if err := v.Canonicalize(jsontext.CanonicalizeRawInts(false), jsontext.CanonicalizeRawFloats(false)); err != nil {
+		return "", errprefix.Errorf("%w: the answer is not one JSON document: %v", ErrInvalidAnswer, err)
+	}
+	sum := sha256.Sum256(v)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// AnsweredError is the error of a resume or decline of a checkpoint that
+// was claimed before: by a different answer, by a decline, or by the same
+// answer whose outcome is not recorded yet (its run is still going, or
+// ended without recording one). It wraps ErrAlreadyAnswered; errors.As
+// finds it. A Store's Claim returns it for a different answer; Resume and
+// Decline return it for every refused second claim.
+//
+// A nil *AnsweredError is safe to call methods on.
+type AnsweredError struct {
+	// Claim is the claim that was recorded first: who answered, when,
+	// with which answer digest, and its outcome once recorded.
+	Claim Claim
+
+	state answerState
+}
+
+// answerState is what a Dispatcher knows of a claim of the same answer
+// without an outcome.
+type answerState int
+
+const (
+	answerOther      answerState = iota // another answer, or nothing known
+	answerRunning                       // its call runs in this process now
+	answerUnrecorded                    // its call may have run elsewhere; it is not run again
+)
+
+// Error says which checkpoint was answered, how and when, without the
+// answer.
+func (e *AnsweredError) Error() string {
+	if e == nil {
+		return ErrAlreadyAnswered.Error()
+	}
+	how := "answered"
+	switch {
+	case e.Claim.Declined:
+		how = "declined"
+	case e.Claim.Superseded():
+		how = "superseded by an edit"
+	}
+	recorded := "its outcome is not recorded yet"
+	switch {
+	case e.Claim.Outcome != nil:
+		recorded = "outcome " + string(e.Claim.Outcome.Kind)
+	case e.state == answerRunning:
+		recorded = "its call is still running; send the same answer again later to learn its outcome"
+	case e.state == answerUnrecorded:
+		recorded = "its outcome is not recorded, and whether its call ran is not known here: the tool's effect does not allow running it again"
+	}
+	return fmt.Sprintf("%v: checkpoint %s was %s at %s; %s", ErrAlreadyAnswered, e.Claim.CheckpointID, how,
+		e.Claim.ClaimedAt.UTC().Format("2006-01-02T15:04:05Z07:00"), recorded)
+}
+
+// Unwrap returns ErrAlreadyAnswered.
+func (e *AnsweredError) Unwrap() error { return ErrAlreadyAnswered }
+
+// Outcome returns the outcome recorded for the first claim, marked as
+// replayed, and false when none is recorded yet. The outcome's private
+// error is the reduced one a Store keeps (see SavedOutcome).
+func (e *AnsweredError) Outcome() (Outcome, bool) {
+	if e == nil || e.Claim.Outcome == nil {
+		return Outcome{}, false
+	}
+	o, err := e.Claim.Outcome.Outcome()
+	if err != nil {
+		return Outcome{}, false
+	}
+	o.Replayed = true
+	return o, true
+}
