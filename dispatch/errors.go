@@ -33,6 +33,10 @@ var (
 	// ErrNotFound: a Store has no record of that ID.
 	ErrNotFound = errprefix.New("record not found")
 	// ErrInvalidRecord: a Claim, Turn or SavedOutcome that a Store cannot
-	// keep or that does not decode.
+	// keep or that does not decode, or a Step its record cannot take.
 	ErrInvalidRecord = errprefix.New("invalid record")
+	// ErrConflict: a write decided on a version of a record that is no
+	// longer the stored one (CallStore.Advance, TurnStore.SaveTurn):
+	// another process wrote it in between. Read it again and decide anew.
+	ErrConflict = errprefix.New("record changed")
 )

@@ -41,7 +41,8 @@ type MemoryStoreConfig struct {
 }
 
 // MemoryStore is a Store in the memory of one process: the store of a
-// runtime that runs as one process, and of tests. Its claims are seen by
+// runtime that runs as one process, and of tests. WaitTurn wakes at the
+// save it waits for. Its claims are seen by
 // that process only, so it stops nothing behind a load balancer: replicas
 // need a shared Store. Its records are lost when the process ends.
 //
@@ -55,11 +56,19 @@ type MemoryStore struct {
 	reserve  int // the room a claim without an outcome holds for it
 	clock    func() time.Time
 
-	mu     sync.Mutex
-	used   int
-	seq    int
-	claims map[string]*memRecord
-	turns  map[string]*memRecord
+	mu      sync.Mutex
+	used    int
+	seq     int
+	claims  map[string]*memRecord
+	turns   map[string]*memRecord
+	places  map[string]place // the pending calls of saved turns, by checkpoint ID
+	changed chan struct{}    // closed, and made anew, when a turn is saved
+}
+
+// place is where a pending call stands: its turn and position.
+type place struct {
+	turn  string
+	index int
 }
 
 // memRecord is one record: its JSON and what the store sorts and expires
@@ -72,6 +81,10 @@ type memRecord struct {
 	// reserved is the room a claim without an outcome holds for it;
 	// the store's used bytes count it besides data.
 	reserved int
+	// version is a turn's Version; checkpoints are the IDs of its
+	// pending calls.
+	version     int64
+	checkpoints []string
 }
 
 // maxOutcomeReserve bounds the room a claim holds for its outcome: an
@@ -95,6 +108,8 @@ func NewMemoryStore(config MemoryStoreConfig) (*MemoryStore, error) {
 		clock:    clock,
 		claims:   map[string]*memRecord{},
 		turns:    map[string]*memRecord{},
+		places:   map[string]place{},
+		changed:  make(chan struct{}),
 	}
 	return s, nil
 }
@@ -113,11 +128,8 @@ func (s *MemoryStore) begin(ctx context.Context) error {
 
 // Claim implements Store.Claim.
 func (s *MemoryStore) Claim(ctx context.Context, c Claim) (*Claim, error) {
-	if err := c.Validate(); err != nil {
+	if err := checkNewClaim(c); err != nil {
 		return nil, err
-	}
-	if c.Outcome != nil {
-		return nil, errprefix.Errorf("%w: claim %s: a new claim has no outcome yet", ErrInvalidRecord, c.CheckpointID)
 	}
 	if err := s.begin(ctx); err != nil {
 		return nil, err
@@ -135,6 +147,11 @@ func (s *MemoryStore) Claim(ctx context.Context, c Claim) (*Claim, error) {
 			return nil, nil
 		}
 		return &prior, nil
+	}
+	c.State, c.Version = StateClaimed, 1
+	c.TurnID, c.CallIndex = "", 0
+	if p, ok := s.places[c.CheckpointID]; ok {
+		c.TurnID, c.CallIndex = p.turn, p.index
 	}
 	data, err := jsonv2.Marshal(c)
 	if err != nil {
@@ -174,12 +191,49 @@ func (s *MemoryStore) Finish(ctx context.Context, id string, outcome SavedOutcom
 		}
 		return errprefix.Errorf("%w: claim %s already has outcome %s", ErrInvalidRecord, id, c.Outcome.Kind)
 	}
-	c.Outcome = &outcome
+	next, err := c.Apply(Step{Version: c.Version, State: StateFinished, Attempt: c.Attempt, Outcome: &outcome})
+	if err != nil {
+		return err
+	}
+	return s.rewrite(id, r, next)
+}
+
+// Advance implements Store.Advance.
+func (s *MemoryStore) Advance(ctx context.Context, id string, step Step) (Claim, error) {
+	if err := s.begin(ctx); err != nil {
+		return Claim{}, err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.claims[id]
+	if !ok {
+		return Claim{}, errprefix.Errorf("%w: no claim of checkpoint %q", ErrNotFound, truncate(id, 80))
+	}
+	c, err := decodeRecord[Claim](r.data, "claim")
+	if err != nil {
+		return Claim{}, err
+	}
+	next, err := c.Apply(step)
+	if err != nil {
+		return Claim{}, err
+	}
+	if err := s.rewrite(id, r, next); err != nil {
+		return Claim{}, err
+	}
+	return next, nil
+}
+
+// rewrite replaces the record r of claim id with c, which releases the
+// room r held for its outcome once c has one. s.mu is held.
+func (s *MemoryStore) rewrite(id string, r *memRecord, c Claim) error {
 	data, err := jsonv2.Marshal(c)
 	if err != nil {
 		return errprefix.Errorf("%w: claim %s: %v", ErrInvalidRecord, id, err)
 	}
-	grow := len(data) - len(r.data) - r.reserved
+	reserved := r.reserved
+	if c.Outcome != nil {
+		reserved = 0
+	}
+	grow := len(data) + reserved - len(r.data) - r.reserved
 	if err := s.makeRoom(grow); err != nil {
 		return err
 	}
@@ -187,7 +241,7 @@ func (s *MemoryStore) Finish(ctx context.Context, id string, outcome SavedOutcom
 		return errprefix.Errorf("%w: no claim of checkpoint %q", ErrNotFound, truncate(id, 80))
 	}
 	s.used += grow
-	r.data, r.reserved = data, 0
+	r.data, r.reserved = data, reserved
 	return nil
 }
 
@@ -225,20 +279,47 @@ func (s *MemoryStore) Claims(ctx context.Context, q ClaimQuery) ([]Claim, error)
 	return out, nil
 }
 
+// Stranded implements Store.Stranded.
+func (s *MemoryStore) Stranded(ctx context.Context, q StrandedQuery) ([]Claim, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	out := []Claim{}
+	for _, k := range inOrder(s.claims, func(string, *memRecord) bool { return true }) {
+		c, err := decodeRecord[Claim](k.r.data, "claim")
+		if err != nil {
+			return nil, err
+		}
+		if !c.Stranded(q.Now) {
+			continue
+		}
+		if q.Limit > 0 && len(out) == q.Limit {
+			break
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
 // SaveTurn implements Store.SaveTurn.
 func (s *MemoryStore) SaveTurn(ctx context.Context, t Turn) error {
 	if err := t.Validate(); err != nil {
 		return err
-	}
-	data, err := jsonv2.Marshal(t)
-	if err != nil {
-		return errprefix.Errorf("%w: turn %q: %v", ErrInvalidRecord, truncate(t.ID, 80), err)
 	}
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
 	old, replaced := s.turns[t.ID]
+	if stored := cmp.Or(old, &memRecord{}).version; stored != t.Version {
+		return errprefix.Errorf("%w: turn %q is at version %d; the save was decided on version %d", ErrConflict, truncate(t.ID, 80), stored, t.Version)
+	}
+	t.Version++
+	data, err := jsonv2.Marshal(t)
+	if err != nil {
+		return errprefix.Errorf("%w: turn %q: %v", ErrInvalidRecord, truncate(t.ID, 80), err)
+	}
 	grow := len(data)
 	if replaced {
 		grow -= len(old.data)
@@ -248,13 +329,55 @@ func (s *MemoryStore) SaveTurn(ctx context.Context, t Turn) error {
 	}
 	if old, replaced = s.turns[t.ID]; replaced { // makeRoom may have deleted it
 		s.used -= len(old.data)
-		old.data, old.expires = data, t.ExpiresAt
+		s.unplace(old)
+		old.data, old.expires, old.version = data, t.ExpiresAt, t.Version
 	} else {
 		s.seq++
-		s.turns[t.ID] = &memRecord{data: data, at: t.SavedAt, seq: s.seq, expires: t.ExpiresAt}
+		old = &memRecord{data: data, at: t.SavedAt, seq: s.seq, expires: t.ExpiresAt, version: t.Version}
+		s.turns[t.ID] = old
 	}
 	s.used += len(data)
+	for i, o := range t.Outcomes {
+		if o.Kind == KindSuspended && o.Checkpoint != nil {
+			s.places[o.Checkpoint.id] = place{turn: t.ID, index: i}
+			old.checkpoints = append(old.checkpoints, o.Checkpoint.id)
+		}
+	}
+	close(s.changed)
+	s.changed = make(chan struct{})
 	return nil
+}
+
+// unplace forgets the pending calls of turn r. s.mu is held.
+func (s *MemoryStore) unplace(r *memRecord) {
+	for _, id := range r.checkpoints {
+		delete(s.places, id)
+	}
+	r.checkpoints = nil
+}
+
+// WaitTurn implements Store.WaitTurn: a save wakes it at once.
+func (s *MemoryStore) WaitTurn(ctx context.Context, id string, after int64) (Turn, error) {
+	for {
+		if err := s.begin(ctx); err != nil {
+			return Turn{}, err
+		}
+		r, ok := s.turns[id]
+		changed := s.changed
+		var data []byte
+		if ok && r.version > after {
+			data = r.data
+		}
+		s.mu.Unlock()
+		if data != nil {
+			return decodeRecord[Turn](data, "turn")
+		}
+		select {
+		case <-ctx.Done():
+			return Turn{}, errprefix.Errorf("%w: waiting for turn %q: %w", ErrStore, truncate(id, 80), context.Cause(ctx))
+		case <-changed:
+		}
+	}
 }
 
 // Turn implements Store.Turn.
@@ -301,7 +424,7 @@ func (s *MemoryStore) Pending(ctx context.Context, q PendingQuery) ([]Pending, e
 			if q.Limit > 0 && len(out) == q.Limit {
 				return out, nil
 			}
-			out = append(out, Pending{TurnID: t.ID, Index: i, Outcome: o})
+			out = append(out, NewPending(t.ID, i, o, q.Full))
 		}
 	}
 	return out, nil
@@ -344,6 +467,7 @@ func (s *MemoryStore) deleteExpired(now time.Time) int {
 		for id, r := range m {
 			if r.expires.Add(MaxClockSkew).Before(now) {
 				s.used -= len(r.data) + r.reserved
+				s.unplace(r)
 				delete(m, id)
 				n++
 			}

@@ -14,10 +14,11 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Claim is the record that a checkpoint was answered or declined: the
-// claim a Store keeps so that the checkpoint is answered once, and the
-// audit of who did it. Stores copy it; it holds no answer, only its
-// digest.
+// Claim is the call record of a checkpoint that was answered or
+// declined: the claim a Store keeps so that the checkpoint is answered
+// once, the state of the call it let run (see State), and the audit of
+// who did it. Stores copy it; it holds no answer, only its digest, unless
+// the runtime asked for the answer (Response).
 type Claim struct {
 	// CheckpointID is the claimed Checkpoint's ID.
 	CheckpointID string `json:"checkpoint_id"`
@@ -57,8 +58,47 @@ type Claim struct {
 	// call under a new idempotency key (see Dispatcher.Supersede). Nil
 	// otherwise.
 	Edit *EditRecord `json:"edit,omitempty"`
-	// Outcome is the outcome recorded by Finish; nil until then. It is
-	// nil in a claim passed to Store.Claim.
+	// SealedPrincipal is the principal the checkpoint was sealed for
+	// (Call.Principal), empty when it named none: with Principal, the
+	// record says both whose call it is and who answered it.
+	SealedPrincipal string `json:"sealed_principal,omitempty"`
+	// ContractSHA256 is the digest of the tool's contract the call was
+	// admitted under (its name, schemas and effect), and ArgumentsSHA256
+	// the SHA-256, in lowercase hex, of the canonical JSON of the
+	// arguments it runs with: what a reconciliation compares before the
+	// call runs again. Empty in records made before they were kept.
+	ContractSHA256  string `json:"contract_sha256,omitempty"`
+	ArgumentsSHA256 string `json:"arguments_sha256,omitempty"`
+	// TurnID and CallIndex place the call in the saved turn whose pending
+	// call the checkpoint was: a Store that keeps turns sets them when it
+	// records the claim, from its own record of the turn (never from what
+	// the caller says). TurnID is empty for a checkpoint of no saved turn.
+	TurnID    string `json:"turn_id,omitempty"`
+	CallIndex int    `json:"call_index,omitempty"`
+
+	// State is where the call stands: StateClaimed when recorded, then
+	// as CallStore.Advance and Finish move it (see State). Empty in a
+	// record made before states were kept: it reads as StateFinished
+	// when the record has an Outcome and StateRunning, with a lease long
+	// expired, when it has none (see Claim.Stage).
+	State State `json:"state,omitempty"`
+	// Version counts the record's writes: 1 when claimed, one more with
+	// each Advance and Finish. A Store sets it; CallStore.Advance applies
+	// a Step only to the version it was decided on.
+	Version int64 `json:"version,omitempty"`
+	// Attempt is how many times the call's tool was started: 0 while
+	// claimed, 1 once running, one more for each run a recovery made.
+	Attempt int `json:"attempt,omitempty"`
+	// LeaseOwner names the Dispatcher that holds the call (a random ID
+	// each Dispatcher draws), and LeaseExpires is when its hold ends
+	// unless renewed: while it holds, no other process runs or judges
+	// the call. Judged on the clock of the process that reads the record.
+	LeaseOwner   string    `json:"lease_owner,omitempty"`
+	LeaseExpires time.Time `json:"lease_expires,omitzero"`
+
+	// Outcome is the outcome recorded by Finish, or by the Advance that
+	// finished the call or recorded it unknown; nil until then. It is nil
+	// in a claim passed to Store.Claim.
 	Outcome *SavedOutcome `json:"outcome,omitempty"`
 }
 
@@ -108,10 +148,19 @@ func (c Claim) Validate() error {
 	case c.Tool == "":
 		return errprefix.Errorf("%w: claim %s: no tool name", ErrInvalidRecord, c.CheckpointID)
 	}
-	for name, v := range map[string]string{"call ID": c.CallID, "tool": c.Tool, "idempotency key": string(c.IdempotencyKey), "principal": c.Principal} {
+	for name, v := range map[string]string{"call ID": c.CallID, "tool": c.Tool, "idempotency key": string(c.IdempotencyKey), "principal": c.Principal,
+		"sealed principal": c.SealedPrincipal, "turn ID": c.TurnID, "lease owner": c.LeaseOwner} {
 		if len(v) > maxRecordText || !utf8.ValidString(v) {
 			return errprefix.Errorf("%w: claim %s: the %s is not at most %d bytes of UTF-8", ErrInvalidRecord, c.CheckpointID, name, maxRecordText)
 		}
+	}
+	for name, v := range map[string]string{"contract digest": c.ContractSHA256, "arguments digest": c.ArgumentsSHA256} {
+		if v != "" && !validHex(v, 64) {
+			return errprefix.Errorf("%w: claim %s: the %s %q is not 64 lowercase hex digits", ErrInvalidRecord, c.CheckpointID, name, truncate(v, 80))
+		}
+	}
+	if err := c.checkLife(); err != nil {
+		return err
 	}
 	if len(c.Response) > 0 {
 		digest, err := AnswerSHA256(c.Response)
@@ -143,6 +192,19 @@ func (c Claim) Validate() error {
 		if err := c.Outcome.Validate(); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkNewClaim refuses what CallStore.Claim may not record: a claim
+// that is not valid, or that has an outcome, a version, an attempt or a
+// state beyond StateClaimed.
+func checkNewClaim(c Claim) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if c.Outcome != nil || c.Version != 0 || c.Attempt != 0 || (c.State != "" && c.State != StateClaimed) {
+		return errprefix.Errorf("%w: claim %s: a new claim is claimed, at no version or attempt, without an outcome", ErrInvalidRecord, c.CheckpointID)
 	}
 	return nil
 }

@@ -102,6 +102,10 @@ func (c callsOnly) Finish(ctx context.Context, id string, o dispatch.SavedOutcom
 	return c.s.Finish(ctx, id, o)
 }
 
+func (c callsOnly) Advance(ctx context.Context, id string, s dispatch.Step) (dispatch.Claim, error) {
+	return c.s.Advance(ctx, id, s)
+}
+
 func (c callsOnly) Claimed(ctx context.Context, id string) (dispatch.Claim, error) {
 	return c.s.Claimed(ctx, id)
 }

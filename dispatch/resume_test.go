@@ -300,7 +300,7 @@ func TestTurnAcrossRestart(t *testing.T) {
 	require.Equal(t, dispatch.KindSuspended, outcomes[1].Kind)
 	require.NoError(t, before.SaveTurn(context.Background(), "conv-1/turn-1", outcomes))
 
-	pending, err := store.Pending(context.Background(), dispatch.PendingQuery{TurnID: "conv-1/turn-1"})
+	pending, err := store.Pending(context.Background(), dispatch.PendingQuery{TurnID: "conv-1/turn-1", Full: true})
 	require.NoError(t, err)
 	require.Len(t, pending, 1)
 	require.Equal(t, 1, pending[0].Index)

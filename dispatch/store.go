@@ -14,8 +14,9 @@ import (
 // the claims, who answered what and when. It is the union of the small
 // interfaces a part of the house needs: a Dispatcher claims through a
 // CallStore on every Resume and Decline and saves turns through a
-// TurnStore; an approval desk lists through a Lister; a runtime sweeps
-// through a Sweeper. The package storetest holds the conformance tests
+// TurnStore (and waits for a turn's change through a TurnWaiter); an
+// approval desk lists through a Lister; a runtime sweeps through a
+// Sweeper. The package storetest holds the conformance tests
 // of each, which every implementation must pass.
 //
 // Behind a load balancer every replica must use the same Store (and the
@@ -54,22 +55,26 @@ import (
 type Store interface {
 	CallStore
 	TurnStore
+	TurnWaiter
 	Lister
 	Sweeper
 }
 
 // CallStore keeps the call records: the claim of each checkpoint, made
-// once, and the outcome recorded for it. It is all a Dispatcher needs to
-// resume, decline and supersede; Config.Store takes one. See Store for
-// what it may persist, how it fails and which errors it returns.
+// once, the state of the call it lets run (see State), and the outcome
+// recorded for it. It is all a Dispatcher needs to resume, decline and
+// supersede; Config.Store takes one. See Store for what it may persist,
+// how it fails and which errors it returns.
 type CallStore interface {
 	// Claim records c, the claim of checkpoint c.CheckpointID, atomically:
 	// of all the claims of one ID, in any number of processes, one is
 	// recorded.
 	//
-	//   - No claim of the ID exists: c is recorded (without an Outcome)
-	//     and Claim returns nil, nil. The caller won: it runs the call and
-	//     records the outcome with Finish.
+	//   - No claim of the ID exists: c is recorded, as StateClaimed at
+	//     Version 1, and Claim returns nil, nil. The caller won: it starts
+	//     the call (Advance) and records its outcome (Finish). A store
+	//     that keeps turns sets the record's TurnID and CallIndex from the
+	//     saved turn whose pending call has this checkpoint, if one does.
 	//   - A claim exists with the same Nonce (the caller's own, sent
 	//     again after an error that left it unsure): Claim returns nil,
 	//     nil, as when it won. Nothing is recorded.
@@ -80,8 +85,9 @@ type CallStore interface {
 	//     decline): Claim returns nil and an *AnsweredError holding the
 	//     recorded claim.
 	//
-	// A claim that is not valid (see Claim.Validate) is an error wrapping
-	// ErrInvalidRecord.
+	// A claim that is not valid (see Claim.Validate), or that has an
+	// Outcome, a Version, an Attempt or a State other than StateClaimed,
+	// is an error wrapping ErrInvalidRecord.
 	//
 	// What Claim returns is what the store holds, whatever ctx does: a
 	// Claim that returns an error has recorded nothing, and must not
@@ -98,11 +104,24 @@ type CallStore interface {
 	// same answer finds the claim. A store may go on after ctx ended to
 	// finish a write it started, within a bound of its own.
 	Claim(ctx context.Context, c Claim) (*Claim, error)
-	// Finish records the outcome of the claim of checkpoint id. An ID
-	// without a claim is an error wrapping ErrNotFound. A claim that has
-	// an outcome keeps it: finishing it again with an equal outcome
-	// returns nil, with another an error wrapping ErrInvalidRecord.
+	// Finish records the outcome of the claim of checkpoint id, whatever
+	// its version: the record moves to StateFinished (its lease ended,
+	// its Version one more). An ID without a claim is an error wrapping
+	// ErrNotFound. A claim that has an outcome keeps it: finishing it
+	// again with an equal outcome returns nil, with another an error
+	// wrapping ErrInvalidRecord. When two processes ran the call (a
+	// recovery replayed it), the first outcome recorded stands.
 	Finish(ctx context.Context, id string, outcome SavedOutcome) error
+	// Advance moves the record of checkpoint id by step s, atomically and
+	// only from the version s was decided on, and returns the record as
+	// it now stands (see Claim.Apply, which decides what a step may do).
+	// Errors wrap ErrNotFound for an ID without a claim, ErrConflict when
+	// the record is at another version (another process moved it: read
+	// it again), and ErrInvalidRecord for a step the record cannot take.
+	// As with Claim, what Advance returns is what the store holds: a
+	// store resolves a write whose result it cannot tell before it
+	// answers.
+	Advance(ctx context.Context, id string, s Step) (Claim, error)
 	// Claimed returns the claim of checkpoint id, with its outcome if
 	// recorded, or an error wrapping ErrNotFound.
 	Claimed(ctx context.Context, id string) (Claim, error)
@@ -112,8 +131,13 @@ type CallStore interface {
 // Dispatcher.SaveTurn and Dispatcher.Turn need it, beside the CallStore
 // whose claims Turn follows.
 type TurnStore interface {
-	// SaveTurn records t, replacing a turn of the same ID. A turn that is
-	// not valid (see Turn.Validate) is an error wrapping
+	// SaveTurn records t, in place of the turn of the same ID, only if
+	// the stored turn is at t.Version (compare and set; 0: no turn of
+	// the ID is stored), and stores it at t.Version plus one. A turn
+	// saved by another process in between is an error wrapping
+	// ErrConflict, and nothing is recorded: two processes that each
+	// read a turn and save it changed never lose each other's change. A
+	// turn that is not valid (see Turn.Validate) is an error wrapping
 	// ErrInvalidRecord.
 	SaveTurn(ctx context.Context, t Turn) error
 	// Turn returns the turn saved under id, as saved, or an error wrapping
@@ -121,8 +145,22 @@ type TurnStore interface {
 	Turn(ctx context.Context, id string) (Turn, error)
 }
 
-// Lister lists what an approval desk and an audit show: the calls that
-// wait for a person and the claims made.
+// TurnWaiter waits for a turn to change: what a runtime that must answer
+// the model once a person has answered uses, instead of asking again and
+// again.
+type TurnWaiter interface {
+	// WaitTurn returns the turn saved under id once its Version is above
+	// after: at once when it is already, otherwise when a save makes it
+	// so (a store that cannot be told of a save, as a database, looks at
+	// an interval it documents). It waits while no turn of the ID is
+	// saved. When ctx ends first, the error wraps ErrStore and ctx's
+	// error.
+	WaitTurn(ctx context.Context, id string, after int64) (Turn, error)
+}
+
+// Lister lists what an approval desk, an audit and an operator show: the
+// calls that wait for a person, the claims made, and the calls left by a
+// process that no longer holds them.
 type Lister interface {
 	// Claims lists claims for an audit: who answered (or declined) which
 	// checkpoint of which tool, when, with which answer digest, and the
@@ -131,6 +169,10 @@ type Lister interface {
 	// Pending lists the suspended outcomes of saved turns whose checkpoint
 	// has no claim. See PendingQuery.
 	Pending(ctx context.Context, q PendingQuery) ([]Pending, error)
+	// Stranded lists the call records that wait for a process that no
+	// longer holds them (see Claim.Stranded), for an operator to see and
+	// a resend to recover. See StrandedQuery.
+	Stranded(ctx context.Context, q StrandedQuery) ([]Claim, error)
 }
 
 // Sweeper deletes what expired.
@@ -151,22 +193,72 @@ type Sweeper interface {
 // returned (0 or less for all), so that a list can be paged. An expired
 // checkpoint is still listed, with its ExpiresAt, until DeleteExpired
 // removes its turn; it can no longer be answered.
+// removes its turn; it can no longer be answered. Each Pending is a
+// summary, bounded in size; with Full, it carries the whole suspended
+// outcome too.
 type PendingQuery struct {
 	TurnID      string
 	NewestFirst bool
 	Offset      int
 	Limit       int
+	Full        bool
 }
 
 // Pending is one suspended call of a saved turn that nobody has answered
-// or declined yet.
+// or declined yet: a summary of it, what a list shows, each text cut to
+// MaxSummaryBytes, and the whole outcome only when asked for. Stores make
+// it with NewPending.
 type Pending struct {
 	// TurnID is the turn it belongs to.
 	TurnID string
 	// Index is its position among the turn's outcomes.
 	Index int
-	// Outcome is the suspended outcome, with its Checkpoint.
+	// CheckpointID, CallID and Tool are the suspended call's.
+	CheckpointID string
+	CallID       string
+	Tool         string
+	// Principal is the principal the checkpoint was sealed for, empty
+	// when it names none.
+	Principal string
+	// Prompt is the input request's prompt, as JSON text.
+	Prompt string
+	// IssuedAt and ExpiresAt are the checkpoint's.
+	IssuedAt  time.Time
+	ExpiresAt time.Time
+	// Outcome is the suspended outcome, with its Checkpoint, when the
+	// query asked for it (PendingQuery.Full); the zero SavedOutcome
+	// otherwise.
 	Outcome SavedOutcome
+}
+
+// MaxSummaryBytes bounds each text of a Pending summary: a longer one is
+// cut on a rune boundary, and ends with "…".
+const MaxSummaryBytes = 512
+
+// NewPending returns the Pending of the suspended outcome o at position
+// index of turn turnID: its summary, and o itself when full. o must be a
+// suspended outcome with a Checkpoint; the summary of any other is empty.
+func NewPending(turnID string, index int, o SavedOutcome, full bool) Pending {
+	p := Pending{TurnID: turnID, Index: index, Tool: truncate(o.Tool, MaxSummaryBytes), CallID: truncate(o.CallID, MaxSummaryBytes)}
+	if cp := o.Checkpoint; cp != nil {
+		p.CheckpointID = cp.id
+		p.Principal = truncate(cp.principal, MaxSummaryBytes)
+		p.Prompt = truncate(string(cp.inputRequest.Prompt()), MaxSummaryBytes)
+		p.IssuedAt, p.ExpiresAt = cp.issuedAt, cp.expiresAt
+	}
+	if full {
+		p.Outcome = o
+	}
+	return p
+}
+
+// StrandedQuery selects stranded call records for Lister.Stranded: those
+// whose lease ended before Now (on the caller's clock), in the order
+// they were claimed (then by checkpoint ID), at most Limit of them (0 or
+// less for all).
+type StrandedQuery struct {
+	Now   time.Time
+	Limit int
 }
 
 // Turn is the storable form of one model turn's outcomes, in call order:
@@ -186,12 +278,19 @@ type Turn struct {
 	// more): the latest expiry of its checkpoints, or the saving
 	// Dispatcher's TTL after SavedAt when it has none.
 	ExpiresAt time.Time `json:"expires_at"`
+	// Version counts the turn's saves: 1 after the first. A turn read
+	// from a Store carries the version it is at; TurnStore.SaveTurn
+	// takes the version the change was decided on (0 for a new turn).
+	Version int64 `json:"version,omitempty"`
 }
 
 // Validate reports whether t is a turn a Store can record: an ID of 1 to
 // 1024 bytes of UTF-8, non-zero times and valid outcomes. Errors wrap
 // ErrInvalidRecord.
 func (t Turn) Validate() error {
+	if t.Version < 0 {
+		return errprefix.Errorf("%w: turn %q: version %d is negative", ErrInvalidRecord, truncate(t.ID, 80), t.Version)
+	}
 	if t.ID == "" || len(t.ID) > maxRecordText || !utf8.ValidString(t.ID) {
 		return errprefix.Errorf("%w: turn ID %q is not 1 to %d bytes of UTF-8", ErrInvalidRecord, truncate(t.ID, 80), maxRecordText)
 	}

@@ -11,9 +11,12 @@ import (
 // SaveTurn stores the outcomes of one model turn under id, in call order,
 // so that the turn can be answered to the model once its suspended calls
 // are resumed, in this process or after a restart (see Turn). Saving again
-// under the same id replaces the turn. The turn expires with the latest of
-// its checkpoints, or the Dispatcher's TTL from now when it has none.
-// Errors wrap ErrInvalidRecord or ErrStore.
+// under the same id replaces the turn, whatever was saved in between. The
+// turn expires with the latest of its checkpoints, or the Dispatcher's
+// TTL from now when it has none. A call that a resume suspends again
+// takes its new place in the turn by itself (see Resume). Errors wrap
+// ErrInvalidRecord, ErrStore, or ErrConflict when other saves kept coming
+// in between.
 func (d *Dispatcher) SaveTurn(ctx context.Context, id string, outcomes []Outcome) error {
 	turns, err := d.turns("saves")
 	if err != nil {
@@ -30,14 +33,33 @@ func (d *Dispatcher) SaveTurn(ctx context.Context, id string, outcomes []Outcome
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	if err := turns.SaveTurn(ctx, t); err != nil {
-		if errors.Is(err, ErrInvalidRecord) {
-			return err
+	// Saving replaces: the save is decided on the version stored now,
+	// and decided again when another process saved in between.
+	for range maxSaves {
+		t.Version = 0
+		stored, err := turns.Turn(ctx, id)
+		switch {
+		case err == nil:
+			t.Version = stored.Version
+		case !errors.Is(err, ErrNotFound):
+			return storeError(fmt.Sprintf("turn %q not saved", truncate(id, 80)), err)
 		}
-		return storeError(fmt.Sprintf("turn %q not saved", truncate(id, 80)), err)
+		err = turns.SaveTurn(ctx, t)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, ErrInvalidRecord):
+			return err
+		case !errors.Is(err, ErrConflict):
+			return storeError(fmt.Sprintf("turn %q not saved", truncate(id, 80)), err)
+		}
 	}
-	return nil
+	return errprefix.Errorf("%w: turn %q not saved: %d other saves came in between", ErrConflict, truncate(id, 80), maxSaves)
 }
+
+// maxSaves bounds how many times a save of a turn is decided anew when
+// another process saved it in between.
+const maxSaves = 16
 
 // maxResumes bounds how many times Turn follows one call from a recorded
 // outcome that suspended again to the claim of its new checkpoint.

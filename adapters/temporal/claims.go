@@ -35,6 +35,17 @@ func (historyClaims) Claim(_ context.Context, c dispatch.Claim) (*dispatch.Claim
 // history, is the record of the outcome.
 func (historyClaims) Finish(context.Context, string, dispatch.SavedOutcome) error { return nil }
 
+// Advance takes every step: the activity's attempt, in the workflow's
+// history, is the record of the call's state. It returns the record the
+// step makes of a claim it keeps nothing of.
+func (historyClaims) Advance(_ context.Context, id string, s dispatch.Step) (dispatch.Claim, error) {
+	c := dispatch.Claim{CheckpointID: id, State: s.State, Version: s.Version + 1, Attempt: s.Attempt, Outcome: s.Outcome}
+	if s.State == dispatch.StateRunning {
+		c.LeaseOwner, c.LeaseExpires = s.LeaseOwner, s.LeaseExpires
+	}
+	return c, nil
+}
+
 // Claimed knows no claim.
 func (historyClaims) Claimed(_ context.Context, id string) (dispatch.Claim, error) {
 	return dispatch.Claim{}, errprefix.Errorf("%w: checkpoint %s: the workflow's history, not a store, records its answer", dispatch.ErrNotFound, id)

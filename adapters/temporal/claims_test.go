@@ -33,6 +33,10 @@ func TestHistoryClaims(t *testing.T) {
 	_, err := s.Claim(ctx, bad)
 	require.ErrorIs(t, err, dispatch.ErrInvalidRecord)
 
+	started, err := s.Advance(ctx, c.CheckpointID, dispatch.Step{Version: 1, State: dispatch.StateRunning, Attempt: 1, LeaseOwner: "o", LeaseExpires: now})
+	require.NoError(t, err)
+	require.Equal(t, dispatch.StateRunning, started.State)
+	require.Equal(t, int64(2), started.Version)
 	require.NoError(t, s.Finish(ctx, c.CheckpointID, dispatch.SavedOutcome{}))
 	_, err = s.Claimed(ctx, c.CheckpointID)
 	require.ErrorIs(t, err, dispatch.ErrNotFound)

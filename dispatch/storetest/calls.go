@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/dispatch"
 )
 
@@ -23,7 +25,7 @@ func testClaimOnce(t *testing.T, s dispatch.CallStore) {
 	}
 	got, err := s.Claimed(ctx, first.CheckpointID)
 	check(t, err, "reading the claim")
-	sameClaim(t, got, first, "the claim as recorded")
+	sameClaim(t, got, recorded(first), "the claim as recorded: claimed, at version 1")
 
 	again := claim(0, 0)
 	again.ClaimedAt = base.Add(time.Hour)
@@ -33,7 +35,7 @@ func testClaimOnce(t *testing.T, s dispatch.CallStore) {
 	if prior == nil {
 		t.Fatal("the same answer again must return the recorded claim, not win")
 	}
-	sameClaim(t, *prior, first, "the same answer again returns the first claim, unchanged")
+	sameClaim(t, *prior, recorded(first), "the same answer again returns the first claim, unchanged")
 
 	other := claim(0, 1)
 	prior, err = s.Claim(ctx, other)
@@ -41,7 +43,7 @@ func testClaimOnce(t *testing.T, s dispatch.CallStore) {
 	if !errors.As(err, &answered) || !errors.Is(err, dispatch.ErrAlreadyAnswered) || prior != nil {
 		t.Fatalf("another answer: got (%v, %v), want (nil, *AnsweredError)", prior, err)
 	}
-	sameClaim(t, answered.Claim, first, "the AnsweredError holds the first claim")
+	sameClaim(t, answered.Claim, recorded(first), "the AnsweredError holds the first claim")
 
 	decline := claim(0, 0)
 	decline.Declined, decline.AnswerSHA256 = true, dispatch.DeclineSHA256
@@ -207,6 +209,12 @@ func testInvalid(t *testing.T, s dispatch.CallStore) {
 		{"decline without its digest", func(c *dispatch.Claim) { c.Declined = true }},
 		{"no claim time", func(c *dispatch.Claim) { c.ClaimedAt = time.Time{} }},
 		{"principal not UTF-8", func(c *dispatch.Claim) { c.Principal = "\xff" }},
+		{"a new claim at a version", func(c *dispatch.Claim) { c.Version = 3 }},
+		{"a new claim running", func(c *dispatch.Claim) {
+			c.State, c.Attempt, c.LeaseOwner, c.LeaseExpires = dispatch.StateRunning, 1, "owner", base
+		}},
+		{"a lease without an owner", func(c *dispatch.Claim) { c.LeaseExpires = base }},
+		{"an arguments digest too short", func(c *dispatch.Claim) { c.ArgumentsSHA256 = "abc" }},
 	} {
 		c := claim(0, 0)
 		tc.edit(&c)
@@ -232,5 +240,115 @@ func testCanceledCalls(t *testing.T, s dispatch.CallStore) {
 	prior, err := s.Claim(t.Context(), claim(0, 1))
 	if err != nil || prior != nil {
 		t.Fatalf("after a cancelled claim, a claim with a live context wins: got (%v, %v)", prior, err)
+	}
+}
+
+// recorded is c as a store records it: claimed, at version 1.
+func recorded(c dispatch.Claim) dispatch.Claim {
+	c.State, c.Version = dispatch.StateClaimed, 1
+	return c
+}
+
+// running is the step that starts the call of a record at version v,
+// as attempt n held by owner until expires.
+func running(v int64, n int, owner string, expires time.Time) dispatch.Step {
+	return dispatch.Step{Version: v, State: dispatch.StateRunning, Attempt: n, LeaseOwner: owner, LeaseExpires: expires}
+}
+
+func unknownOutcome() dispatch.SavedOutcome {
+	return dispatch.SavedOutcome{CallID: "call_0", Tool: "refund", Kind: dispatch.KindUnknown, IsError: true,
+		Output: tool.NewTextOutput(`The call to "refund" did not complete and its outcome is unknown.`), ErrorClass: dispatch.ErrorClassError}
+}
+
+func testAdvance(t *testing.T, s dispatch.CallStore) {
+	ctx := t.Context()
+	_, err := s.Claim(ctx, claim(0, 0))
+	check(t, err, "claim")
+	lease := base.Add(time.Minute)
+	got, err := s.Advance(ctx, id(0), running(1, 1, "owner-a", lease))
+	check(t, err, "start the call")
+	if got.State != dispatch.StateRunning || got.Version != 2 || got.Attempt != 1 || got.LeaseOwner != "owner-a" || !got.LeaseExpires.Equal(lease) {
+		t.Fatalf("a started call is running, attempt 1, held by its owner, at version 2: got %+v", got)
+	}
+	read, err := s.Claimed(ctx, id(0))
+	check(t, err, "read")
+	sameClaim(t, read, got, "Advance returns the record as it stands")
+
+	_, err = s.Advance(ctx, id(0), running(1, 1, "owner-b", lease))
+	wantIs(t, err, dispatch.ErrConflict, "a step decided on an old version")
+	_, err = s.Advance(ctx, id(0), running(2, 1, "owner-b", lease))
+	wantIs(t, err, dispatch.ErrInvalidRecord, "another owner renewing the same attempt")
+	_, err = s.Advance(ctx, id(0), running(2, 3, "owner-b", lease))
+	wantIs(t, err, dispatch.ErrInvalidRecord, "an attempt skipped")
+	_, err = s.Advance(ctx, id(0), dispatch.Step{Version: 2, State: dispatch.StateClaimed})
+	wantIs(t, err, dispatch.ErrInvalidRecord, "back to claimed")
+	_, err = s.Advance(ctx, id(9), running(1, 1, "owner-a", lease))
+	wantIs(t, err, dispatch.ErrNotFound, "an ID never claimed")
+
+	renewed, err := s.Advance(ctx, id(0), running(2, 1, "owner-a", lease.Add(time.Minute)))
+	check(t, err, "renew the lease")
+	if renewed.Version != 3 || renewed.Attempt != 1 || !renewed.LeaseExpires.Equal(lease.Add(time.Minute)) {
+		t.Fatalf("a renewed lease: got %+v", renewed)
+	}
+	again, err := s.Advance(ctx, id(0), running(3, 2, "owner-b", lease.Add(2*time.Minute)))
+	check(t, err, "run again by another owner")
+	if again.Attempt != 2 || again.LeaseOwner != "owner-b" {
+		t.Fatalf("a call run again is attempt 2, held by its new owner: got %+v", again)
+	}
+	unknown := unknownOutcome()
+	lost, err := s.Advance(ctx, id(0), dispatch.Step{Version: 4, State: dispatch.StateUnknown, Attempt: 2, Outcome: &unknown})
+	check(t, err, "record it unknown")
+	if lost.State != dispatch.StateUnknown || lost.Outcome == nil || lost.Outcome.Kind != dispatch.KindUnknown || lost.LeaseOwner != "" || !lost.LeaseExpires.IsZero() {
+		t.Fatalf("a call recorded unknown keeps its outcome and no lease: got %+v", lost)
+	}
+	_, err = s.Advance(ctx, id(0), running(5, 3, "owner-c", lease))
+	wantIs(t, err, dispatch.ErrInvalidRecord, "out of a final state")
+	check(t, s.Finish(ctx, id(0), unknown), "finishing with the recorded outcome")
+	wantIs(t, s.Finish(ctx, id(0), completed("call_0", "done")), dispatch.ErrInvalidRecord, "finishing a call recorded unknown with another outcome")
+
+	// Finish moves a claimed or running record to finished, whatever its
+	// version, and ends its lease.
+	_, err = s.Claim(ctx, claim(1, 1))
+	check(t, err, "claim")
+	_, err = s.Advance(ctx, id(1), running(1, 1, "owner-a", lease))
+	check(t, err, "start")
+	check(t, s.Finish(ctx, id(1), completed("call_1", "done")), "finish")
+	done, err := s.Claimed(ctx, id(1))
+	check(t, err, "read")
+	if done.State != dispatch.StateFinished || done.Version != 3 || done.Attempt != 1 || done.LeaseOwner != "" || done.Outcome == nil {
+		t.Fatalf("a finished call: got %+v", done)
+	}
+	_, err = s.Claim(ctx, claim(2, 2))
+	check(t, err, "claim")
+	check(t, s.Finish(ctx, id(2), completed("call_2", "declined")), "finish a call never started")
+	done, err = s.Claimed(ctx, id(2))
+	check(t, err, "read")
+	if done.State != dispatch.StateFinished || done.Version != 2 || done.Attempt != 0 {
+		t.Fatalf("a call finished from claimed: got %+v", done)
+	}
+}
+
+func testConcurrentAdvance(t *testing.T, s dispatch.CallStore) {
+	const racers = 16
+	_, err := s.Claim(t.Context(), claim(0, 0))
+	check(t, err, "claim")
+	var wg sync.WaitGroup
+	var won, lost atomic.Int32
+	for r := range racers {
+		wg.Go(func() {
+			_, err := s.Advance(context.Background(), id(0), running(1, 1, fmt.Sprintf("owner-%d", r), base.Add(time.Minute)))
+			switch {
+			case err == nil:
+				won.Add(1)
+			case errors.Is(err, dispatch.ErrConflict):
+				lost.Add(1)
+			default:
+				t.Errorf("racer %d: %v", r, err)
+			}
+		})
+	}
+	wg.Wait()
+	if won.Load() != 1 || lost.Load() != racers-1 {
+		t.Fatalf("%d racers advancing one version: %d won and %d conflicted, want 1 and %d", racers, won.Load(), lost.Load(), racers-1)
 	}
 }

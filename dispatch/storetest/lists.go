@@ -73,7 +73,7 @@ func testPending(t *testing.T, s dispatch.Store) {
 	ids := func(ps []dispatch.Pending) string {
 		var b strings.Builder
 		for _, p := range ps {
-			fmt.Fprintf(&b, "%s/%d:%s ", p.TurnID, p.Index, p.Outcome.CallID)
+			fmt.Fprintf(&b, "%s/%d:%s ", p.TurnID, p.Index, p.CallID)
 		}
 		return b.String()
 	}
@@ -101,6 +101,17 @@ func testPending(t *testing.T, s dispatch.Store) {
 	if got, want := ids(limited), "t1/2:call_s1 "; got != want {
 		t.Fatalf("pending with limit 1: got %q, want %q", got, want)
 	}
+	// A summary is what a list needs; the whole outcome comes on request.
+	sum := limited[0]
+	cp := sus[1].Checkpoint
+	if sum.CheckpointID != cp.ID() || sum.Tool != "refund" || sum.Prompt != `"Refund?"` || !sum.IssuedAt.Equal(cp.IssuedAt()) || !sum.ExpiresAt.Equal(cp.ExpiresAt()) || sum.Outcome.Checkpoint != nil {
+		t.Fatalf("the summary of a pending call: got %+v", sum)
+	}
+	full, err := s.Pending(ctx, dispatch.PendingQuery{Limit: 1, Full: true})
+	check(t, err, "pending in full")
+	if len(full) != 1 || full[0].Outcome.Checkpoint == nil || full[0].Outcome.Checkpoint.ID() != cp.ID() || full[0].CheckpointID != cp.ID() {
+		t.Fatalf("a pending call in full carries its outcome and checkpoint: got %+v", full)
+	}
 	none, err := s.Pending(ctx, dispatch.PendingQuery{TurnID: "no such turn"})
 	check(t, err, "pending of an unknown turn")
 	if len(none) != 0 {
@@ -115,7 +126,9 @@ func testPendingPages(t *testing.T, s dispatch.Store) {
 	check(t, s.SaveTurn(ctx, turn("t2", base.Add(time.Minute), completed("call_c", "5"), sus[2])), "save t2")
 	check(t, s.SaveTurn(ctx, turn("t3", base.Add(2*time.Minute), sus[3], sus[4])), "save t3")
 	// Saving a turn again keeps its place: it was first saved before t3.
-	check(t, s.SaveTurn(ctx, turn("t2", base.Add(3*time.Minute), completed("call_c", "5"), sus[2])), "save t2 again")
+	again := turn("t2", base.Add(3*time.Minute), completed("call_c", "5"), sus[2])
+	again.Version = 1
+	check(t, s.SaveTurn(ctx, again), "save t2 again")
 
 	ids := func(ps []dispatch.Pending) string {
 		var b strings.Builder
@@ -197,4 +210,82 @@ func testCanceledSweep(t *testing.T, s dispatch.Store) {
 	cancel()
 	_, err := s.DeleteExpired(ctx, base)
 	wantIs(t, err, context.Canceled, "DeleteExpired with a cancelled context")
+}
+
+func testStranded(t *testing.T, s dispatch.Store) {
+	ctx := t.Context()
+	now := base.Add(time.Hour)
+	leased := func(n int, expires time.Time) dispatch.Claim {
+		c := claim(n, n)
+		c.LeaseOwner, c.LeaseExpires = "owner-a", expires
+		return c
+	}
+	for _, c := range []dispatch.Claim{
+		leased(0, now.Add(-time.Minute)), // claimed, its lease ended: stranded
+		leased(1, now.Add(time.Minute)),  // claimed, held
+		leased(2, now.Add(-time.Minute)), // finished below
+		leased(3, now.Add(-time.Minute)), // running below, its lease ended: stranded
+		leased(4, now.Add(-time.Minute)), // running below, held
+	} {
+		_, err := s.Claim(ctx, c)
+		check(t, err, "claim %s", c.CheckpointID)
+	}
+	check(t, s.Finish(ctx, id(2), completed("call_2", "done")), "finish")
+	_, err := s.Advance(ctx, id(3), running(1, 1, "owner-a", now.Add(-time.Second)))
+	check(t, err, "start")
+	_, err = s.Advance(ctx, id(4), running(1, 1, "owner-a", now.Add(time.Second)))
+	check(t, err, "start")
+
+	ids := func(cs []dispatch.Claim) string {
+		var b strings.Builder
+		for _, c := range cs {
+			fmt.Fprintf(&b, "%s ", c.CallID)
+		}
+		return b.String()
+	}
+	got, err := s.Stranded(ctx, dispatch.StrandedQuery{Now: now})
+	check(t, err, "stranded")
+	if ids(got) != "call_0 call_3 " {
+		t.Fatalf("stranded: got %q, want the claimed and the running call whose leases ended", ids(got))
+	}
+	if got[1].State != dispatch.StateRunning || got[1].Attempt != 1 {
+		t.Fatalf("a stranded record is listed whole: got %+v", got[1])
+	}
+	got, err = s.Stranded(ctx, dispatch.StrandedQuery{Now: now, Limit: 1})
+	check(t, err, "stranded, limited")
+	if ids(got) != "call_0 " {
+		t.Fatalf("stranded with limit 1: got %q", ids(got))
+	}
+	got, err = s.Stranded(ctx, dispatch.StrandedQuery{Now: now.Add(time.Hour)})
+	check(t, err, "stranded later")
+	if ids(got) != "call_0 call_1 call_3 call_4 " {
+		t.Fatalf("stranded an hour later: got %q", ids(got))
+	}
+}
+
+// A store that keeps turns places a claim in the turn whose pending call
+// it claims, from its own record, never from the claim it was given.
+func testClaimPlaced(t *testing.T, s dispatch.Store) {
+	ctx := t.Context()
+	sus := suspended(t, 2)
+	check(t, s.SaveTurn(ctx, turn("t1", base, completed("call_c", "5"), sus[0], sus[1])), "save")
+	c := claim(0, 0)
+	c.CheckpointID = sus[1].Checkpoint.ID()
+	c.TurnID, c.CallIndex = "forged", 7
+	_, err := s.Claim(ctx, c)
+	check(t, err, "claim")
+	got, err := s.Claimed(ctx, c.CheckpointID)
+	check(t, err, "read")
+	if got.TurnID != "t1" || got.CallIndex != 2 {
+		t.Fatalf("the claim of the pending call t1/2 was placed at %q/%d", got.TurnID, got.CallIndex)
+	}
+	lone := claim(1, 1)
+	lone.TurnID, lone.CallIndex = "forged", 7
+	_, err = s.Claim(ctx, lone)
+	check(t, err, "claim")
+	got, err = s.Claimed(ctx, lone.CheckpointID)
+	check(t, err, "read")
+	if got.TurnID != "" || got.CallIndex != 0 {
+		t.Fatalf("the claim of a checkpoint of no saved turn was placed at %q/%d", got.TurnID, got.CallIndex)
+	}
 }

@@ -32,8 +32,8 @@ import (
 var base = time.Now().UTC().Truncate(time.Second)
 
 // Run runs the conformance tests of every interface a dispatch.Store
-// joins (CallStore, TurnStore, Lister, Sweeper) against the stores
-// newStore makes.
+// joins (CallStore, TurnStore, TurnWaiter, Lister, Sweeper) against the
+// stores newStore makes.
 func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 	t.Helper()
 	t.Run("CallStore", func(t *testing.T) {
@@ -42,6 +42,7 @@ func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 	t.Run("TurnStore", func(t *testing.T) {
 		TurnStore(t, func(t *testing.T) dispatch.TurnStore { return newStore(t) })
 	})
+	t.Run("TurnWaiter", func(t *testing.T) { TurnWaiter(t, newStore) })
 	t.Run("Lister", func(t *testing.T) { Lister(t, newStore) })
 	t.Run("Sweeper", func(t *testing.T) { Sweeper(t, newStore) })
 }
@@ -54,12 +55,16 @@ func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 // claimed, a full store that refuses with dispatch.ErrStore and evicts no
 // unexpired claim, invalid claims, a cancelled context, a claim whose
 // context ends at any point of its work (its result must be what the
-// store holds), and a claim sent again with its own nonce, which is told
-// it won.
+// store holds), a claim sent again with its own nonce, which is told it
+// won, and the record's steps (Advance and Finish): each allowed step,
+// each refused one, and concurrent steps decided on one version, of
+// which one lands.
 func CallStore(t *testing.T, newStore func(t *testing.T) dispatch.CallStore) {
 	t.Helper()
 	t.Run("ClaimOnce", func(t *testing.T) { testClaimOnce(t, newStore(t)) })
 	t.Run("ConcurrentClaims", func(t *testing.T) { testConcurrentClaims(t, newStore(t)) })
+	t.Run("Advance", func(t *testing.T) { testAdvance(t, newStore(t)) })
+	t.Run("ConcurrentAdvance", func(t *testing.T) { testConcurrentAdvance(t, newStore(t)) })
 	t.Run("Finish", func(t *testing.T) { testFinish(t, newStore(t)) })
 	t.Run("AnswersAndEdits", func(t *testing.T) { testAnswersAndEdits(t, newStore(t)) })
 	t.Run("Full", func(t *testing.T) { testFull(t, newStore(t)) })
@@ -71,10 +76,13 @@ func CallStore(t *testing.T, newStore func(t *testing.T) dispatch.CallStore) {
 
 // TurnStore runs the conformance tests of a dispatch.TurnStore against
 // the stores newStore makes: a turn read back as saved, replaced when
-// saved again, an invalid turn refused, and a cancelled context.
+// saved again at its version, saves decided on a stale version refused
+// (of concurrent ones, one lands), an invalid turn refused, and a
+// cancelled context.
 func TurnStore(t *testing.T, newStore func(t *testing.T) dispatch.TurnStore) {
 	t.Helper()
 	t.Run("Turns", func(t *testing.T) { testTurns(t, newStore(t)) })
+	t.Run("Versions", func(t *testing.T) { testTurnVersions(t, newStore(t)) })
 	t.Run("InvalidRecords", func(t *testing.T) { testInvalidTurn(t, newStore(t)) })
 	t.Run("Canceled", func(t *testing.T) { testCanceledTurns(t, newStore(t)) })
 }
@@ -84,13 +92,26 @@ func TurnStore(t *testing.T, newStore func(t *testing.T) dispatch.TurnStore) {
 // TurnStore wrote, so it is tested through a whole dispatch.Store: the
 // audit listing of claims (in order, since a time, limited, with a
 // recorded answer and an edit), pending calls (a claimed one no longer
-// listed), newest first and in pages, and a cancelled context.
+// listed; a bounded summary, the whole outcome on request), newest first
+// and in pages, the records stranded by a lease that ended, a claim
+// placed in its turn by the store, and a cancelled context.
 func Lister(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 	t.Helper()
 	t.Run("Claims", func(t *testing.T) { testClaims(t, newStore(t)) })
 	t.Run("Pending", func(t *testing.T) { testPending(t, newStore(t)) })
 	t.Run("PendingPages", func(t *testing.T) { testPendingPages(t, newStore(t)) })
+	t.Run("Stranded", func(t *testing.T) { testStranded(t, newStore(t)) })
+	t.Run("ClaimPlaced", func(t *testing.T) { testClaimPlaced(t, newStore(t)) })
 	t.Run("Canceled", func(t *testing.T) { testCanceledLists(t, newStore(t)) })
+}
+
+// TurnWaiter runs the conformance tests of a dispatch.TurnWaiter against
+// the stores newStore makes, through a whole dispatch.Store as for
+// Lister: a wait for a turn not saved yet, for one past the version
+// given, for the next save, and one whose context ends.
+func TurnWaiter(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
+	t.Helper()
+	t.Run("WaitTurn", func(t *testing.T) { testWaitTurn(t, newStore(t)) })
 }
 
 // Sweeper runs the conformance tests of a dispatch.Sweeper against the

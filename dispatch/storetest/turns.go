@@ -3,7 +3,10 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,6 +70,7 @@ func testTurns(t *testing.T, s dispatch.TurnStore) {
 		Output: tool.NewTextOutput("the order is closed"), ErrorClass: dispatch.ErrorClassFailure}
 	want := turn("conversation-1/turn-3", base, completed("call_c", "5"), sus[0], failed)
 	check(t, s.SaveTurn(ctx, want), "save")
+	want.Version = 1
 	got, err := s.Turn(ctx, want.ID)
 	check(t, err, "read")
 	g, err := json.Marshal(got)
@@ -81,6 +85,7 @@ func testTurns(t *testing.T, s dispatch.TurnStore) {
 	}
 
 	replaced := turn(want.ID, base, completed("call_c", "5"))
+	replaced.Version = 1
 	check(t, s.SaveTurn(ctx, replaced), "save again")
 	got, err = s.Turn(ctx, want.ID)
 	check(t, err, "read again")
@@ -105,4 +110,109 @@ func testCanceledTurns(t *testing.T, s dispatch.TurnStore) {
 	wantIs(t, err, context.Canceled, "Turn with a cancelled context")
 	_, err = s.Turn(t.Context(), "t")
 	wantIs(t, err, dispatch.ErrNotFound, "a turn saved with a cancelled context is not saved")
+}
+
+func testTurnVersions(t *testing.T, s dispatch.TurnStore) {
+	ctx := t.Context()
+	first := turn("t", base, completed("c", "1"))
+	check(t, s.SaveTurn(ctx, first), "save a new turn")
+	got, err := s.Turn(ctx, "t")
+	check(t, err, "read")
+	if got.Version != 1 {
+		t.Fatalf("a new turn is at version 1, got %d", got.Version)
+	}
+	wantIs(t, s.SaveTurn(ctx, first), dispatch.ErrConflict, "a second new turn of the same ID")
+	stale := turn("t", base, completed("c", "stale"))
+	stale.Version = 2
+	wantIs(t, s.SaveTurn(ctx, stale), dispatch.ErrConflict, "a save decided on a version the turn never had")
+	got, err = s.Turn(ctx, "t")
+	check(t, err, "read")
+	if text, _ := got.Outcomes[0].Output.Text(); got.Version != 1 || text != "1" {
+		t.Fatalf("a refused save changes nothing: got version %d, %q", got.Version, text)
+	}
+
+	// Of the saves decided on one version, one lands.
+	const racers = 16
+	var wg sync.WaitGroup
+	var won, lost atomic.Int32
+	for r := range racers {
+		wg.Go(func() {
+			next := turn("t", base, completed("c", fmt.Sprintf("racer %d", r)))
+			next.Version = 1
+			switch err := s.SaveTurn(context.Background(), next); {
+			case err == nil:
+				won.Add(1)
+			case errors.Is(err, dispatch.ErrConflict):
+				lost.Add(1)
+			default:
+				t.Errorf("racer %d: %v", r, err)
+			}
+		})
+	}
+	wg.Wait()
+	if won.Load() != 1 || lost.Load() != racers-1 {
+		t.Fatalf("%d saves decided on one version: %d landed and %d conflicted, want 1 and %d", racers, won.Load(), lost.Load(), racers-1)
+	}
+	got, err = s.Turn(ctx, "t")
+	check(t, err, "read")
+	if got.Version != 2 {
+		t.Fatalf("after one more save the turn is at version 2, got %d", got.Version)
+	}
+}
+
+// waitBound bounds how long the wait tests wait for a save to be seen: a
+// store that looks at an interval sees it within one.
+const waitBound = 10 * time.Second
+
+func testWaitTurn(t *testing.T, s dispatch.Store) {
+	ctx := t.Context()
+	type waited struct {
+		turn dispatch.Turn
+		err  error
+	}
+	done := make(chan waited, 1)
+	go func() {
+		wctx, cancel := context.WithTimeout(ctx, waitBound)
+		defer cancel()
+		got, err := s.WaitTurn(wctx, "t", 0)
+		done <- waited{got, err}
+	}()
+	select {
+	case w := <-done:
+		t.Fatalf("WaitTurn returned before the turn was saved: %+v, %v", w.turn, w.err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	check(t, s.SaveTurn(ctx, turn("t", base, completed("c", "1"))), "save")
+	w := <-done
+	check(t, w.err, "waiting for the first save")
+	if w.turn.Version != 1 || w.turn.ID != "t" {
+		t.Fatalf("the wait returns the turn saved: got %+v", w.turn)
+	}
+
+	got, err := s.WaitTurn(ctx, "t", 0)
+	check(t, err, "a turn already past the version")
+	if got.Version != 1 {
+		t.Fatalf("got version %d, want 1", got.Version)
+	}
+
+	go func() {
+		wctx, cancel := context.WithTimeout(ctx, waitBound)
+		defer cancel()
+		got, err := s.WaitTurn(wctx, "t", 1)
+		done <- waited{got, err}
+	}()
+	next := turn("t", base, completed("c", "2"))
+	next.Version = 1
+	check(t, s.SaveTurn(ctx, next), "save again")
+	w = <-done
+	check(t, w.err, "waiting for the second save")
+	if w.turn.Version != 2 {
+		t.Fatalf("the wait returns the turn after the version it was given: got version %d", w.turn.Version)
+	}
+
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	_, err = s.WaitTurn(short, "t", 2)
+	wantIs(t, err, dispatch.ErrStore, "a wait whose context ends")
+	wantIs(t, err, context.DeadlineExceeded, "a wait whose context ends")
 }

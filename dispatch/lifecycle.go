@@ -1,0 +1,176 @@
+package dispatch
+
+import (
+	"time"
+
+	"github.com/agentcontract/tool/internal/errprefix"
+)
+
+// State is where the call of a record stands. A record moves forward
+// only, one compare-and-set write at a time (CallStore.Advance, Finish):
+//
+//	claimed ──▶ running ──▶ finished
+//	   │         │  ▲
+//	   │         └──┘ the lease renewed, or the call run again
+//	   │         └──────▶ unknown
+//	   └────────────────▶ finished   (a decline: nothing runs)
+//
+// finished and unknown are final: the record keeps its outcome.
+type State string
+
+const (
+	// StateClaimed: the record was written and the call has provably
+	// not started; the claimer is about to start it. A claimed record
+	// whose lease expired can be carried on by any process.
+	StateClaimed State = "claimed"
+	// StateRunning: the call's tool was started, by the lease's owner,
+	// who renews the lease while it runs. One whose lease expired was
+	// left by a process that died or lost its store: a resend of the
+	// same answer recovers it (see Dispatcher.Resume).
+	StateRunning State = "running"
+	// StateFinished: the outcome is recorded.
+	StateFinished State = "finished"
+	// StateUnknown: the call ran in a process that was lost, and its
+	// tool's effect forbids running it again; the record holds an
+	// unknown outcome that says so. Somebody must find out, from the
+	// backend or a person, what happened.
+	StateUnknown State = "unknown"
+)
+
+// DefaultLease is how long a Dispatcher's hold on a call it runs lasts
+// unless renewed (Config.Lease): it renews the lease a third of the way
+// through, so a live call is never taken over, and a call left by a
+// process that died is recovered a minute later at most.
+const DefaultLease = time.Minute
+
+// Step is one move of a call record, asked of CallStore.Advance: the
+// state it moves to and what comes with it. Stores apply it with
+// Claim.Apply.
+type Step struct {
+	// Version is the record's version the step was decided on: the step
+	// applies to that version only (compare and set).
+	Version int64
+	// State is the state the record moves to.
+	State State
+	// Attempt is the record's Attempt after the step: one more than
+	// before when the call is started (again), the same when a lease is
+	// renewed.
+	Attempt int
+	// LeaseOwner and LeaseExpires are the hold of a running call: who
+	// runs it, and until when. A step to another state clears them.
+	LeaseOwner   string
+	LeaseExpires time.Time
+	// Outcome is the outcome of a step to StateFinished or StateUnknown
+	// (of KindUnknown for the latter); nil otherwise.
+	Outcome *SavedOutcome
+}
+
+// Stage returns c's State, reading a record made before states were
+// kept as StateFinished when it has an Outcome and StateRunning (with a
+// lease that expired long ago) when it has none.
+func (c Claim) Stage() State {
+	switch {
+	case c.State != "":
+		return c.State
+	case c.Outcome != nil:
+		return StateFinished
+	}
+	return StateRunning
+}
+
+// Stranded reports whether c's call waits for a process that no longer
+// holds it: claimed or running, with a lease that ended before now.
+// A resend of the same answer recovers such a call; an operator lists
+// them with Lister.Stranded.
+func (c Claim) Stranded(now time.Time) bool {
+	switch c.Stage() {
+	case StateClaimed, StateRunning:
+		return c.LeaseExpires.Before(now)
+	}
+	return false
+}
+
+// Apply returns the record c becomes by step s, with its Version one
+// more; c itself is not changed. Errors wrap ErrConflict when s was
+// decided on another version than c's, and ErrInvalidRecord for a step
+// the record cannot take: out of a final state, back to claimed, to
+// running without a lease or with an attempt that is neither the same
+// one renewed by its owner nor the next, to finished or unknown without
+// an outcome (unknown: one of KindUnknown, from running only), and an
+// outcome with any other step.
+func (c Claim) Apply(s Step) (Claim, error) {
+	id := c.CheckpointID
+	from := c.Stage()
+	switch {
+	case s.Version != c.Version:
+		return Claim{}, errprefix.Errorf("%w: claim %s is at version %d; the step was decided on version %d", ErrConflict, id, c.Version, s.Version)
+	case from == StateFinished || from == StateUnknown:
+		return Claim{}, errprefix.Errorf("%w: claim %s is %s, which is final", ErrInvalidRecord, id, from)
+	}
+	switch s.State {
+	case StateRunning:
+		switch {
+		case s.LeaseOwner == "" || s.LeaseExpires.IsZero():
+			return Claim{}, errprefix.Errorf("%w: claim %s: a running call needs a lease owner and expiry", ErrInvalidRecord, id)
+		case s.Outcome != nil:
+			return Claim{}, errprefix.Errorf("%w: claim %s: a running call has no outcome yet", ErrInvalidRecord, id)
+		case s.Attempt == c.Attempt+1:
+		case from == StateRunning && s.Attempt == c.Attempt && s.LeaseOwner == c.LeaseOwner:
+		default:
+			return Claim{}, errprefix.Errorf("%w: claim %s: attempt %d of a %s call at attempt %d, by %q: want the next attempt, or the same one renewed by its owner",
+				ErrInvalidRecord, id, s.Attempt, from, c.Attempt, truncate(s.LeaseOwner, 80))
+		}
+	case StateFinished:
+		if s.Outcome == nil {
+			return Claim{}, errprefix.Errorf("%w: claim %s: a finished call has an outcome", ErrInvalidRecord, id)
+		}
+	case StateUnknown:
+		switch {
+		case from != StateRunning:
+			return Claim{}, errprefix.Errorf("%w: claim %s: only a running call can be recorded unknown, not a %s one", ErrInvalidRecord, id, from)
+		case s.Outcome == nil || s.Outcome.Kind != KindUnknown:
+			return Claim{}, errprefix.Errorf("%w: claim %s: a call recorded unknown has an outcome of kind unknown", ErrInvalidRecord, id)
+		}
+	default:
+		return Claim{}, errprefix.Errorf("%w: claim %s: no step leads to state %q", ErrInvalidRecord, id, truncate(string(s.State), 80))
+	}
+	if s.Outcome != nil {
+		if err := s.Outcome.Validate(); err != nil {
+			return Claim{}, err
+		}
+	}
+	next := c
+	next.State, next.Version = s.State, c.Version+1
+	next.Attempt = max(s.Attempt, c.Attempt)
+	next.LeaseOwner, next.LeaseExpires = "", time.Time{}
+	if s.State == StateRunning {
+		next.LeaseOwner, next.LeaseExpires = s.LeaseOwner, s.LeaseExpires
+	}
+	if s.Outcome != nil {
+		o := *s.Outcome
+		next.Outcome = &o
+	}
+	return next, next.Validate()
+}
+
+// checkLife reports whether c's life fields are usable: a known state
+// or none, a positive version or none, an attempt that is not negative,
+// a lease owner and expiry together, and an outcome exactly when the
+// state is final.
+func (c Claim) checkLife() error {
+	id := c.CheckpointID
+	switch c.State {
+	case "", StateClaimed, StateRunning, StateFinished, StateUnknown:
+	default:
+		return errprefix.Errorf("%w: claim %s: unknown state %q", ErrInvalidRecord, id, truncate(string(c.State), 80))
+	}
+	switch {
+	case c.Version < 0 || c.Attempt < 0 || c.CallIndex < 0:
+		return errprefix.Errorf("%w: claim %s: a negative version, attempt or call index", ErrInvalidRecord, id)
+	case (c.LeaseOwner == "") != c.LeaseExpires.IsZero():
+		return errprefix.Errorf("%w: claim %s: a lease has an owner and an expiry, or neither", ErrInvalidRecord, id)
+	case c.State != "" && (c.Outcome != nil) != (c.State == StateFinished || c.State == StateUnknown):
+		return errprefix.Errorf("%w: claim %s: a %s record %s an outcome", ErrInvalidRecord, id, c.State, map[bool]string{true: "has", false: "lacks"}[c.Outcome != nil])
+	}
+	return nil
+}
