@@ -205,7 +205,7 @@ func (d *Desk) list(w http.ResponseWriter, r *http.Request) {
 	if n > 1<<20 {
 		n = 1 << 20
 	}
-	ps, err := d.store.Pending(r.Context(), dispatch.PendingQuery{NewestFirst: true, Offset: (n - 1) * d.pageSize, Limit: d.pageSize + 1})
+	ps, err := d.store.Pending(r.Context(), dispatch.PendingQuery{NewestFirst: true, Offset: (n - 1) * d.pageSize, Limit: d.pageSize + 1, Full: true})
 	if err != nil {
 		d.storeFailed(w, r, err)
 		return
@@ -233,7 +233,7 @@ func (d *Desk) locate(w http.ResponseWriter, r *http.Request, q func(string) str
 		d.render(w, http.StatusNotFound, page{Title: d.title, Person: person, Message: "There is no such call."})
 		return p, false, claim, false
 	}
-	ps, err := d.store.Pending(r.Context(), dispatch.PendingQuery{TurnID: turn})
+	ps, err := d.store.Pending(r.Context(), dispatch.PendingQuery{TurnID: turn, Full: true})
 	if err != nil {
 		d.storeFailed(w, r, err)
 		return p, false, claim, false
@@ -358,27 +358,12 @@ func (d *Desk) post(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// A call that asks again takes its place in its turn by itself
+	// (dispatch.Dispatcher.Resume): the new question is pending.
 	result := outcomeOf(o, p.TurnID, p.Index)
 	result.Declined = action == "decline"
-	if o.Kind == dispatch.KindSuspended {
-		// The call asks again: its turn is saved again so that the new
-		// question is pending.
-		if serr := d.resave(r.Context(), p.TurnID); serr != nil {
-			d.storeFailed(w, r, serr)
-			return
-		}
-	}
 	result.Unrecorded = err != nil
 	d.render(w, http.StatusOK, page{Title: d.title, Person: person, Outcome: &result})
-}
-
-// resave saves turn id again with its current outcomes.
-func (d *Desk) resave(ctx context.Context, id string) error {
-	outcomes, err := d.d.Turn(ctx, id)
-	if err != nil {
-		return err
-	}
-	return d.d.SaveTurn(ctx, id, outcomes)
 }
 
 // reason is the text of an error the person can correct.

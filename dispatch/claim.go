@@ -10,11 +10,6 @@ import (
 	"github.com/agentcontract/tool/internal/errprefix"
 )
 
-// claimTimeout bounds a claim's write and the record of its outcome,
-// which go on when the caller's ctx ends: their result must be what the
-// store holds, not what the caller's cancellation left unknown.
-const claimTimeout = time.Minute
-
 // claimedCall is what Resume, Decline and Supersede claim a checkpoint
 // for: the claim, and the call that runs once it is won.
 type claimedCall struct {
@@ -22,9 +17,16 @@ type claimedCall struct {
 	claim Claim
 	info  CallInfo
 	start time.Time
+	// effect and key are the tool's Effect and the key the call runs
+	// under: what the outcome of a call recorded unknown carries.
+	effect tool.Effect
+	key    tool.IdempotencyKey
+	// runsTool is false for a decline: nothing is started, so the record
+	// goes from claimed to finished.
+	runsTool bool
 	// redo says that running the call again under its key is safe when
-	// its outcome was lost: the tool's Effect allows a replay, or nothing
-	// runs (a decline).
+	// the process that ran it was lost: the tool's Effect allows a
+	// replay, or nothing runs (a decline).
 	redo bool
 	// rekey, when set, returns the claimed call made anew under the
 	// idempotency key an earlier claim of the same edit ran with (an
@@ -49,7 +51,13 @@ func (d *Dispatcher) claimAndRun(ctx context.Context, cc claimedCall) (Outcome, 
 	if err != nil {
 		return d.refuseClaim(ctx, cc.info, errprefix.Errorf("%w: checkpoint %s not claimed: drawing its nonce: %w", ErrStore, cc.cp.id, err))
 	}
+	owner, err := d.holder()
+	if err != nil {
+		return d.refuseClaim(ctx, cc.info, errprefix.Errorf("%w: checkpoint %s not claimed: drawing the name of this dispatcher's leases: %w", ErrStore, cc.cp.id, err))
+	}
 	cc.claim.Nonce = nonce
+	cc.claim.State = StateClaimed
+	cc.claim.LeaseOwner, cc.claim.LeaseExpires = owner, d.clock().UTC().Add(d.lease)
 	// The flight starts before the claim is written, so that another
 	// request of this process that finds the claim without an outcome
 	// knows that its call is about to run here.
@@ -68,23 +76,27 @@ func (d *Dispatcher) claimAndRun(ctx context.Context, cc claimedCall) (Outcome, 
 		return d.refuseClaim(ctx, cc.info, storeError(fmt.Sprintf("checkpoint %s not claimed", cc.cp.id), err))
 	case prior == nil:
 		d.flights.own(cc.cp.id, nonce, cc.cp.expiresAt)
-		return d.runAndFinish(ctx, cc)
+		won := cc.claim
+		won.State, won.Version = StateClaimed, 1
+		return d.startAndRun(ctx, cc, won)
 	case prior.Outcome == nil:
 		return d.unrecorded(ctx, cc, *prior)
 	}
-	return d.replayRecorded(ctx, cc, *prior.Outcome)
+	return d.replayRecorded(ctx, cc, *prior)
 }
 
-// unrecorded answers a claim of the same answer as prior, a claim
+// unrecorded answers a claim of the same answer as prior, a record
 // without an outcome:
 //
 //   - its call runs in this process now: an *AnsweredError that says so;
 //   - it ran here, and the store did not record its outcome: the outcome
 //     is recorded now, and returned as replayed;
-//   - this process knows nothing of it (another process claimed it, or
-//     this one forgot): when cc.redo, the call runs again under the same
-//     idempotency key, here; otherwise an *AnsweredError, since the call
-//     may run, have run, or have died elsewhere.
+//   - another process holds it (its lease has not ended): an
+//     *AnsweredError that says until when;
+//   - nobody holds it: recovery. A call that never started (claimed) is
+//     started now; one that was running is run again under the same key
+//     when cc.redo, and otherwise recorded unknown, and that outcome
+//     returned.
 func (d *Dispatcher) unrecorded(ctx context.Context, cc claimedCall, prior Claim) (Outcome, error) {
 	running, held := d.flights.lookup(cc.cp.id, prior.Nonce)
 	switch {
@@ -95,21 +107,99 @@ func (d *Dispatcher) unrecorded(ctx context.Context, cc claimedCall, prior Claim
 			return d.refuseClaim(ctx, cc.info, err)
 		}
 		d.flights.done(cc.cp.id, *held, true, d.clock())
-		return d.replayRecorded(ctx, cc, NewSavedOutcome(*held))
-	case !cc.redo:
-		return d.refuseClaim(ctx, cc.info, &AnsweredError{Claim: prior, state: answerUnrecorded})
-	}
-	if cc.rekey != nil && prior.Edit != nil {
-		again, err := cc.rekey(prior.Edit.IdempotencyKey)
-		if err != nil {
-			return d.refuseClaim(ctx, cc.info, err)
-		}
-		cc = again
+		return d.replayRecorded(ctx, cc, prior.withOutcome(NewSavedOutcome(*held)))
+	case prior.LeaseOwner != d.leaseOwner() && !prior.Stranded(d.clock()):
+		// Held elsewhere. A record this Dispatcher holds with no flight
+		// here ran, or was about to run, here and no longer does.
+		return d.refuseClaim(ctx, cc.info, &AnsweredError{Claim: prior, state: answerHeld})
 	}
 	if !d.flights.start(cc.cp.id, prior.Nonce, cc.cp.expiresAt) {
 		return d.refuseClaim(ctx, cc.info, &AnsweredError{Claim: prior, state: answerRunning})
 	}
-	return d.runAndFinish(ctx, cc)
+	if prior.Stage() == StateRunning && !cc.redo {
+		return d.recordUnknown(ctx, cc, prior)
+	}
+	if cc.rekey != nil && prior.Edit != nil {
+		again, err := cc.rekey(prior.Edit.IdempotencyKey)
+		if err != nil {
+			d.flights.drop(cc.cp.id, prior.Nonce)
+			return d.refuseClaim(ctx, cc.info, err)
+		}
+		cc = again
+	}
+	return d.startAndRun(ctx, cc, prior)
+}
+
+// startAndRun starts the call of rec, the record of cc's checkpoint,
+// under this Dispatcher's lease, runs it and records its outcome. The
+// record moves to running first (a decline, which starts nothing,
+// skips that), and the lease is renewed while the call runs. When the
+// record cannot be moved, nothing runs.
+func (d *Dispatcher) startAndRun(ctx context.Context, cc claimedCall, rec Claim) (Outcome, error) {
+	if cc.runsTool {
+		started, err := d.advance(ctx, cc.cp.id, Step{Version: rec.Version, State: StateRunning, Attempt: rec.Attempt + 1, LeaseOwner: d.leaseOwner(), LeaseExpires: d.clock().UTC().Add(d.lease)})
+		if err != nil {
+			d.flights.drop(cc.cp.id, rec.Nonce)
+			return d.lostStart(ctx, cc, err)
+		}
+		rec = started
+		defer d.hold(cc.cp.id, rec)()
+	}
+	o, err := d.runAndFinish(ctx, cc)
+	if err == nil {
+		err = d.placeInTurn(ctx, rec, o)
+	}
+	return o, err
+}
+
+// lostStart ends a call that could not be started because its record
+// could not be moved to running: another process moved it first (it is
+// then told as that process's claim), or the store failed.
+func (d *Dispatcher) lostStart(ctx context.Context, cc claimedCall, err error) (Outcome, error) {
+	if errors.Is(err, ErrConflict) || errors.Is(err, ErrInvalidRecord) {
+		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+		now, rerr := d.store.Claimed(readCtx, cc.cp.id)
+		cancel()
+		if rerr == nil && now.Outcome != nil {
+			return d.replayRecorded(ctx, cc, now)
+		}
+		if rerr == nil {
+			return d.refuseClaim(ctx, cc.info, &AnsweredError{Claim: now, state: answerHeld})
+		}
+	}
+	return d.refuseClaim(ctx, cc.info, storeError(fmt.Sprintf("checkpoint %s claimed but its call not started (a resend of the same answer starts it once the claim's hold ends)", cc.cp.id), err))
+}
+
+// recordUnknown records the call of prior, which was running in a
+// process that no longer holds it, as unknown: its tool's effect does
+// not allow running it again, and whether it ran is not known. The
+// unknown outcome is returned, as the call's.
+func (d *Dispatcher) recordUnknown(ctx context.Context, cc claimedCall, prior Claim) (Outcome, error) {
+	o := Outcome{CallID: cc.cp.callID, Tool: cc.cp.request.Name, Effect: cc.effect, IdempotencyKey: cc.key}
+	if prior.Edit != nil {
+		o.IdempotencyKey = prior.Edit.IdempotencyKey
+	}
+	o = unknown(o, errprefix.Part("the call was started (attempt %d) by a process that no longer holds it, which recorded no outcome; the tool's effect does not allow running it again, so whether it ran is not known: ask the backend or a person",
+		prior.Attempt))
+	o.Duration = time.Since(cc.start)
+	saved := NewSavedOutcome(o)
+	_, err := d.advance(ctx, cc.cp.id, Step{Version: prior.Version, State: StateUnknown, Attempt: prior.Attempt, Outcome: &saved})
+	d.flights.drop(cc.cp.id, prior.Nonce)
+	if err != nil {
+		return d.lostStart(ctx, cc, err)
+	}
+	ctx = d.callStart(ctx, cc.info)
+	d.log(ctx, o)
+	d.callDone(ctx, cc.info, o)
+	return o, nil
+}
+
+// advance moves the record of checkpoint id by s, detached from the
+// caller's cancellation and bounded by claimTimeout.
+func (d *Dispatcher) advance(ctx context.Context, id string, s Step) (Claim, error) {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
+	return d.store.Advance(actx, id, s)
 }
 
 // runAndFinish runs the call of a claimed checkpoint, observed from
@@ -141,17 +231,18 @@ func (d *Dispatcher) runAndFinish(ctx context.Context, cc claimedCall) (Outcome,
 	return o, err
 }
 
-// replayRecorded returns the outcome saved for cc's checkpoint, marked as
-// replayed and observed as a call.
-func (d *Dispatcher) replayRecorded(ctx context.Context, cc claimedCall, saved SavedOutcome) (Outcome, error) {
-	o, err := saved.Outcome()
+// replayRecorded returns the outcome recorded in rec, the record of cc's
+// checkpoint, marked as replayed and observed as a call. A call that
+// suspended again takes its place in its turn, if it has not yet.
+func (d *Dispatcher) replayRecorded(ctx context.Context, cc claimedCall, rec Claim) (Outcome, error) {
+	o, err := rec.Outcome.Outcome()
 	if err != nil {
 		return d.refuseClaim(ctx, cc.info, storeError(fmt.Sprintf("the outcome recorded for checkpoint %s", cc.cp.id), err))
 	}
 	o.Replayed = true
 	ctx = d.callStart(ctx, cc.info)
 	d.callDone(ctx, cc.info, o)
-	return o, nil
+	return o, d.placeInTurn(ctx, rec, o)
 }
 
 // refuseClaim ends a resume, decline or supersede that runs nothing, with err.
@@ -174,13 +265,4 @@ func (d *Dispatcher) recordOutcome(ctx context.Context, cp Checkpoint, o Outcome
 		return err
 	}
 	return nil
-}
-
-// storeError wraps an error of the Store in ErrStore, unless it wraps it
-// already.
-func storeError(what string, err error) error {
-	if errors.Is(err, ErrStore) {
-		return errprefix.Part("%s: %w", what, err)
-	}
-	return errprefix.Errorf("%w: %s: %w", ErrStore, what, err)
 }

@@ -111,8 +111,16 @@ type Config struct {
 	// MaxCheckpointTTL, is refused. Expiry is judged on the clock of the
 	// process that resumes; see MaxClockSkew.
 	CheckpointTTL time.Duration
+	// Lease is how long this Dispatcher's hold on a call it runs for a
+	// resume, decline or supersede lasts unless renewed: it renews the
+	// hold a third of the way through while the call runs, and another
+	// process recovers the call (see Resume, "Uncertain paths") only once
+	// the hold ended. 0 means DefaultLease (a minute); a negative Lease
+	// is refused. Holds are judged on the clock of the process that reads
+	// them (Clock): the replicas' clocks must agree to well within it.
+	Lease time.Duration
 	// Clock tells the time a checkpoint is issued and the time it is
-	// resumed at. nil means time.Now. It must be safe for concurrent use.
+	// resumed at, and when a lease ends. nil means time.Now. It must be safe for concurrent use.
 	// A Clock that is not the machine's (a workflow's own time, say) is
 	// read for nothing else: durations in Outcomes are measured on the
 	// machine's clock.

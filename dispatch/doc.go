@@ -156,9 +156,12 @@
 // answered to the model. [Dispatcher.SaveTurn] keeps its outcomes in the
 // Store in a storable form ([SavedOutcome]: the public parts, the sealed
 // checkpoints, and the private errors reduced to a class a log needs);
-// [Store.Pending] lists the calls that wait; after a restart,
-// [Dispatcher.Turn] reads the turn back with each resumed call's recorded
-// outcome in place, ready for an adapter to answer the provider.
+// [Lister.Pending] lists the calls that wait, as bounded summaries; after
+// a restart, [Dispatcher.Turn] reads the turn back with each resumed
+// call's recorded outcome in place, ready for an adapter to answer the
+// provider. A runtime that waits for a person's answer to finish a turn
+// waits with [TurnWaiter.WaitTurn]: each save of the turn moves its
+// [Turn.Version] on.
 //
 // # Decisions
 //
@@ -172,17 +175,28 @@
 //     detached from the request too, bounded by [Config.CallTimeout]: a
 //     dropped request neither strands the claim nor cancels the approved
 //     call.
-//   - An outcome the Store did not record is not a stranded call. The
-//     Dispatcher that ran the call keeps its outcome and records it when
-//     the same answer is sent again; in a process that never ran it, a
-//     call whose tool's Effect makes a replay under its key safe runs
-//     again under that key, and any other call is reported as answered
-//     with its outcome unknown, never run again silently nor reported
-//     completed ([Dispatcher.Resume], "Uncertain paths"). This replaces
-//     the earlier rule that a resend of such a call only learns that no
-//     outcome was recorded. A call whose process died between the claim
-//     and its outcome stays answered without an outcome until its
-//     checkpoint expires.
+//   - An outcome the Store did not record is not lost while its process
+//     lives: the Dispatcher that ran the call keeps it and records it
+//     when the same answer is sent again. Every claim is a call record
+//     with a lease (Config.Lease, a minute by default, renewed while the
+//     call runs): another process is told the call is held until the
+//     lease ends, and then recovers it on a resend — a claim that never
+//     started is started, a call whose tool's Effect makes a replay under
+//     its key safe runs again under that key, and any other is recorded
+//     unknown, never run again silently nor reported completed
+//     ([Dispatcher.Resume], "Uncertain paths"). This replaces the earlier
+//     rules that another process ran a replayable call again at once and
+//     reported any other as answered without an outcome until its
+//     checkpoint expired. Lister.Stranded lists what waits for recovery.
+//   - Recovery runs in the resend, not in a background sweeper: the
+//     package starts no goroutine that outlives a call, and a call is
+//     recovered where somebody asks for it. An operator who wants every
+//     stranded call resolved lists them (Lister.Stranded) and resends.
+//   - A resumed call that asks again takes its place in its saved turn
+//     itself (the store placed the claim in the turn from its own record,
+//     never from the request), so that a runtime or desk need not read,
+//     change and save the turn, which lost one of two questions asked at
+//     the same moment. Turns are saved at a version (compare and set).
 //   - A store runs nothing it cannot record when it can foresee it: a
 //     [MemoryStore] holds room for each open claim's outcome, and refuses
 //     a claim that does not fit before the call runs. A failure nobody

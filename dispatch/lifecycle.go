@@ -6,37 +6,6 @@ import (
 	"github.com/agentcontract/tool/internal/errprefix"
 )
 
-// State is where the call of a record stands. A record moves forward
-// only, one compare-and-set write at a time (CallStore.Advance, Finish):
-//
-//	claimed ──▶ running ──▶ finished
-//	   │         │  ▲
-//	   │         └──┘ the lease renewed, or the call run again
-//	   │         └──────▶ unknown
-//	   └────────────────▶ finished   (a decline: nothing runs)
-//
-// finished and unknown are final: the record keeps its outcome.
-type State string
-
-const (
-	// StateClaimed: the record was written and the call has provably
-	// not started; the claimer is about to start it. A claimed record
-	// whose lease expired can be carried on by any process.
-	StateClaimed State = "claimed"
-	// StateRunning: the call's tool was started, by the lease's owner,
-	// who renews the lease while it runs. One whose lease expired was
-	// left by a process that died or lost its store: a resend of the
-	// same answer recovers it (see Dispatcher.Resume).
-	StateRunning State = "running"
-	// StateFinished: the outcome is recorded.
-	StateFinished State = "finished"
-	// StateUnknown: the call ran in a process that was lost, and its
-	// tool's effect forbids running it again; the record holds an
-	// unknown outcome that says so. Somebody must find out, from the
-	// backend or a person, what happened.
-	StateUnknown State = "unknown"
-)
-
 // DefaultLease is how long a Dispatcher's hold on a call it runs lasts
 // unless renewed (Config.Lease): it renews the lease a third of the way
 // through, so a live call is never taken over, and a call left by a
@@ -151,26 +120,4 @@ func (c Claim) Apply(s Step) (Claim, error) {
 		next.Outcome = &o
 	}
 	return next, next.Validate()
-}
-
-// checkLife reports whether c's life fields are usable: a known state
-// or none, a positive version or none, an attempt that is not negative,
-// a lease owner and expiry together, and an outcome exactly when the
-// state is final.
-func (c Claim) checkLife() error {
-	id := c.CheckpointID
-	switch c.State {
-	case "", StateClaimed, StateRunning, StateFinished, StateUnknown:
-	default:
-		return errprefix.Errorf("%w: claim %s: unknown state %q", ErrInvalidRecord, id, truncate(string(c.State), 80))
-	}
-	switch {
-	case c.Version < 0 || c.Attempt < 0 || c.CallIndex < 0:
-		return errprefix.Errorf("%w: claim %s: a negative version, attempt or call index", ErrInvalidRecord, id)
-	case (c.LeaseOwner == "") != c.LeaseExpires.IsZero():
-		return errprefix.Errorf("%w: claim %s: a lease has an owner and an expiry, or neither", ErrInvalidRecord, id)
-	case c.State != "" && (c.Outcome != nil) != (c.State == StateFinished || c.State == StateUnknown):
-		return errprefix.Errorf("%w: claim %s: a %s record %s an outcome", ErrInvalidRecord, id, c.State, map[bool]string{true: "has", false: "lacks"}[c.Outcome != nil])
-	}
-	return nil
 }

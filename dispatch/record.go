@@ -106,6 +106,22 @@ type Claim struct {
 // edited call (c.Edit is set).
 func (c Claim) Superseded() bool { return c.Edit != nil }
 
+// Edit is a person's correction of a suspended call's arguments: see
+// Dispatcher.Supersede.
+type Edit struct {
+	// Arguments are the corrected arguments, a JSON object as a model
+	// would write them. They are untrusted: they are admitted as the
+	// model's are.
+	Arguments string
+	// Principal is who edited, as Answer.Principal: a checkpoint that
+	// names a principal accepts an edit from that principal only. It is
+	// recorded in the claim.
+	Principal string
+	// Progress, when not nil, receives the progress the new call's tool
+	// reports.
+	Progress tool.ProgressReporter
+}
+
 // EditRecord is what a superseding claim records of an edit, keeping the
 // three sets of arguments apart: those the model proposed, those the
 // person approved, and those the new call was admitted and run with.
@@ -196,6 +212,12 @@ func (c Claim) Validate() error {
 	return nil
 }
 
+// withOutcome returns c with the outcome o recorded.
+func (c Claim) withOutcome(o SavedOutcome) Claim {
+	c.Outcome = &o
+	return c
+}
+
 // checkNewClaim refuses what CallStore.Claim may not record: a claim
 // that is not valid, or that has an outcome, a version, an attempt or a
 // state beyond StateClaimed.
@@ -243,9 +265,9 @@ type AnsweredError struct {
 type answerState int
 
 const (
-	answerOther      answerState = iota // another answer, or nothing known
-	answerRunning                       // its call runs in this process now
-	answerUnrecorded                    // its call may have run elsewhere; it is not run again
+	answerOther   answerState = iota // another answer, or nothing known
+	answerRunning                    // its call runs in this process now
+	answerHeld                       // another process holds its call until its lease ends
 )
 
 // Error says which checkpoint was answered, how and when, without the
@@ -267,8 +289,9 @@ func (e *AnsweredError) Error() string {
 		recorded = "outcome " + string(e.Claim.Outcome.Kind)
 	case e.state == answerRunning:
 		recorded = "its call is still running; send the same answer again later to learn its outcome"
-	case e.state == answerUnrecorded:
-		recorded = "its outcome is not recorded, and whether its call ran is not known here: the tool's effect does not allow running it again"
+	case e.state == answerHeld:
+		recorded = fmt.Sprintf("another process holds its call until %s; send the same answer again after that to learn its outcome, or to recover a call that process left",
+			e.Claim.LeaseExpires.UTC().Format("2006-01-02T15:04:05Z07:00"))
 	}
 	return fmt.Sprintf("%v: checkpoint %s was %s at %s; %s", ErrAlreadyAnswered, e.Claim.CheckpointID, how,
 		e.Claim.ClaimedAt.UTC().Format("2006-01-02T15:04:05Z07:00"), recorded)
@@ -290,4 +313,57 @@ func (e *AnsweredError) Outcome() (Outcome, bool) {
 	}
 	o.Replayed = true
 	return o, true
+}
+
+// State is where the call of a record stands. A record moves forward
+// only, one compare-and-set write at a time (CallStore.Advance, Finish):
+//
+//	claimed ──▶ running ──▶ finished
+//	   │         │  ▲
+//	   │         └──┘ the lease renewed, or the call run again
+//	   │         └──────▶ unknown
+//	   └────────────────▶ finished   (a decline: nothing runs)
+//
+// finished and unknown are final: the record keeps its outcome.
+type State string
+
+const (
+	// StateClaimed: the record was written and the call has provably
+	// not started; the claimer is about to start it. A claimed record
+	// whose lease expired can be carried on by any process.
+	StateClaimed State = "claimed"
+	// StateRunning: the call's tool was started, by the lease's owner,
+	// who renews the lease while it runs. One whose lease expired was
+	// left by a process that died or lost its store: a resend of the
+	// same answer recovers it (see Dispatcher.Resume).
+	StateRunning State = "running"
+	// StateFinished: the outcome is recorded.
+	StateFinished State = "finished"
+	// StateUnknown: the call ran in a process that was lost, and its
+	// tool's effect forbids running it again; the record holds an
+	// unknown outcome that says so. Somebody must find out, from the
+	// backend or a person, what happened.
+	StateUnknown State = "unknown"
+)
+
+// checkLife reports whether c's life fields are usable: a known state
+// or none, a positive version or none, an attempt that is not negative,
+// a lease owner and expiry together, and an outcome exactly when the
+// state is final.
+func (c Claim) checkLife() error {
+	id := c.CheckpointID
+	switch c.State {
+	case "", StateClaimed, StateRunning, StateFinished, StateUnknown:
+	default:
+		return errprefix.Errorf("%w: claim %s: unknown state %q", ErrInvalidRecord, id, truncate(string(c.State), 80))
+	}
+	switch {
+	case c.Version < 0 || c.Attempt < 0 || c.CallIndex < 0:
+		return errprefix.Errorf("%w: claim %s: a negative version, attempt or call index", ErrInvalidRecord, id)
+	case (c.LeaseOwner == "") != c.LeaseExpires.IsZero():
+		return errprefix.Errorf("%w: claim %s: a lease has an owner and an expiry, or neither", ErrInvalidRecord, id)
+	case c.State != "" && (c.Outcome != nil) != (c.State == StateFinished || c.State == StateUnknown):
+		return errprefix.Errorf("%w: claim %s: a %s record %s an outcome", ErrInvalidRecord, id, c.State, map[bool]string{true: "has", false: "lacks"}[c.Outcome != nil])
+	}
+	return nil
 }

@@ -39,7 +39,7 @@ func TestRegistryAlone(t *testing.T) {
 	require.Nil(t, o.Checkpoint, "nothing to resume")
 	require.Equal(t, int32(1), calls.Load(), "the tool ran and asked")
 	require.ErrorIs(t, o.Err, dispatch.ErrInvalidConfig)
-	require.EqualError(t, o.Err, `tool: invalid dispatch config: tool "refund" asked a person (it returned an InputRequest), and this Dispatcher has no Store and seal keys to suspend the call with: nobody was asked, and the call cannot be resumed`)
+	require.EqualError(t, o.Err, `tool: invalid dispatch config: tool "refund" asked a person (it returned an InputRequest), and this dispatcher has no Store and seal keys to suspend the call with: nobody was asked, and the call cannot be resumed`)
 	require.Equal(t, `The call to "refund" did not complete and its outcome is unknown.`, o.Text())
 	require.True(t, o.Retryable, "refund is idempotent: asking again is safe once the runtime can suspend")
 	var record struct{ Level, Tool, Kind string }

@@ -84,27 +84,41 @@ const DeclinedText = "The person declined the call to %s."
 // told that its claim failed ran nothing, and the checkpoint can be
 // answered again.
 //
-// When step 8 fails, the call ran: Resume returns its Outcome together
-// with an error wrapping ErrStore, and this Dispatcher keeps the Outcome.
-// A resend of the same answer, the claim still without an outcome, then
-// gets:
+// The claim is the call's record (see Claim and State): written claimed,
+// with this Dispatcher's lease (Config.Lease), moved to running just
+// before the tool starts, its lease renewed while the tool runs, and
+// finished with the outcome. When step 8 fails, the call ran: Resume
+// returns its Outcome together with an error wrapping ErrStore, and this
+// Dispatcher keeps the Outcome. A resend of the same answer, the record
+// still without an outcome, then gets:
 //   - while the call still runs in this process: an *AnsweredError that
 //     says so, and no Outcome;
 //   - when it ran in this process and its outcome was kept: the outcome,
 //     recorded now, as replayed (or ErrStore again while the Store still
 //     fails);
-//   - in a process that knows nothing of the call (another replica, or
-//     this one after a restart or after it dropped the outcome, which it
-//     keeps until the checkpoint expires, 256 at most): for a tool whose
-//     Effect makes a replay under its key safe (tool.EffectSafe,
-//     tool.EffectIdempotent), the call runs again under the same
-//     idempotency key, even if it may still run elsewhere, and its
-//     outcome is recorded (when two are, the first stands, and both
-//     callers get it); for any other tool an
-//     *AnsweredError saying that the outcome is not recorded and whether
-//     the call ran is not known. That call is never run again silently,
-//     nor reported completed; the runtime finds out from the backend or a
-//     person what happened.
+//   - in another process, while the lease of the process that holds the
+//     call has not ended: an *AnsweredError that says until when, and no
+//     Outcome;
+//   - once the lease has ended (the process died, lost its store, or
+//     kept an outcome it could not record), recovery, in whichever
+//     process the resend reaches: a call whose record is still claimed
+//     provably never started, and is started now; a running one is run
+//     again under the same idempotency key when its tool's Effect makes
+//     a replay under its key safe (tool.EffectSafe, tool.EffectIdempotent)
+//     and its outcome recorded (when two are, the first stands, and both
+//     callers get it); any other is recorded unknown, and that unknown
+//     outcome returned: it is never run again silently, nor reported
+//     completed, and the runtime finds out from the backend or a person
+//     what happened. Of two processes that recover one call at once, one
+//     does; the other is told as above. Lister.Stranded lists the calls
+//     that wait for such a resend.
+//
+// A call that suspends again takes the place of the checkpoint it
+// answered in the saved turn that listed it (Claim.TurnID), so that the
+// new question is pending there: two calls of one turn answered at once
+// both keep theirs (the turn is saved at the version it was read at, and
+// read again when another save came in between). An error of that save
+// comes with the Outcome, wrapping ErrStore; a resend places it again.
 //
 // A double submit (the same answer twice while the first request is
 // alive) runs the call once: the second gets the *AnsweredError of a call
@@ -133,7 +147,7 @@ func (d *Dispatcher) Resume(ctx context.Context, cp Checkpoint, a Answer) (Outco
 // again when the tool's Effect makes a replay under its key safe.
 func (d *Dispatcher) toRun(cp Checkpoint, c Claim, info CallInfo, start time.Time, call Call, binding tool.Binding, invocation tool.Invocation) claimedCall {
 	effect := binding.Contract().Effect()
-	return claimedCall{cp: cp, claim: c, info: info, start: start, redo: effect.Replayable(),
+	return claimedCall{cp: cp, claim: c, info: info, start: start, effect: effect, key: call.IdempotencyKey, runsTool: true, redo: effect.Replayable(),
 		run: func(ctx context.Context) Outcome {
 			o := Outcome{CallID: call.ID, Tool: call.Request.Name, Effect: effect, IdempotencyKey: call.IdempotencyKey}
 			result, err := d.callTool(ctx, binding, invocation, call.Progress)
@@ -216,18 +230,24 @@ func (d *Dispatcher) resolveAgain(cp Checkpoint) (tool.Binding, error) {
 	return binding, nil
 }
 
-// newClaim returns the claim of cp by principal with digest at now.
+// newClaim returns the claim of cp by principal with digest at now: the
+// record of the call, with the digests of its contract and arguments
+// that the checkpoint's stamp carries.
 func (d *Dispatcher) newClaim(cp Checkpoint, principal, digest string, now time.Time) Claim {
+	stamp, _ := readStamp(cp.inputRequest)
 	return Claim{
-		CheckpointID:   cp.id,
-		CallID:         cp.callID,
-		Tool:           cp.request.Name,
-		IdempotencyKey: cp.key,
-		Principal:      principal,
-		Declined:       digest == DeclineSHA256,
-		AnswerSHA256:   digest,
-		ClaimedAt:      now.UTC(),
-		ExpiresAt:      cp.expiresAt,
+		CheckpointID:    cp.id,
+		CallID:          cp.callID,
+		Tool:            cp.request.Name,
+		IdempotencyKey:  cp.key,
+		Principal:       principal,
+		SealedPrincipal: cp.principal,
+		ContractSHA256:  stamp.ContractSHA256,
+		ArgumentsSHA256: stamp.ArgumentsSHA256,
+		Declined:        digest == DeclineSHA256,
+		AnswerSHA256:    digest,
+		ClaimedAt:       now.UTC(),
+		ExpiresAt:       cp.expiresAt,
 	}
 }
 
@@ -260,7 +280,7 @@ func (d *Dispatcher) Decline(ctx context.Context, cp Checkpoint, a Answer) (Outc
 		d.resumeRefused(ctx, info, err)
 		return Outcome{}, err
 	}
-	return d.claimAndRun(ctx, claimedCall{cp: cp, claim: d.newClaim(cp, a.Principal, DeclineSHA256, now), info: info, start: time.Now(), redo: true,
+	return d.claimAndRun(ctx, claimedCall{cp: cp, claim: d.newClaim(cp, a.Principal, DeclineSHA256, now), info: info, start: time.Now(), key: cp.key, redo: true,
 		run: func(context.Context) Outcome { return d.declined(cp, a.Principal) },
 	})
 }

@@ -1,8 +1,10 @@
 package dispatch
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/agentcontract/tool"
@@ -10,9 +12,9 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 )
 
-// suspension is a Dispatcher's suspension layer: what it takes to seal
+// suspension is a dispatcher's suspension layer: what it takes to seal
 // the checkpoint of a call that asks a person, to open it again, and to
-// claim it once. A Dispatcher made without a Store and seal keys has
+// claim it once. A dispatcher made without a Store and seal keys has
 // none, and suspends no call.
 type suspension struct {
 	store   CallStore
@@ -20,7 +22,28 @@ type suspension struct {
 	newID   func(Call) (string, error)
 	ttl     time.Duration
 	clock   func() time.Time
+	lease   time.Duration
 	flights flights // claimed calls that run, or lost their outcome
+
+	// owner is this dispatcher's name in the leases it holds, drawn at
+	// its first claim: New reads no random source, so that a workflow
+	// may make a Dispatcher in its replayed code.
+	ownerOnce sync.Once
+	owner     string
+	ownerErr  error
+}
+
+// holder returns the name of this dispatcher's leases, drawing it the
+// first time.
+func (s *suspension) holder() (string, error) {
+	s.ownerOnce.Do(func() { s.owner, s.ownerErr = newCheckpointID() })
+	return s.owner, s.ownerErr
+}
+
+// leaseOwner is holder's name, once a claim has drawn it.
+func (s *suspension) leaseOwner() string {
+	owner, _ := s.holder()
+	return owner
 }
 
 // newSuspension checks the suspension layer's part of a Config: a Store,
@@ -49,13 +72,17 @@ func newSuspension(config Config) (*suspension, error) {
 		}
 		keys[i] = SealKey{ID: k.ID, Secret: slices.Clone(k.Secret)}
 	}
+	if config.Lease < 0 {
+		return nil, errprefix.Errorf("%w: Lease is %s, want 0 (the default) or more", ErrInvalidConfig, config.Lease)
+	}
 	if config.CheckpointTTL < 0 || config.CheckpointTTL > MaxCheckpointTTL {
 		return nil, errprefix.Errorf("%w: CheckpointTTL is %s, want 0 (the default) to MaxCheckpointTTL (%s)", ErrInvalidConfig, config.CheckpointTTL, MaxCheckpointTTL)
 	}
 	// The defaults are function values, not calls, so that nothing a
-	// Dispatcher with a deterministic NewCheckpointID and Clock runs
+	// dispatcher with a deterministic NewCheckpointID and Clock runs
 	// reaches a clock or a random source.
-	s := &suspension{store: config.Store, keys: keys, newID: config.NewCheckpointID, ttl: config.CheckpointTTL, clock: config.Clock}
+	s := &suspension{store: config.Store, keys: keys, newID: config.NewCheckpointID, ttl: config.CheckpointTTL, clock: config.Clock,
+		lease: cmp.Or(config.Lease, DefaultLease)}
 	if s.newID == nil {
 		s.newID = randomCheckpointID
 	}
@@ -79,7 +106,7 @@ func randomCheckpointID(Call) (string, error) { return newCheckpointID() }
 // error wrapping ErrInvalidConfig that says so, and nobody is asked.
 func (s *suspension) suspend(o Outcome, call Call, ir tool.InputRequest) Outcome {
 	if s == nil {
-		return unknown(o, errprefix.Errorf("%w: tool %s asked a person (it returned an InputRequest), and this Dispatcher has no Store and seal keys to suspend the call with: nobody was asked, and the call cannot be resumed", ErrInvalidConfig, quoteName(o.Tool)))
+		return unknown(o, errprefix.Errorf("%w: tool %s asked a person (it returned an InputRequest), and this dispatcher has no Store and seal keys to suspend the call with: nobody was asked, and the call cannot be resumed", ErrInvalidConfig, quoteName(o.Tool)))
 	}
 	call.IdempotencyKey = o.IdempotencyKey
 	id, err := s.newID(call)
@@ -142,25 +169,54 @@ func (s *suspension) seal(call Call, key tool.IdempotencyKey, ir tool.InputReque
 // instead, before anyone is asked. An unstamped request has nothing to
 // compare.
 func checkStamp(encoded []byte, name string, key tool.IdempotencyKey) error {
-	var w struct {
-		Call *struct {
-			Tool           string `json:"tool"`
-			IdempotencyKey string `json:"idempotency_key"`
-		} `json:"call"`
-	}
-	if err := jsonv2.Unmarshal(encoded, &w); err != nil {
-		return errprefix.Errorf("%w: the input request does not decode: %v", ErrInvalidCheckpoint, err)
-	}
+	w, err := decodeStamp(encoded)
 	switch {
-	case w.Call == nil:
+	case err != nil:
+		return errprefix.Errorf("%w: the input request does not decode: %v", ErrInvalidCheckpoint, err)
+	case w == nil:
 		return nil
-	case w.Call.Tool != name:
-		return errprefix.Errorf("%w: the input request was stamped for tool %s, not %s", ErrInvalidCheckpoint, quoteName(w.Call.Tool), quoteName(name))
-	case w.Call.IdempotencyKey != string(key):
+	case w.Tool != name:
+		return errprefix.Errorf("%w: the input request was stamped for tool %s, not %s", ErrInvalidCheckpoint, quoteName(w.Tool), quoteName(name))
+	case w.IdempotencyKey != string(key):
 		return errprefix.Errorf("%w: the input request was stamped for idempotency key %q, not the call's %q: its answer could never resume the call",
-			ErrInvalidCheckpoint, truncate(w.Call.IdempotencyKey, 128), truncate(string(key), 128))
+			ErrInvalidCheckpoint, truncate(w.IdempotencyKey, 128), truncate(string(key), 128))
 	}
 	return nil
+}
+
+// stamp is the call stamp of an input request: what Binding.Call wrote
+// of the call that asked.
+type stamp struct {
+	Tool            string `json:"tool"`
+	ContractSHA256  string `json:"contract_sha256"`
+	ArgumentsSHA256 string `json:"arguments_sha256"`
+	IdempotencyKey  string `json:"idempotency_key"`
+}
+
+// decodeStamp returns the stamp of the encoded input request, nil when
+// it has none.
+func decodeStamp(encoded []byte) (*stamp, error) {
+	var w struct {
+		Call *stamp `json:"call"`
+	}
+	if err := jsonv2.Unmarshal(encoded, &w); err != nil {
+		return nil, err
+	}
+	return w.Call, nil
+}
+
+// readStamp returns the stamp of ir, the zero stamp when it has none or
+// does not encode.
+func readStamp(ir tool.InputRequest) (stamp, error) {
+	encoded, err := ir.MarshalJSON()
+	if err != nil {
+		return stamp{}, err
+	}
+	s, err := decodeStamp(encoded)
+	if err != nil || s == nil {
+		return stamp{}, err
+	}
+	return *s, nil
 }
 
 // checkTime refuses a checkpoint that expired by now, on this process's

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -63,15 +64,29 @@ func (g *gated) Call(ctx context.Context, inv tool.Invocation) (tool.Result, err
 	return tool.Result{Output: tool.NewTextOutput("done" + strings.Repeat(".", max(g.size-4, 0)))}, nil
 }
 
-// gatedDispatcher returns a Dispatcher on store whose registry holds g.
-func gatedDispatcher(t *testing.T, store dispatch.Store, g *gated) *dispatch.Dispatcher {
+// gatedDispatcher returns a Dispatcher on store whose registry holds g,
+// its Config edited by edit.
+func gatedDispatcher(t *testing.T, store dispatch.Store, g *gated, edit ...func(*dispatch.Config)) *dispatch.Dispatcher {
 	t.Helper()
 	reg := &tool.Registry{}
 	b, err := tool.Bind(g)
 	require.NoError(t, err)
 	require.NoError(t, reg.Register(b))
-	return newDispatcher(t, reg, func(c *dispatch.Config) { c.Store = store })
+	return newDispatcher(t, reg, append([]func(*dispatch.Config){func(c *dispatch.Config) { c.Store = store }}, edit...)...)
 }
+
+// clock is a Config.Clock that moves only when told to.
+type clock struct{ now atomic.Int64 }
+
+func newClock() *clock {
+	c := &clock{}
+	c.now.Store(time.Now().UnixNano())
+	return c
+}
+
+func (c *clock) time() time.Time             { return time.Unix(0, c.now.Load()) }
+func (c *clock) advance(d time.Duration)     { c.now.Add(int64(d)) }
+func (c *clock) config(cfg *dispatch.Config) { cfg.Clock = c.time }
 
 // suspended runs a new call of g on d and returns its checkpoint.
 func suspended(t *testing.T, d *dispatch.Dispatcher, g *gated) dispatch.Checkpoint {
@@ -146,11 +161,12 @@ func TestResendWhileRunning(t *testing.T) {
 	require.Equal(t, int32(1), g.runs.Load())
 }
 
-// An outcome the store failed to record is not a stranded call: in the
-// process that ran it, a resend records it late; in another process, a
-// tool whose effect makes a replay under its key safe runs again under
-// that key, and one that promises nothing is neither run nor reported
-// completed.
+// An outcome the store failed to record is not lost while its process
+// lives: a resend there records it late. Another process is told that
+// the call is held until its lease ends; after that, it recovers the
+// call: a tool whose effect makes a replay under its key safe runs
+// again under that key, and one that promises nothing is recorded
+// unknown, never run again nor reported completed.
 func TestLostOutcome(t *testing.T) {
 	for _, tt := range []struct {
 		effect tool.Effect
@@ -160,7 +176,8 @@ func TestLostOutcome(t *testing.T) {
 			shared := memoryStore(t)
 			store := &failingStore{Store: shared}
 			g := &gated{name: "refund", effect: tt.effect}
-			d := gatedDispatcher(t, store, g)
+			clock := newClock()
+			d := gatedDispatcher(t, store, g, clock.config)
 			cp := suspended(t, d, g)
 
 			o, err := d.Resume(context.Background(), cp, yes(""))
@@ -168,30 +185,41 @@ func TestLostOutcome(t *testing.T) {
 			require.Equal(t, dispatch.KindCompleted, o.Kind)
 			require.Equal(t, int32(1), g.runs.Load())
 
-			// Another process, on the same store, that never ran it.
-			other := gatedDispatcher(t, shared, g)
+			// Another process, on the same store, that never ran it, while
+			// the first one's lease holds.
+			other := gatedDispatcher(t, shared, g, clock.config)
 			o, err = other.Resume(context.Background(), cp, yes(""))
+			var answered *dispatch.AnsweredError
+			require.ErrorAs(t, err, &answered)
+			require.ErrorContains(t, err, "another process holds its call until")
+			require.Zero(t, o)
+			require.Equal(t, int32(1), g.runs.Load())
+
+			clock.advance(dispatch.DefaultLease + time.Second)
+			o, err = other.Resume(context.Background(), cp, yes(""))
+			require.NoError(t, err)
+			c, cerr := shared.Claimed(context.Background(), cp.ID())
+			require.NoError(t, cerr)
 			if !tt.redo {
-				var answered *dispatch.AnsweredError
-				require.ErrorAs(t, err, &answered)
-				require.ErrorContains(t, err, "its outcome is not recorded, and whether its call ran is not known here")
-				require.Zero(t, o)
+				require.Equal(t, dispatch.KindUnknown, o.Kind)
+				require.ErrorContains(t, o.Err, "whether it ran is not known")
 				require.Equal(t, int32(1), g.runs.Load(), "a tool that promises nothing is never run again silently")
-				// The process that ran it still records it.
+				require.Equal(t, dispatch.StateUnknown, c.State)
+				require.Equal(t, dispatch.KindUnknown, c.Outcome.Kind)
+				// Every resend now learns the same.
 				store.finishOK.Store(true)
 				o, err = d.Resume(context.Background(), cp, yes(""))
 				require.NoError(t, err)
 				require.True(t, o.Replayed)
+				require.Equal(t, dispatch.KindUnknown, o.Kind)
 				require.Equal(t, int32(1), g.runs.Load())
 				return
 			}
-			require.NoError(t, err)
 			require.Equal(t, dispatch.KindCompleted, o.Kind)
 			require.Equal(t, int32(2), g.runs.Load(), "run again under its key")
 			require.Equal(t, g.keys[0], g.keys[1], "the same idempotency key")
-			c, err := shared.Claimed(context.Background(), cp.ID())
-			require.NoError(t, err)
-			require.NotNil(t, c.Outcome)
+			require.Equal(t, dispatch.StateFinished, c.State)
+			require.Equal(t, 2, c.Attempt)
 			// The first process's resend now finds the recorded outcome.
 			store.finishOK.Store(true)
 			o, err = d.Resume(context.Background(), cp, yes(""))
@@ -203,16 +231,19 @@ func TestLostOutcome(t *testing.T) {
 }
 
 // A declined call whose outcome was lost is declined again on a resend,
-// in any process: nothing runs either way.
+// in any process once the first one's lease ended: nothing runs either
+// way.
 func TestLostDecline(t *testing.T) {
 	shared := memoryStore(t)
 	store := &failingStore{Store: shared}
 	g := &gated{name: "refund"}
-	d := gatedDispatcher(t, store, g)
+	clock := newClock()
+	d := gatedDispatcher(t, store, g, clock.config)
 	cp := suspended(t, d, g)
 	_, err := d.Decline(context.Background(), cp, dispatch.Answer{})
 	require.ErrorIs(t, err, dispatch.ErrStore)
-	o, err := gatedDispatcher(t, shared, g).Decline(context.Background(), cp, dispatch.Answer{})
+	clock.advance(dispatch.DefaultLease + time.Second)
+	o, err := gatedDispatcher(t, shared, g, clock.config).Decline(context.Background(), cp, dispatch.Answer{})
 	require.NoError(t, err)
 	require.Equal(t, dispatch.KindFailed, o.Kind)
 	require.Zero(t, g.runs.Load())
@@ -288,14 +319,16 @@ func TestLostEditRunsUnderItsKey(t *testing.T) {
 	shared := memoryStore(t)
 	store := &failingStore{Store: shared}
 	g := &gated{name: "refund", effect: tool.EffectIdempotent}
-	d := gatedDispatcher(t, store, g)
+	clock := newClock()
+	d := gatedDispatcher(t, store, g, clock.config)
 	cp := suspended(t, d, g)
 	edit := dispatch.Edit{Arguments: `{"amount":1}`}
 	first, err := d.Supersede(context.Background(), cp, edit)
 	require.ErrorIs(t, err, dispatch.ErrStore)
 	require.NotEmpty(t, first.IdempotencyKey)
 
-	again, err := gatedDispatcher(t, shared, g).Supersede(context.Background(), cp, edit)
+	clock.advance(dispatch.DefaultLease + time.Second)
+	again, err := gatedDispatcher(t, shared, g, clock.config).Supersede(context.Background(), cp, edit)
 	require.NoError(t, err)
 	require.Equal(t, first.IdempotencyKey, again.IdempotencyKey, "the edited call ran again under its first key")
 	c, err := shared.Claimed(context.Background(), cp.ID())

@@ -12,22 +12,6 @@ import (
 	"github.com/agentcontract/tool/internal/errprefix"
 )
 
-// Edit is a person's correction of a suspended call's arguments: see
-// Dispatcher.Supersede.
-type Edit struct {
-	// Arguments are the corrected arguments, a JSON object as a model
-	// would write them. They are untrusted: they are admitted as the
-	// model's are.
-	Arguments string
-	// Principal is who edited, as Answer.Principal: a checkpoint that
-	// names a principal accepts an edit from that principal only. It is
-	// recorded in the claim.
-	Principal string
-	// Progress, when not nil, receives the progress the new call's tool
-	// reports.
-	Progress tool.ProgressReporter
-}
-
 // Supersede replaces a suspended call with a corrected one: the person
 // edited the arguments before approving. The edit is a new call, never a
 // re-sealed old one. Supersede

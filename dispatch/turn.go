@@ -57,10 +57,6 @@ func (d *Dispatcher) SaveTurn(ctx context.Context, id string, outcomes []Outcome
 	return errprefix.Errorf("%w: turn %q not saved: %d other saves came in between", ErrConflict, truncate(id, 80), maxSaves)
 }
 
-// maxSaves bounds how many times a save of a turn is decided anew when
-// another process saved it in between.
-const maxSaves = 16
-
 // maxResumes bounds how many times Turn follows one call from a recorded
 // outcome that suspended again to the claim of its new checkpoint.
 const maxResumes = 64

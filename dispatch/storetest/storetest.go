@@ -33,7 +33,10 @@ var base = time.Now().UTC().Truncate(time.Second)
 
 // Run runs the conformance tests of every interface a dispatch.Store
 // joins (CallStore, TurnStore, TurnWaiter, Lister, Sweeper) against the
-// stores newStore makes.
+// stores newStore makes, and one test of them together under two
+// Dispatchers: two calls of one saved turn answered at the same moment,
+// each asking again, keep both new questions pending in the turn (100
+// rounds; 10 under -short).
 func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 	t.Helper()
 	t.Run("CallStore", func(t *testing.T) {
@@ -45,6 +48,7 @@ func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 	t.Run("TurnWaiter", func(t *testing.T) { TurnWaiter(t, newStore) })
 	t.Run("Lister", func(t *testing.T) { Lister(t, newStore) })
 	t.Run("Sweeper", func(t *testing.T) { Sweeper(t, newStore) })
+	t.Run("QuestionsKept", func(t *testing.T) { testQuestionsKept(t, newStore(t)) })
 }
 
 // CallStore runs the conformance tests of a dispatch.CallStore against

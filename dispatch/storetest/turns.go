@@ -216,3 +216,95 @@ func testWaitTurn(t *testing.T, s dispatch.Store) {
 	wantIs(t, err, dispatch.ErrStore, "a wait whose context ends")
 	wantIs(t, err, context.DeadlineExceeded, "a wait whose context ends")
 }
+
+// twice is a tool that asks a person, asks again once answered, then
+// completes.
+type twice struct{}
+
+func (twice) Definition() tool.Definition {
+	return tool.Definition{Name: "transfer", InputSchema: json.RawMessage(`{"type":"object"}`), Effect: tool.EffectIdempotent}
+}
+
+func (twice) Call(_ context.Context, inv tool.Invocation) (tool.Result, error) {
+	c, resumed := inv.Continuation()
+	if resumed && string(c.State()) == `2` {
+		return tool.Result{Output: tool.NewTextOutput("transferred")}, nil
+	}
+	schema, err := tool.ParseSchema([]byte(`{"type":"boolean"}`))
+	if err != nil {
+		return tool.Result{}, err
+	}
+	state := json.RawMessage(`1`)
+	if resumed {
+		state = json.RawMessage(`2`)
+	}
+	ir, err := tool.NewInputRequest(tool.InputRequestConfig{Prompt: json.RawMessage(`"Sure?"`), ResponseSchema: schema, ContinuationState: state})
+	if err != nil {
+		return tool.Result{}, err
+	}
+	return tool.Result{InputRequest: &ir}, nil
+}
+
+// questionsRounds is how many rounds testQuestionsKept runs; under
+// -short, a tenth of them.
+const questionsRounds = 100
+
+// testQuestionsKept answers two calls of one saved turn at the same
+// moment, through two Dispatchers on s (two replicas), with a tool that
+// asks again: both new questions must be pending in the turn afterwards,
+// round after round.
+func testQuestionsKept(t *testing.T, s dispatch.Store) {
+	b, err := tool.Bind(twice{})
+	check(t, err, "bind")
+	reg, err := tool.NewRegistry(b)
+	check(t, err, "registry")
+	replicas := make([]*dispatch.Dispatcher, 2)
+	for i := range replicas {
+		replicas[i], err = dispatch.New(dispatch.Config{
+			Registry: reg, Store: s,
+			SealKeys: []dispatch.SealKey{{ID: "k1", Secret: []byte("storetest secret, thirty-two b!!")}},
+		})
+		check(t, err, "dispatcher")
+	}
+	rounds := questionsRounds
+	if testing.Short() {
+		rounds /= 10
+	}
+	ctx := t.Context()
+	for round := range rounds {
+		id := fmt.Sprintf("turn-%d", round)
+		outcomes := replicas[0].RunAll(ctx, []dispatch.Call{
+			{ID: "a", Request: tool.Request{Name: "transfer", Arguments: `{}`}},
+			{ID: "b", Request: tool.Request{Name: "transfer", Arguments: `{}`}},
+		})
+		check(t, replicas[0].SaveTurn(ctx, id, outcomes), "round %d: save", round)
+		var wg sync.WaitGroup
+		errs := make([]error, len(outcomes))
+		for i, o := range outcomes {
+			if o.Checkpoint == nil {
+				t.Fatalf("round %d: call %d did not suspend: %s %v", round, i, o.Kind, o.Err)
+			}
+			wg.Go(func() {
+				again, err := replicas[i].Resume(ctx, *o.Checkpoint, dispatch.Answer{Response: json.RawMessage(`true`)})
+				if err == nil && again.Kind != dispatch.KindSuspended {
+					err = fmt.Errorf("the call did not ask again: %s %v", again.Kind, again.Err)
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			check(t, err, "round %d: resume call %d", round, i)
+		}
+		pending, err := s.Pending(ctx, dispatch.PendingQuery{TurnID: id})
+		check(t, err, "round %d: pending", round)
+		if len(pending) != 2 {
+			t.Fatalf("round %d: %d questions pending in the turn, want both new ones", round, len(pending))
+		}
+		for i, p := range pending {
+			if p.Index != i || p.CheckpointID == outcomes[i].Checkpoint.ID() {
+				t.Fatalf("round %d: pending %d is %s/%d %s, want the new question of call %d", round, i, p.TurnID, p.Index, p.CheckpointID, i)
+			}
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentcontract/tool/internal/errprefix"
+)
+
+// hold renews this Dispatcher's lease on the running call of rec, the
+// record of checkpoint id, a third of the lease at a time, until the
+// returned function is called. It stops renewing when the record is no
+// longer its own to renew (another process recovered the call, or it
+// was finished); a store that fails is asked again at the next renewal,
+// and the lease may end meanwhile.
+func (d *Dispatcher) hold(id string, rec Claim) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(d.lease / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), d.lease/3)
+			next, err := d.store.Advance(ctx, id, Step{Version: rec.Version, State: StateRunning, Attempt: rec.Attempt, LeaseOwner: d.leaseOwner(), LeaseExpires: d.clock().UTC().Add(d.lease)})
+			cancel()
+			switch {
+			case err == nil:
+				rec = next
+			case errors.Is(err, ErrConflict), errors.Is(err, ErrInvalidRecord), errors.Is(err, ErrNotFound):
+				if d.logger != nil {
+					d.logger.Warn("tool call hold lost", "checkpoint_id", id, "tool", truncate(rec.Tool, 128), "error", err.Error())
+				}
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// placeInTurn puts o, the outcome of rec's call, in place of the
+// checkpoint rec claimed in the saved turn the store placed the claim
+// in, when o suspended again: the new question is then pending in its
+// turn. It saves at the version it read, and reads again when another
+// save came in between, so that two calls of one turn resumed at once
+// both keep their new questions. A turn that no longer holds the old
+// checkpoint at that place (saved anew by its runtime, or placed
+// already) is left as it is.
+func (d *Dispatcher) placeInTurn(ctx context.Context, rec Claim, o Outcome) error {
+	turns, ok := d.store.(TurnStore)
+	if !ok || rec.TurnID == "" || o.Kind != KindSuspended || o.Checkpoint == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
+	for range maxSaves {
+		t, err := turns.Turn(ctx, rec.TurnID)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return storeError(fmt.Sprintf("the call asked again, and its turn %q was not read to list the new question", truncate(rec.TurnID, 80)), err)
+		}
+		i := rec.CallIndex
+		if i >= len(t.Outcomes) || t.Outcomes[i].Checkpoint == nil || t.Outcomes[i].Checkpoint.id != rec.CheckpointID {
+			return nil
+		}
+		t.Outcomes[i] = NewSavedOutcome(o)
+		if o.Checkpoint.expiresAt.After(t.ExpiresAt) {
+			t.ExpiresAt = o.Checkpoint.expiresAt
+		}
+		err = turns.SaveTurn(ctx, t)
+		if err == nil || !errors.Is(err, ErrConflict) {
+			if err != nil {
+				return storeError(fmt.Sprintf("the call asked again, and its turn %q was not saved with the new question", truncate(rec.TurnID, 80)), err)
+			}
+			return nil
+		}
+	}
+	return storeError(fmt.Sprintf("the call asked again, and its turn %q was not saved with the new question", truncate(rec.TurnID, 80)),
+		fmt.Errorf("%d other saves came in between", maxSaves))
+}
+
+// claimTimeout bounds a claim's write and the record of its outcome,
+// which go on when the caller's ctx ends: their result must be what the
+// store holds, not what the caller's cancellation left unknown.
+const claimTimeout = time.Minute
+
+// storeError wraps an error of the Store in ErrStore, unless it wraps it
+// already.
+func storeError(what string, err error) error {
+	if errors.Is(err, ErrStore) {
+		return errprefix.Part("%s: %w", what, err)
+	}
+	return errprefix.Errorf("%w: %s: %w", ErrStore, what, err)
+}
+
+// maxSaves bounds how many times a save of a turn is decided anew when
+// another process saved it in between.
+const maxSaves = 16
