@@ -33,6 +33,11 @@ func (d *Dispatcher) hold(id string, rec Claim) (stop func()) {
 			case err == nil:
 				rec = next
 			case errors.Is(err, ErrConflict), errors.Is(err, ErrInvalidRecord), errors.Is(err, ErrNotFound):
+				select {
+				case <-done: // the call ended, and its outcome moved the record on
+					return
+				default:
+				}
 				if d.logger != nil {
 					d.logger.Warn("tool call hold lost", "checkpoint_id", id, "tool", truncate(rec.Tool, 128), "error", err.Error())
 				}
