@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -45,12 +43,25 @@ type Config struct {
 	// the request merely claims. An error, or an empty name, answers 401
 	// and shows nothing. It is recorded as the answer's principal.
 	Person func(r *http.Request) (string, error)
-	// Authorize reports whether person may answer the pending call p.
-	// Both it and the principal sealed in p's checkpoint, when it names
-	// one, must accept the person; a call the person may not answer is
-	// listed without its prompt and arguments. An error is a refusal.
-	// It must be safe for concurrent use.
+	// Authorize reports whether person may answer the call p. Both it
+	// and the principal sealed in the call's checkpoint, when it names
+	// one, must accept the person. p is the summary the store keeps of
+	// the call (its turn and position, checkpoint and call IDs, tool,
+	// sealed principal, prompt and times: never what the request
+	// names), the same on every page; its Outcome is the zero
+	// SavedOutcome. For a call answered already, p is made from the
+	// store's record of the answer. An error is a refusal. It must be
+	// safe for concurrent use.
 	Authorize func(ctx context.Context, person string, p dispatch.Pending) (bool, error)
+	// MaySee, when not nil, reports whether person may see the call p
+	// (given as to Authorize) without answering it: such a call is
+	// listed, and its page shows who may answer it and, once answered,
+	// who did and how, but not its prompt, arguments or form. nil means
+	// that a person sees exactly the calls they may answer. A call a
+	// person may not see is not listed, and its page and every action on
+	// it answer 404, as for a call that does not exist. An error is a
+	// refusal. It must be safe for concurrent use.
+	MaySee func(ctx context.Context, person string, p dispatch.Pending) (bool, error)
 	// CSRFKey is the secret the forms' tokens are made with: at least 32
 	// bytes, the same in every replica behind a load balancer. Nil makes
 	// a random key for this process. New copies it.
@@ -70,30 +81,56 @@ type Config struct {
 // Desk is an http.Handler: the approval desk, where a person sees the
 // calls that wait for an answer and answers them. It serves
 //
-//   - GET  /            the pending calls, newest first, a page at a time
-//     (?page=N);
-//   - GET  /call        one call (?turn=…&i=…&cp=…): its tool, prompt,
+//   - GET  /                the pending calls the person may see, newest
+//     first, a page at a time (?from=N starts at the store's N-th);
+//   - GET  /call            one call (?turn=…&i=…&cp=…): its tool, prompt,
 //     arguments, who may answer, and the answer form rendered from the
-//     response schema; or, once answered, who answered it, when and how;
-//   - POST /call        an answer (action "answer"), a decline ("decline"),
-//     or edited arguments approved as a new call ("edit");
-//   - GET  /desk.css    the style sheet.
+//     response schema; or, once answered, who answered it, when and how,
+//     and where its call stands;
+//   - GET  /call/arguments  the call's whole arguments, for download;
+//   - POST /call            an answer (action "answer"), a decline
+//     ("decline"), edited arguments approved as a new call ("edit"), the
+//     clearing of a call sealed with a retired key ("dismiss"), or the
+//     recorded answer sent again to recover a stranded call ("recover");
+//   - GET  /desk.css        the style sheet.
 //
 // Mount it under a prefix with http.StripPrefix; its links are relative.
 //
-// Every text the model or the tool wrote is escaped by html/template;
-// the pages carry a Content-Security-Policy that allows no script at all
-// and no framing. Every form carries a token bound to the person
-// (Config.CSRFKey), and a post whose browser says it comes from another
-// site is refused. An answer is checked against the response schema
-// before anything runs; a refused one shows the form again with the
-// person's input and the reason. The answer is claimed and resumed
-// through the Dispatcher, recorded in the claim with the person as its
-// principal (dispatch.Answer.Record); two answers to one call, from two
-// tabs or two people, claim it once: the second is told who answered
-// first. Edited arguments are a new call (dispatch.Dispatcher.Supersede).
-// When a resumed call asks again, the desk saves its turn again
-// (Dispatcher.SaveTurn), so that the new question is pending.
+// Who sees what is decided on every page and action from what the store
+// keeps of the call (its turn and position, its sealed principal, its
+// tool), never from what the request names: Config.Authorize says who
+// may answer, Config.MaySee who may see. A call a person may not see is
+// not listed, and its pages and actions answer 404, as for a call that
+// does not exist, answered or not.
+//
+// Pages are bounded whatever the model wrote: the list shows the store's
+// summaries (dispatch.MaxSummaryBytes a text), a call page shows the
+// prompt and the arguments up to 64 KiB each (the whole arguments are a
+// download away, and arguments longer than that are not corrected in
+// place); a page of the largest size stays below 2 MiB.
+//
+// Every text the model or the tool wrote is escaped by html/template, and
+// shown as the tool gets it: a bidi control, a zero width or another
+// invisible character is shown as a mark that names it (⟨U+202E⟩), or
+// as its escape inside JSON. The pages carry a Content-Security-Policy
+// that allows no script at all and no framing. Every form carries a
+// token bound to the person (Config.CSRFKey), and a post whose browser
+// says it comes from another site is refused. An answer is checked
+// against the response schema before anything runs; a refused one shows
+// the form again with the person's input and the reason. The answer is
+// claimed and resumed through the Dispatcher, recorded in the claim with
+// the person as its principal (dispatch.Answer.Record); two answers to
+// one call, from two tabs or two people, claim it once: the second is
+// told who answered first. Edited arguments are a new call
+// (dispatch.Dispatcher.Supersede). A resumed call that asks again takes
+// its place in its turn by itself, so that the new question is pending.
+//
+// A call that can no longer be answered says why: its seal cannot be
+// opened (the key that sealed it was retired: a person clears it,
+// dispatch.Dispatcher.Dismiss), or its tool changed (a person declines
+// it). A failing store says that the store failed. A call whose process
+// was lost before it recorded an outcome says so, and a person recovers
+// it by sending the recorded answer again.
 //
 // A Desk is safe for concurrent use. Make one with New; the zero Desk
 // answers 500 to every request.
@@ -102,6 +139,7 @@ type Desk struct {
 	store     dispatch.Store
 	person    func(*http.Request) (string, error)
 	authorize func(context.Context, string, dispatch.Pending) (bool, error)
+	maySee    func(context.Context, string, dispatch.Pending) (bool, error)
 	csrfKey   []byte
 	pageSize  int
 	title     string
@@ -132,7 +170,7 @@ func New(config Config) (*Desk, error) {
 		_, _ = rand.Read(key) // never fails (crypto/rand)
 	}
 	d := &Desk{
-		d: config.Dispatcher, store: config.Store, person: config.Person, authorize: config.Authorize,
+		d: config.Dispatcher, store: config.Store, person: config.Person, authorize: config.Authorize, maySee: config.MaySee,
 		csrfKey: key, pageSize: config.PageSize, title: config.Title, clock: config.Clock, logger: config.Logger,
 	}
 	if d.pageSize == 0 {
@@ -148,6 +186,7 @@ func New(config Config) (*Desk, error) {
 	mux.HandleFunc("GET /{$}", d.list)
 	mux.HandleFunc("GET /call", d.show)
 	mux.HandleFunc("POST /call", d.post)
+	mux.HandleFunc("GET /call/arguments", d.arguments)
 	mux.HandleFunc("GET /desk.css", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
 		w.Header().Set("Cache-Control", "max-age=3600")
@@ -180,190 +219,6 @@ func (d *Desk) who(w http.ResponseWriter, r *http.Request) (string, bool) {
 		return "", false
 	}
 	return person, true
-}
-
-// may reports whether person may answer p: the sealed principal and the
-// hook both accept them.
-func (d *Desk) may(ctx context.Context, person string, p dispatch.Pending) bool {
-	if sealed := p.Outcome.Checkpoint.Principal(); sealed != "" && sealed != person {
-		return false
-	}
-	ok, err := d.authorize(ctx, person, p)
-	return err == nil && ok
-}
-
-// list serves the pending calls, newest first, a page at a time.
-func (d *Desk) list(w http.ResponseWriter, r *http.Request) {
-	person, ok := d.who(w, r)
-	if !ok {
-		return
-	}
-	n, err := strconv.Atoi(r.URL.Query().Get("page"))
-	if err != nil || n < 1 {
-		n = 1
-	}
-	if n > 1<<20 {
-		n = 1 << 20
-	}
-	ps, err := d.store.Pending(r.Context(), dispatch.PendingQuery{NewestFirst: true, Offset: (n - 1) * d.pageSize, Limit: d.pageSize + 1, Full: true})
-	if err != nil {
-		d.storeFailed(w, r, err)
-		return
-	}
-	pg := page{Title: d.title, Person: person, List: true, Page: n}
-	if len(ps) > d.pageSize {
-		ps, pg.Next = ps[:d.pageSize], n+1
-	}
-	if n > 1 {
-		pg.Prev = n - 1
-	}
-	now := d.clock()
-	for _, p := range ps {
-		pg.Calls = append(pg.Calls, d.view(r.Context(), person, p, now))
-	}
-	d.render(w, http.StatusOK, pg)
-}
-
-// locate finds the call a request names: pending, or claimed. It answers
-// 404 when neither.
-func (d *Desk) locate(w http.ResponseWriter, r *http.Request, q func(string) string, person string) (p dispatch.Pending, pending bool, claim dispatch.Claim, ok bool) {
-	turn, cp := q("turn"), q("cp")
-	i, err := strconv.Atoi(q("i"))
-	if turn == "" || cp == "" || err != nil {
-		d.render(w, http.StatusNotFound, page{Title: d.title, Person: person, Message: "There is no such call."})
-		return p, false, claim, false
-	}
-	ps, err := d.store.Pending(r.Context(), dispatch.PendingQuery{TurnID: turn, Full: true})
-	if err != nil {
-		d.storeFailed(w, r, err)
-		return p, false, claim, false
-	}
-	for _, candidate := range ps {
-		if candidate.Index == i && candidate.Outcome.Checkpoint.ID() == cp {
-			return candidate, true, claim, true
-		}
-	}
-	claim, err = d.store.Claimed(r.Context(), cp)
-	switch {
-	case errors.Is(err, dispatch.ErrNotFound):
-		d.render(w, http.StatusNotFound, page{Title: d.title, Person: person, Message: "There is no such call: it may have expired."})
-		return p, false, claim, false
-	case err != nil:
-		d.storeFailed(w, r, err)
-		return p, false, claim, false
-	}
-	return p, false, claim, true
-}
-
-// show serves one call.
-func (d *Desk) show(w http.ResponseWriter, r *http.Request) {
-	person, ok := d.who(w, r)
-	if !ok {
-		return
-	}
-	p, pending, claim, ok := d.locate(w, r, r.URL.Query().Get, person)
-	if !ok {
-		return
-	}
-	if !pending {
-		d.render(w, http.StatusOK, page{Title: d.title, Person: person, Answered: answeredOf(claim)})
-		return
-	}
-	v := d.view(r.Context(), person, p, d.clock())
-	d.render(w, http.StatusOK, page{Title: d.title, Person: person, Call: &v})
-}
-
-// post answers, declines or edits one call.
-func (d *Desk) post(w http.ResponseWriter, r *http.Request) {
-	person, ok := d.who(w, r)
-	if !ok {
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-	if err := r.ParseForm(); err != nil {
-		d.render(w, http.StatusBadRequest, page{Title: d.title, Person: person, Message: "The form could not be read."})
-		return
-	}
-	now := d.clock()
-	if !d.checkCSRF(r, person, now) {
-		d.render(w, http.StatusForbidden, page{Title: d.title, Person: person, Message: "The form has expired or did not come from this desk. Open the call again and resend your answer."})
-		return
-	}
-	p, pending, claim, ok := d.locate(w, r, r.PostForm.Get, person)
-	if !ok {
-		return
-	}
-	if !pending {
-		d.render(w, http.StatusConflict, page{Title: d.title, Person: person, Answered: answeredOf(claim)})
-		return
-	}
-	v := d.view(r.Context(), person, p, now)
-	if !v.May {
-		d.render(w, http.StatusForbidden, page{Title: d.title, Person: person, Message: "You may not answer this call."})
-		return
-	}
-	cp := *p.Outcome.Checkpoint
-	var o dispatch.Outcome
-	var err error
-	action := r.PostForm.Get("action")
-	switch action {
-	case "decline":
-		o, err = d.d.Decline(r.Context(), cp, dispatch.Answer{Principal: person})
-	case "edit":
-		v.EditText = r.PostForm.Get("arguments")
-		v.Editing = true
-		if !json.Valid([]byte(v.EditText)) {
-			v.Error = "The edited arguments are not valid JSON."
-			d.render(w, http.StatusUnprocessableEntity, page{Title: d.title, Person: person, Call: &v})
-			return
-		}
-		o, err = d.d.Supersede(r.Context(), cp, dispatch.Edit{Arguments: v.EditText, Principal: person})
-	case "answer":
-		var answer []byte
-		answer, err = v.Form.answer(r.PostForm.Get)
-		if err == nil {
-			if err = cp.CheckAnswer(answer); err == nil {
-				o, err = d.d.Resume(r.Context(), cp, dispatch.Answer{Response: answer, Principal: person, Record: true})
-			}
-		}
-	default:
-		d.render(w, http.StatusBadRequest, page{Title: d.title, Person: person, Message: "The form named no action."})
-		return
-	}
-	d.logAnswer(r.Context(), person, action, cp, o, err)
-	var answered *dispatch.AnsweredError
-	switch {
-	case errors.As(err, &answered):
-		d.render(w, http.StatusConflict, page{Title: d.title, Person: person, Answered: answeredOf(answered.Claim)})
-		return
-	case errors.As(err, new(*formError)) || errors.Is(err, dispatch.ErrInvalidAnswer):
-		v.Error = reason(err)
-		d.render(w, http.StatusUnprocessableEntity, page{Title: d.title, Person: person, Call: &v})
-		return
-	case errors.Is(err, dispatch.ErrExpired):
-		d.render(w, http.StatusGone, page{Title: d.title, Person: person, Message: "This call has expired: it can no longer be answered."})
-		return
-	case errors.Is(err, dispatch.ErrWrongPrincipal):
-		d.render(w, http.StatusForbidden, page{Title: d.title, Person: person, Message: "You may not answer this call."})
-		return
-	case err != nil && o.Kind == "":
-		d.storeFailed(w, r, err)
-		return
-	}
-	if o.Replayed {
-		// The same answer was claimed before (another tab, a resend):
-		// nothing ran now.
-		if c, cerr := d.store.Claimed(r.Context(), cp.ID()); cerr == nil {
-			d.render(w, http.StatusConflict, page{Title: d.title, Person: person, Answered: answeredOf(c)})
-			return
-		}
-	}
-	// A call that asks again takes its place in its turn by itself
-	// (dispatch.Dispatcher.Resume): the new question is pending.
-	result := outcomeOf(o, p.TurnID, p.Index)
-	result.Declined = action == "decline"
-	result.Unrecorded = err != nil
-	d.render(w, http.StatusOK, page{Title: d.title, Person: person, Outcome: &result})
 }
 
 // reason is the text of an error the person can correct.

@@ -36,6 +36,7 @@ type refundAnswer struct {
 // desk, served by httptest.
 type fixture struct {
 	d        *dispatch.Dispatcher
+	reg      *tool.Registry
 	store    *dispatch.MemoryStore
 	srv      *httptest.Server
 	refunded atomic.Int32
@@ -63,6 +64,7 @@ func newFixture(t *testing.T, authorize func(context.Context, string, dispatch.P
 	require.NoError(t, err)
 	reg := &tool.Registry{}
 	require.NoError(t, reg.Register(b))
+	f.reg = reg
 	f.store, err = dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{})
 	require.NoError(t, err)
 	f.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: f.store, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: []byte("0123456789abcdef0123456789abcdef")}}})
@@ -154,7 +156,7 @@ func TestDeskAnswerForm(t *testing.T) {
 		"Refund 1250 cents on order A-7?",
 		`type="radio" name="m.approve" value="true" required`,
 		`Send the money back?`,
-		`<select id="m.reason" name="m.reason">`, `<option>damaged</option>`,
+		`<select id="m.reason" name="m.reason">`, `<option value="damaged">damaged</option>`,
 		`type="number" inputmode="decimal" step="1" value="" min="1" max="100000"`,
 		`Most cents to refund`,
 		"anyone this desk authorizes", // no sealed principal
@@ -168,7 +170,7 @@ func TestDeskAnswerForm(t *testing.T) {
 	require.Contains(t, page, "Not accepted:")
 	require.Contains(t, page, "/cap")
 	require.Contains(t, page, `value="true" checked`)
-	require.Contains(t, page, `<option selected>damaged</option>`)
+	require.Contains(t, page, `<option value="damaged" selected>damaged</option>`)
 	require.Contains(t, page, `value="0" min="1"`)
 	status, page = f.post(t, link, "ann", url.Values{"action": {"answer"}, "m.approve": {"true"}, "m.cap": {"lots"}})
 	require.Equal(t, http.StatusUnprocessableEntity, status)
@@ -298,13 +300,17 @@ func TestDeskWhoMayAnswer(t *testing.T) {
 	require.Contains(t, page, "only <b>ann</b> (sealed in the call)")
 
 	// bob passes the hook but is not the sealed principal; mallory is
-	// refused by the hook. Neither sees the arguments nor gets a form.
+	// refused by the hook. Neither may see the call: its page reads as
+	// one that does not exist, and the list does not show it.
 	for _, person := range []string{"bob", "mallory"} {
 		status, page := f.get(t, link, person)
-		require.Equal(t, http.StatusOK, status)
-		require.Contains(t, page, "You may not answer this call.")
+		require.Equal(t, http.StatusNotFound, status)
+		require.Contains(t, page, "There is no such call.")
 		require.NotContains(t, page, "A-7")
 		require.NotContains(t, page, `name="csrf"`)
+		status, page = f.get(t, "/", person)
+		require.Equal(t, http.StatusOK, status)
+		require.Contains(t, page, "Nothing waits for an answer.")
 	}
 	// A token of ann's page is worth nothing to bob.
 	_, page = f.get(t, link, "ann")
@@ -355,9 +361,9 @@ func TestDeskPages(t *testing.T) {
 	for i := range 5 {
 		f.suspend(t, fmt.Sprintf(`{"order":"P-%d","cents":1}`, i), "")
 	}
-	want := [][]string{{"P-4", "P-3"}, {"P-2", "P-1"}, {"P-0"}}
-	for n, orders := range want {
-		status, page := f.get(t, fmt.Sprintf("/?page=%d", n+1), "ann")
+	path := "/"
+	for n, orders := range [][]string{{"P-4", "P-3"}, {"P-2", "P-1"}, {"P-0"}} {
+		status, page := f.get(t, path, "ann")
 		require.Equal(t, http.StatusOK, status)
 		require.Equal(t, len(orders), strings.Count(page, `<li class="call"`))
 		last := -1
@@ -367,7 +373,10 @@ func TestDeskPages(t *testing.T) {
 			last = at
 		}
 		require.Equal(t, n < 2, strings.Contains(page, `rel="next"`))
-		require.Equal(t, n > 0, strings.Contains(page, `rel="prev"`))
+		require.Equal(t, n > 0, strings.Contains(page, `rel="first"`))
+		if m := regexp.MustCompile(`rel="next" href="([^"]*)"`).FindStringSubmatch(page); m != nil {
+			path = "/" + html.UnescapeString(m[1])
+		}
 	}
 }
 

@@ -58,7 +58,7 @@ func ExampleNew() {
 		// Your authentication; a fixed person for the example.
 		Person: func(*http.Request) (string, error) { return "ann", nil },
 		Authorize: func(_ context.Context, person string, p dispatch.Pending) (bool, error) {
-			return person == "ann" && p.Outcome.Tool == "refund", nil
+			return person == "ann" && p.Tool == "refund", nil
 		},
 	})
 	if err != nil {

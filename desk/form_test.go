@@ -85,7 +85,7 @@ func TestDeskForms(t *testing.T) {
 		{
 			name:    "root enum",
 			schema:  `{"type":"string","enum":["red","<b>blue</b>"]}`,
-			shows:   []string{`<select id="answer" name="answer" required>`, `<option>&lt;b&gt;blue&lt;/b&gt;</option>`},
+			shows:   []string{`<select id="answer" name="answer" required>`, `<option value="&lt;b&gt;blue&lt;/b&gt;">&lt;b&gt;blue&lt;/b&gt;</option>`},
 			refused: url.Values{"answer": {"green"}}, reason: "must be one of the choices",
 			answer: url.Values{"answer": {"<b>blue</b>"}}, got: `got "<b>blue</b>"`,
 		},

@@ -151,3 +151,39 @@ func TestLeaseRenewedWhileRunning(t *testing.T) {
 	require.Equal(t, dispatch.StateFinished, c.State)
 	require.Equal(t, int32(1), long.runs.Load())
 }
+
+// A checkpoint sealed with a key that was retired cannot be answered nor
+// declined; Dismiss clears it, once, as a decline by the person who did,
+// and nothing runs. A checkpoint this Dispatcher can open is declined
+// instead.
+func TestDismissRetiredKey(t *testing.T) {
+	store := memoryStore(t)
+	g := &gated{name: "refund", effect: tool.EffectIdempotent}
+	old := gatedDispatcher(t, store, g)
+	cp := suspended(t, old, g)
+	rotated := gatedDispatcher(t, store, g, func(c *dispatch.Config) {
+		c.SealKeys = []dispatch.SealKey{{ID: "k2", Secret: []byte("another secret of thirty-two b!!")}}
+	})
+	_, err := rotated.Resume(context.Background(), cp, yes(""))
+	require.ErrorIs(t, err, dispatch.ErrInvalidCheckpoint)
+	_, err = rotated.Decline(context.Background(), cp, dispatch.Answer{Principal: "ann"})
+	require.ErrorIs(t, err, dispatch.ErrInvalidCheckpoint)
+
+	_, err = old.Dismiss(context.Background(), cp, dispatch.Answer{Principal: "ann"})
+	require.ErrorIs(t, err, dispatch.ErrInvalidCheckpoint, "a checkpoint its dispatcher can open is declined, not dismissed")
+	require.ErrorContains(t, err, "decline it instead")
+
+	o, err := rotated.Dismiss(context.Background(), cp, dispatch.Answer{Principal: "ann"})
+	require.NoError(t, err)
+	require.Equal(t, dispatch.KindFailed, o.Kind)
+	require.Equal(t, `The person declined the call to "refund".`, o.Text())
+	c, err := store.Claimed(context.Background(), cp.ID())
+	require.NoError(t, err)
+	require.True(t, c.Declined)
+	require.Equal(t, "ann", c.Principal)
+	require.Equal(t, dispatch.StateFinished, c.State)
+	again, err := rotated.Dismiss(context.Background(), cp, dispatch.Answer{Principal: "ann"})
+	require.NoError(t, err)
+	require.True(t, again.Replayed)
+	require.Zero(t, g.runs.Load())
+}

@@ -81,10 +81,11 @@ type memRecord struct {
 	// reserved is the room a claim without an outcome holds for it;
 	// the store's used bytes count it besides data.
 	reserved int
-	// version is a turn's Version; checkpoints are the IDs of its
-	// pending calls.
-	version     int64
-	checkpoints []string
+	// version is a turn's Version; waiting are the summaries of its
+	// suspended calls, made when it was saved, so that a list reads no
+	// turn's JSON.
+	version int64
+	waiting []Pending
 }
 
 // maxOutcomeReserve bounds the room a claim holds for its outcome: an
@@ -340,7 +341,7 @@ func (s *MemoryStore) SaveTurn(ctx context.Context, t Turn) error {
 	for i, o := range t.Outcomes {
 		if o.Kind == KindSuspended && o.Checkpoint != nil {
 			s.places[o.Checkpoint.id] = place{turn: t.ID, index: i}
-			old.checkpoints = append(old.checkpoints, o.Checkpoint.id)
+			old.waiting = append(old.waiting, NewPending(t.ID, i, o, false))
 		}
 	}
 	close(s.changed)
@@ -350,10 +351,10 @@ func (s *MemoryStore) SaveTurn(ctx context.Context, t Turn) error {
 
 // unplace forgets the pending calls of turn r. s.mu is held.
 func (s *MemoryStore) unplace(r *memRecord) {
-	for _, id := range r.checkpoints {
-		delete(s.places, id)
+	for _, p := range r.waiting {
+		delete(s.places, p.CheckpointID)
 	}
-	r.checkpoints = nil
+	r.waiting = nil
 }
 
 // WaitTurn implements Store.WaitTurn: a save wakes it at once.
@@ -406,15 +407,9 @@ func (s *MemoryStore) Pending(ctx context.Context, q PendingQuery) ([]Pending, e
 	out := []Pending{}
 	skip := q.Offset
 	for _, k := range rs {
-		t, err := decodeRecord[Turn](k.r.data, "turn")
-		if err != nil {
-			return nil, err
-		}
-		for i, o := range t.Outcomes {
-			if o.Kind != KindSuspended {
-				continue
-			}
-			if _, claimed := s.claims[o.Checkpoint.ID()]; claimed {
+		var t *Turn // decoded when a whole outcome is asked for
+		for _, p := range k.r.waiting {
+			if _, claimed := s.claims[p.CheckpointID]; claimed {
 				continue
 			}
 			if skip > 0 {
@@ -424,7 +419,17 @@ func (s *MemoryStore) Pending(ctx context.Context, q PendingQuery) ([]Pending, e
 			if q.Limit > 0 && len(out) == q.Limit {
 				return out, nil
 			}
-			out = append(out, NewPending(t.ID, i, o, q.Full))
+			if q.Full {
+				if t == nil {
+					decoded, err := decodeRecord[Turn](k.r.data, "turn")
+					if err != nil {
+						return nil, err
+					}
+					t = &decoded
+				}
+				p.Outcome = t.Outcomes[p.Index]
+			}
+			out = append(out, p)
 		}
 	}
 	return out, nil

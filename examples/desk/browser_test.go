@@ -287,8 +287,12 @@ func TestBrowser(t *testing.T) {
 				tb.run(t, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`li.call`)))
 			}
 			elements := evaluate[int](t, tb, `document.querySelectorAll("script, img, [onerror]").length`)
-			shown := tb.text(t, `pre.arguments`)
 			require.Zero(t, elements, "the model's markup became elements")
+			if url != "" { // the list shows the prompt alone
+				require.Contains(t, tb.text(t, `p.prompt`), "<img src=x onerror=")
+				continue
+			}
+			shown := tb.text(t, `pre.arguments`)
 			require.Contains(t, shown, `<script>alert('script')</script>`)
 			require.Contains(t, shown, `onerror=`)
 		}
@@ -296,6 +300,39 @@ func TestBrowser(t *testing.T) {
 		require.Contains(t, tb.text(t, `p.prompt`), "<img src=x onerror=")
 		time.Sleep(300 * time.Millisecond) // let anything that would run, run
 		require.Empty(t, tb.recorded(), "a script ran, or a dialog opened")
+	})
+
+	t.Run("a reversed account number is shown as the tool gets it", func(t *testing.T) {
+		s := newDeskServer(t)
+		s.suspend(t, "t1", `{"order":"`+"\u202e6666-LIVE-TCCA\u202c"+`","cents":100}`)
+		tb := newTab(t, ctx)
+		tb.openFirst(t, s.url)
+		require.False(t, evaluate[bool](t, tb, `document.body.innerText.includes("\u202e") || document.body.innerText.includes("\u202c")`),
+			"no bidi control reaches what the person reads")
+		require.Contains(t, tb.text(t, `pre.arguments`), `\u202e6666-LIVE-TCCA\u202c`)
+		require.Contains(t, tb.text(t, `p.prompt`), "⟨U+202E⟩6666-LIVE-TCCA⟨U+202C⟩")
+	})
+
+	t.Run("a call sealed with a retired key says so and is cleared", func(t *testing.T) {
+		before := newDeskServer(t)
+		before.suspend(t, "t1", `{"order":"R-1","cents":100}`)
+		rotated, err := newAppOn(before.store)
+		require.NoError(t, err)
+		srv := httptest.NewServer(rotated.desk)
+		t.Cleanup(srv.Close)
+		tb := newTab(t, ctx)
+		tb.run(t,
+			chromedp.Navigate(srv.URL+"/"),
+			chromedp.WaitVisible(chromedp.CSS(`li.call a.open`)),
+			chromedp.Click(chromedp.CSS(`li.call a.open`)),
+			chromedp.WaitVisible(chromedp.CSS(`form.dismiss`)),
+		)
+		require.Contains(t, tb.text(t, `p.unanswerable`), "the key that sealed it is not one this desk holds any more")
+		require.Zero(t, evaluate[int](t, tb, `document.querySelectorAll("form.answer").length`))
+		tb.run(t, chromedp.Click(chromedp.CSS(`button[value="dismiss"]`)), chromedp.WaitVisible(chromedp.CSS(`p.outcome`)))
+		require.Equal(t, "Declined", tb.text(t, `h1`))
+		tb.run(t, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`p.empty`)))
+		require.Zero(t, before.paid.Load()+rotated.paid.Load())
 	})
 
 	t.Run("an edit is a new admitted call", func(t *testing.T) {

@@ -66,8 +66,13 @@ type app struct {
 	asked, paid atomic.Int32
 }
 
-func newApp() (*app, error) {
-	a := &app{}
+func newApp() (*app, error) { return newAppOn(nil) }
+
+// newAppOn is newApp on store, or on a store of its own when store is
+// nil. Each app draws its own seal key: an app on another's store is a
+// runtime whose key was rotated, which cannot open the other's calls.
+func newAppOn(store *dispatch.MemoryStore) (*app, error) {
+	a := &app{store: store}
 	refund, err := tool.NewAskFunc(tool.FuncConfig{Name: "refund", Description: "refund an order to the customer's card"},
 		func(_ context.Context, in refundArgs) (tool.Question, error) {
 			a.asked.Add(1)
@@ -95,14 +100,16 @@ func newApp() (*app, error) {
 	if err := reg.Register(b); err != nil {
 		return nil, err
 	}
-	if a.store, err = dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{}); err != nil {
-		return nil, err
+	if a.store == nil {
+		if a.store, err = dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{}); err != nil {
+			return nil, err
+		}
 	}
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
 	}
-	if a.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: a.store, SealKeys: []dispatch.SealKey{{ID: "example", Secret: secret}}}); err != nil {
+	if a.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: a.store, SealKeys: []dispatch.SealKey{{ID: fmt.Sprintf("example-%x", secret[:4]), Secret: secret}}}); err != nil {
 		return nil, err
 	}
 	a.desk, err = desk.New(desk.Config{
@@ -113,7 +120,7 @@ func newApp() (*app, error) {
 		// reach it is the local operator. A real desk authenticates.
 		Person: func(*http.Request) (string, error) { return person, nil },
 		Authorize: func(_ context.Context, who string, p dispatch.Pending) (bool, error) {
-			return who == person && p.Outcome.Tool == "refund", nil
+			return who == person && p.Tool == "refund", nil
 		},
 	})
 	if err != nil {
