@@ -31,7 +31,11 @@ import (
 // returns an error wrapping [dispatch.ErrStore]; a record that another
 // process moved on meanwhile cannot tell, and Advance says so with an
 // error wrapping [dispatch.ErrStore], never ErrConflict. A read that
-// fails is tried again a few times within the bound.
+// fails is tried again a few times within the bound. An UPDATE that
+// finds no row at the version is read back the same way before it is
+// called a conflict: database/sql runs a statement again on another
+// connection when the driver reports a bad one, which a driver may do
+// after the first run landed.
 func (s *Store) Advance(ctx context.Context, id string, step dispatch.Step) (dispatch.Claim, error) {
 	if err := s.begin(ctx); err != nil {
 		return dispatch.Claim{}, err
@@ -166,9 +170,16 @@ func (s *Store) write(ctx context.Context, c, next dispatch.Claim) (dispatch.Cla
 	case werr == nil && landed:
 		return stored, nil
 	case werr == nil:
+		// No row was at c's version: another write moved it, or this
+		// one did (database/sql runs a statement again on a new
+		// connection when the driver says the first was bad, which it
+		// may say after the statement ran).
 		now, err := s.claimed(wctx, s.db, s.selectClaim, id)
 		if err != nil {
 			return dispatch.Claim{}, err
+		}
+		if encodeClaim(now) == encodeClaim(stored) {
+			return now, nil
 		}
 		return dispatch.Claim{}, errprefix.Errorf("%w: claim %s is at version %d (%s); the step was decided on version %d (%s)",
 			dispatch.ErrConflict, id, now.Version, now.Stage(), c.Version, c.Stage())
