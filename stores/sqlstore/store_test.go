@@ -45,6 +45,9 @@ func TestNew(t *testing.T) {
 		{name: "negative record bound", why: "0 is the default, and nothing fits in less", db: db,
 			config: sqlstore.Config{Dialect: sqlstore.SQLite, MaxRecordBytes: -1},
 			err:    "tool: invalid dispatch config: sqlstore: Config.MaxRecordBytes is -1, want 0 (the default) or more"},
+		{name: "negative wait interval", why: "0 is the default, and a wait cannot look back in time", db: db,
+			config: sqlstore.Config{Dialect: sqlstore.SQLite, WaitInterval: -time.Second},
+			err:    "tool: invalid dispatch config: sqlstore: Config.WaitInterval is -1s, want 0 (the default) or more"},
 		{name: "zero config but the dialect", why: "the defaults are usable", db: db, config: sqlstore.Config{Dialect: sqlstore.SQLite}},
 		{name: "longest prefix", why: "32 bytes fit", db: db, config: sqlstore.Config{Dialect: sqlstore.PostgreSQL, TablePrefix: "_" + strings.Repeat("a", 31)}},
 	} {
