@@ -122,6 +122,11 @@ func TestMigrations(t *testing.T) {
 		require.Contains(t, m[0], "CREATE TABLE tool_claims (")
 		require.Contains(t, m[0], "INSERT INTO tool_schema_version (version) VALUES (1);")
 		require.NotContains(t, m[0], "{p}")
+		require.Contains(t, m[1], "ALTER TABLE tool_claims ADD COLUMN version BIGINT;")
+		require.Contains(t, m[1], "CREATE INDEX tool_claims_open ON tool_claims (claimed_at, checkpoint_id, lease_expires) WHERE outcome IS NULL;")
+		require.Contains(t, m[1], "ALTER TABLE tool_turns ADD COLUMN version BIGINT NOT NULL DEFAULT 1;")
+		require.True(t, strings.HasSuffix(m[1], "INSERT INTO tool_schema_version (version) VALUES (2);\n"))
+		require.NotContains(t, m[1], "{p}")
 		m[0] = "changed"
 		require.NotEqual(t, "changed", sqlstore.Migrations(d)[0], "each call returns a new slice")
 	}

@@ -83,6 +83,15 @@ func TestZeroStore(t *testing.T) {
 		require.ErrorIs(t, err, dispatch.ErrStore)
 		_, err = s.DeleteExpired(ctx, time.Now())
 		require.ErrorIs(t, err, dispatch.ErrStore)
+		_, err = s.Advance(ctx, hexN(1, 32), dispatch.Step{Version: 1, State: dispatch.StateRunning, Attempt: 1, LeaseOwner: "o", LeaseExpires: time.Now()})
+		require.ErrorIs(t, err, dispatch.ErrStore)
+		require.ErrorIs(t, s.Finish(ctx, hexN(1, 32), dispatch.SavedOutcome{CallID: "c", Tool: "refund", Kind: dispatch.KindCompleted}), dispatch.ErrStore)
+		_, err = s.Stranded(ctx, dispatch.StrandedQuery{Now: time.Now()})
+		require.ErrorIs(t, err, dispatch.ErrStore)
+		_, err = s.WaitTurn(ctx, "t", 0)
+		require.ErrorIs(t, err, dispatch.ErrStore)
+		_, err = s.Pending(ctx, dispatch.PendingQuery{})
+		require.ErrorIs(t, err, dispatch.ErrStore)
 	}
 }
 
