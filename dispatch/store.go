@@ -239,17 +239,26 @@ const MaxSummaryBytes = 512
 // index of turn turnID: its summary, and o itself when full. o must be a
 // suspended outcome with a Checkpoint; the summary of any other is empty.
 func NewPending(turnID string, index int, o SavedOutcome, full bool) Pending {
-	p := Pending{TurnID: turnID, Index: index, Tool: truncate(o.Tool, MaxSummaryBytes), CallID: truncate(o.CallID, MaxSummaryBytes)}
+	p := Pending{TurnID: turnID, Index: index, Tool: summary(o.Tool), CallID: summary(o.CallID)}
 	if cp := o.Checkpoint; cp != nil {
 		p.CheckpointID = cp.id
-		p.Principal = truncate(cp.principal, MaxSummaryBytes)
-		p.Prompt = truncate(string(cp.inputRequest.Prompt()), MaxSummaryBytes)
+		p.Principal = summary(cp.principal)
+		p.Prompt = summary(string(cp.inputRequest.Prompt()))
 		p.IssuedAt, p.ExpiresAt = cp.issuedAt, cp.expiresAt
 	}
 	if full {
 		p.Outcome = o
 	}
 	return p
+}
+
+// summary cuts s to at most MaxSummaryBytes, its mark of the cut
+// included.
+func summary(s string) string {
+	if len(s) <= MaxSummaryBytes {
+		return s
+	}
+	return truncate(s, MaxSummaryBytes-len("…"))
 }
 
 // StrandedQuery selects stranded call records for Lister.Stranded: those

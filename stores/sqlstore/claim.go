@@ -20,7 +20,12 @@ const claimBound = 30 * time.Second
 
 // Claim implements [dispatch.Store]'s Claim: one INSERT … ON CONFLICT DO
 // NOTHING, which the database runs atomically; when it inserted nothing,
-// the claim that was there is read and compared.
+// the claim that was there is read and compared. The record is written
+// as [dispatch.StateClaimed] at version 1, placed (TurnID, CallIndex) in
+// the saved turn whose pending call has its checkpoint, read from the
+// store's own rows of the turns' outcomes just before the insert (the
+// first by turn ID and position if several turns hold it; unplaced if
+// none does), whatever the caller set.
 //
 // Once the insert starts, ctx no longer ends it: the insert and whatever
 // resolves it run on a context of their own, bounded by 30 seconds, so
@@ -32,11 +37,8 @@ const claimBound = 30 * time.Second
 // pauses). Only then does Claim return an error for a claim that may
 // stand.
 func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, error) {
-	if err := c.Validate(); err != nil {
+	if err := checkNewClaim(c); err != nil {
 		return nil, err
-	}
-	if c.Outcome != nil {
-		return nil, errprefix.Errorf("%w: claim %s: a new claim has no outcome yet", dispatch.ErrInvalidRecord, c.CheckpointID)
 	}
 	claimedAt, err := nanos(c.ClaimedAt, "claim "+c.CheckpointID+": ClaimedAt")
 	if err != nil {
@@ -46,6 +48,17 @@ func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, e
 	if err != nil {
 		return nil, err
 	}
+	lease, err := leaseNanos(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	c.State, c.Version = dispatch.StateClaimed, 1
+	if c.TurnID, c.CallIndex, err = s.place(ctx, c.CheckpointID); err != nil {
+		return nil, err
+	}
 	data, err := jsonv2.Marshal(c)
 	if err != nil {
 		return nil, errprefix.Errorf("%w: claim %s: %v", dispatch.ErrInvalidRecord, c.CheckpointID, err)
@@ -53,9 +66,7 @@ func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, e
 	if len(data) > s.maxRecordBytes() {
 		return nil, s.tooLarge("claim "+c.CheckpointID, len(data))
 	}
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
+	row := []any{c.CheckpointID, c.AnswerSHA256, claimedAt, expiresAt, string(data), string(c.State), c.Version, lease}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimBound)
 	defer cancel()
 	var uncertain error // the error of a write that may have landed
@@ -72,13 +83,13 @@ func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, e
 				return nil, s.fail(wctx, "claiming checkpoint "+c.CheckpointID, err)
 			}
 		}
-		won, ierr := s.insertClaimRow(wctx, c.CheckpointID, c.AnswerSHA256, claimedAt, expiresAt, string(data))
+		won, ierr := s.insertClaimRow(wctx, c.CheckpointID, row)
 		if ierr == nil && won {
 			return nil, nil
 		}
 		// The insert found a claim in place, or failed and may have
 		// landed: read what the database holds.
-		prior, err := s.claimed(wctx, s.db, c.CheckpointID)
+		prior, err := s.claimed(wctx, s.db, s.selectClaim, c.CheckpointID)
 		switch {
 		case errors.Is(err, dispatch.ErrNotFound) && ierr != nil:
 			// The failed insert recorded nothing.
@@ -103,6 +114,43 @@ func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, e
 	}
 }
 
+// checkNewClaim refuses what Claim may not record, as
+// [dispatch.CallStore] says: a claim that is not valid, or that has an
+// outcome, a version, an attempt or a state other than claimed.
+func checkNewClaim(c dispatch.Claim) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if c.Outcome != nil || c.Version != 0 || c.Attempt != 0 || (c.State != "" && c.State != dispatch.StateClaimed) {
+		return errprefix.Errorf("%w: claim %s: a new claim is claimed, at no version or attempt, without an outcome", dispatch.ErrInvalidRecord, c.CheckpointID)
+	}
+	return nil
+}
+
+// leaseNanos returns the lease_expires column of c: NULL for no lease.
+func leaseNanos(c dispatch.Claim) (sql.NullInt64, error) {
+	if c.LeaseExpires.IsZero() {
+		return sql.NullInt64{}, nil
+	}
+	n, err := nanos(c.LeaseExpires, "claim "+c.CheckpointID+": LeaseExpires")
+	return sql.NullInt64{Int64: n, Valid: err == nil}, err
+}
+
+// place returns the turn and position of the saved turn's pending call
+// whose checkpoint is id, or "" and 0 when no saved turn has it.
+func (s *Store) place(ctx context.Context, id string) (string, int, error) {
+	var turn []byte
+	var position int64
+	err := s.db.QueryRowContext(ctx, s.placeClaim, id).Scan(&turn, &position)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", 0, nil
+	case err != nil:
+		return "", 0, s.fail(ctx, "finding the turn of checkpoint "+id, err)
+	}
+	return string(turn), int(position), nil
+}
+
 // maxAttempts bounds how many times Claim writes and reads when the
 // database does not answer whether a claim stands: about 0.6 seconds of
 // pauses in all, so that a database that fails the same way every time (a
@@ -124,8 +172,8 @@ func pause(ctx context.Context, attempt int) error {
 	}
 }
 
-// insertClaimRow inserts a claim unless its checkpoint has one, and
-// reports whether it did.
+// insertClaimRow inserts a claim's row unless its checkpoint has one,
+// and reports whether it did.
 //
 // On PostgreSQL the INSERT is its own transaction, committed by a second
 // statement: a driver that gives up on a query when ctx ends may leave
@@ -134,10 +182,10 @@ func pause(ctx context.Context, attempt int) error {
 // autocommit would then record a claim after its caller was told it
 // failed. In a transaction, the server finds the connection gone when it
 // waits for the COMMIT, and rolls the claim back.
-func (s *Store) insertClaimRow(ctx context.Context, id, digest string, claimedAt, expiresAt int64, data string) (bool, error) {
+func (s *Store) insertClaimRow(ctx context.Context, id string, row []any) (bool, error) {
 	var n int64
 	insert := func(q querier) error {
-		res, err := q.ExecContext(ctx, s.insertClaim, id, digest, claimedAt, expiresAt, data)
+		res, err := q.ExecContext(ctx, s.insertClaim, row...)
 		if err == nil {
 			n, err = res.RowsAffected()
 		}
@@ -166,18 +214,24 @@ func (s *Store) tooLarge(what string, n int) error {
 	return errprefix.Errorf("%w: sqlstore: %s is %d bytes of JSON, more than the %d bytes a record may have (Config.MaxRecordBytes)", dispatch.ErrInvalidRecord, what, n, s.maxRecordBytes())
 }
 
-// claimed reads the claim of id with its outcome.
-func (s *Store) claimed(ctx context.Context, q querier, id string) (dispatch.Claim, error) {
+// claimed reads the claim of id with its outcome, with query: selectClaim,
+// or lockClaim in a write transaction.
+func (s *Store) claimed(ctx context.Context, q querier, query, id string) (dispatch.Claim, error) {
 	var data string
 	var outcome sql.NullString
-	err := q.QueryRowContext(ctx, s.selectClaim, id).Scan(&data, &outcome)
+	err := q.QueryRowContext(ctx, query, id).Scan(&data, &outcome)
 	if errors.Is(err, sql.ErrNoRows) {
-		return dispatch.Claim{}, errprefix.Errorf("%w: no claim of checkpoint %q", dispatch.ErrNotFound, truncate(id, 80))
+		return dispatch.Claim{}, notFound(id)
 	}
 	if err != nil {
 		return dispatch.Claim{}, s.fail(ctx, "reading the claim of checkpoint "+truncate(id, 80), err)
 	}
 	return decodeClaim(data, outcome)
+}
+
+// notFound is the error of an ID without a claim.
+func notFound(id string) error {
+	return errprefix.Errorf("%w: no claim of checkpoint %q", dispatch.ErrNotFound, truncate(id, 80))
 }
 
 // decodeClaim decodes a claim row, strictly.
@@ -196,60 +250,12 @@ func decodeClaim(data string, outcome sql.NullString) (dispatch.Claim, error) {
 	return c, nil
 }
 
-// Finish implements [dispatch.Store]'s Finish: one UPDATE of a claim that
-// has no outcome; when it updated nothing, the claim is read to tell a
-// missing claim from one finished before.
-func (s *Store) Finish(ctx context.Context, id string, outcome dispatch.SavedOutcome) error {
-	data, err := outcome.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	if len(data) > s.maxRecordBytes() {
-		return s.tooLarge("the outcome of checkpoint "+truncate(id, 80), len(data))
-	}
-	if err := s.begin(ctx); err != nil {
-		return err
-	}
-	res, err := s.db.ExecContext(ctx, s.finishClaim, string(data), id)
-	if err != nil {
-		return s.fail(ctx, "recording the outcome of checkpoint "+truncate(id, 80), err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return s.fail(ctx, "recording the outcome of checkpoint "+truncate(id, 80), err)
-	}
-	if n == 1 {
-		return nil
-	}
-	var claim string
-	var recorded sql.NullString
-	err = s.db.QueryRowContext(ctx, s.selectClaim, id).Scan(&claim, &recorded)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return errprefix.Errorf("%w: no claim of checkpoint %q", dispatch.ErrNotFound, truncate(id, 80))
-	case err != nil:
-		return s.fail(ctx, "reading the outcome of checkpoint "+truncate(id, 80), err)
-	case !recorded.Valid:
-		// Only an UPDATE that ran at the same moment as a delete of the
-		// claim could get here; the claim is there again.
-		return errprefix.Errorf("%w: sqlstore: recording the outcome of checkpoint %s: the claim changed while it was recorded; try again", dispatch.ErrStore, truncate(id, 80))
-	case recorded.String == string(data):
-		return nil
-	}
-	var prior dispatch.SavedOutcome
-	kind := "unreadable"
-	if prior.UnmarshalJSON([]byte(recorded.String)) == nil {
-		kind = string(prior.Kind)
-	}
-	return errprefix.Errorf("%w: claim %s already has outcome %s", dispatch.ErrInvalidRecord, truncate(id, 80), kind)
-}
-
 // Claimed implements [dispatch.Store]'s Claimed.
 func (s *Store) Claimed(ctx context.Context, id string) (dispatch.Claim, error) {
 	if err := s.begin(ctx); err != nil {
 		return dispatch.Claim{}, err
 	}
-	return s.claimed(ctx, s.db, id)
+	return s.claimed(ctx, s.db, s.selectClaim, id)
 }
 
 // Claims implements [dispatch.Store]'s Claims.

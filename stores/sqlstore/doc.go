@@ -22,9 +22,48 @@
 // inserts exactly one, and every other finds it and compares answers. On
 // PostgreSQL the INSERT is committed as a transaction of its own, so that
 // a claim whose ctx ended while it waited for a lock is rolled back, not
-// recorded after its caller was told it failed. An outcome is recorded by
-// one UPDATE of a claim that has none, so a recorded outcome is never
-// replaced.
+// recorded after its caller was told it failed.
+//
+// # The record's life
+//
+// After its claim, a call record moves by steps ([dispatch.Step]: the
+// call started under a lease, the lease renewed, the call run again,
+// finished, or recorded unknown), each decided by [dispatch.Claim.Apply]
+// and written by [Store.Advance] (or [Store.Finish], which finishes the
+// record at whatever version it is) as one UPDATE where the row is still
+// at the version the step was decided on: of the steps decided on one
+// version, in any number of processes, one lands and the others get
+// [dispatch.ErrConflict]. A recorded outcome is never replaced. A write
+// whose result the store cannot tell (a lost reply, a failed COMMIT, a
+// statement that database/sql ran again) is resolved before Advance
+// answers, by reading the record back: what it returns is what the
+// database holds.
+//
+// # Stranded calls
+//
+// A process that dies while it runs a call leaves its record claimed or
+// running under a lease nobody renews. [Store.Stranded] lists the
+// records whose lease ended before the time it is given (and the records
+// of schema version 1 without an outcome, which had no lease): what an
+// operator looks at, and what a resend of the same answer recovers. It is
+// one query on an index of the records not finished, ordered as it
+// lists them, which holds each one's lease end; it reads the JSON of the
+// records it returns only.
+//
+// # Turns
+//
+// A turn is saved at a version ([dispatch.Turn].Version): [Store.SaveTurn]
+// writes it only where the stored turn is at the version the save was
+// decided on, so two processes that each change a call of one turn never
+// undo each other's change; the second gets [dispatch.ErrConflict].
+// [Store.WaitTurn] waits for a turn's next version by looking: a database
+// cannot tell a process of another's save in a way every driver shares,
+// so the wait reads the turn's version (one row, by its primary key) every
+// [Config].WaitInterval, 100 milliseconds unless configured. [Store.Pending]
+// lists the calls of saved turns that wait for a person from the summary
+// columns SaveTurn writes ([dispatch.NewPending]), so that a page of the
+// list reads no call's whole outcome; [dispatch.PendingQuery].Full reads
+// them.
 //
 // # Failing closed
 //
@@ -40,11 +79,14 @@
 //
 // What package dispatch allows a Store to persist, and nothing else: a
 // claim as the JSON of [dispatch.Claim] (checkpoint ID, call ID, tool,
-// idempotency key, principal, answer digest, times), its outcome as the
-// JSON of [dispatch.SavedOutcome] (public output, error class, the sealed
-// checkpoint of a call that suspended again), and each saved turn as its
-// times and the JSON of its outcomes. No answer and no private error is
-// stored.
+// idempotency key, principal, answer digest, times, state, version,
+// attempt, lease), its outcome as the JSON of [dispatch.SavedOutcome]
+// (public output, error class, the sealed checkpoint of a call that
+// suspended again), and each saved turn as its times, its version and the
+// JSON of its outcomes, with the summary of each pending call (call ID,
+// tool, principal, prompt, times, each text cut as dispatch.NewPending
+// cuts it). No answer and no private error is stored, unless the runtime
+// asks for the answer ([dispatch.Claim].Response).
 //
 // # Schema and migrations
 //
@@ -53,6 +95,19 @@
 // database lacks, once, even when replicas start together, and refuses a
 // database whose schema is newer than [SchemaVersion]. [Migrations]
 // returns the SQL for review or to apply by hand.
+//
+// Version 2 adds the record's state, version and lease end to the claims
+// (and the index Stranded reads), the version to the turns, and the
+// summary columns to the turns' outcomes. Rows written by version 1 keep
+// working without being rewritten: a claim without a state reads as it
+// always did (finished with an outcome; running, with a lease long
+// ended, without one) at version 0, and its next step gives it a state
+// and a version; a turn is at version 1; an outcome without summary
+// columns has its summary made from its JSON. Stop the processes of the
+// previous release before Migrate: one still running writes claims
+// without a state, which read as stranded at once, and saves turns
+// without moving their version (a release refuses a newer schema when it
+// migrates, not while it runs).
 //
 // # Retention
 //

@@ -110,6 +110,6 @@ func ExampleMigrations() {
 		fmt.Println(d, "schema version", len(sqlstore.Migrations(d)))
 	}
 	// Output:
-	// PostgreSQL schema version 1
-	// SQLite schema version 1
+	// PostgreSQL schema version 2
+	// SQLite schema version 2
 }

@@ -19,23 +19,24 @@ import (
 	"github.com/agentcontract/tool/stores/sqlstore"
 )
 
-// step names a point of a claim's write where a fault is injected.
+// step names a point of a claim's write (its insert, or the update of a
+// step of its record: Advance, Finish) where a fault is injected.
 type step string
 
 const (
-	// beforeStatement: the insert is never sent.
+	// beforeStatement: the write is never sent.
 	beforeStatement step = "before the statement"
-	// duringStatement: the insert ran and its reply is lost. On
+	// duringStatement: the write ran and its reply is lost. On
 	// PostgreSQL it ran inside its transaction, which then rolls back; on
 	// SQLite, which commits each statement, it stands.
 	duringStatement step = "during the statement"
-	// commitFails: the COMMIT is never sent (PostgreSQL: the insert runs
+	// commitFails: the COMMIT is never sent (PostgreSQL: the write runs
 	// in a transaction of its own).
 	commitFails step = "when the commit is sent"
 	// afterCommit: the COMMIT ran and its reply is lost (PostgreSQL).
 	afterCommit step = "after the commit, before the reply"
-	// finishStatement: the UPDATE that records a claim's outcome is never
-	// sent.
+	// finishStatement: the UPDATE that records a claim's outcome (a step
+	// of its record that sets one) is never sent.
 	finishStatement step = "before the outcome's statement"
 )
 
@@ -54,7 +55,7 @@ var faults = []fault{
 	{"context ends", nil},
 }
 
-// injector arms one fault at one step of the next claim insert, and
+// injector arms one fault at one step of the next claim write, and
 // counts it when it fires.
 type injector struct {
 	mu     sync.Mutex
@@ -66,6 +67,9 @@ type injector struct {
 	// onInsert, when set, is called as a claim insert is about to be
 	// sent.
 	onInsert func()
+	// then, when set, is called once a fault has fired, before the
+	// driver returns: another process's work at that moment.
+	then func()
 }
 
 func (in *injector) arm(at step, f fault, cancel context.CancelFunc) {
@@ -79,16 +83,21 @@ func (in *injector) arm(at step, f fault, cancel context.CancelFunc) {
 // its error only if the driver's ctx ended with it, as a driver does.
 func (in *injector) take(ctx context.Context, at step) error {
 	in.mu.Lock()
-	defer in.mu.Unlock()
 	if !in.armed || in.step != at {
+		in.mu.Unlock()
 		return nil
 	}
 	in.armed = false
 	in.fired++
-	if in.fault.err != nil {
-		return in.fault.err
+	f, cancel, then := in.fault, in.cancel, in.then
+	in.mu.Unlock()
+	if then != nil {
+		then()
 	}
-	in.cancel()
+	if f.err != nil {
+		return f.err
+	}
+	cancel()
 	return ctx.Err()
 }
 
@@ -99,7 +108,7 @@ func (in *injector) firedCount() int {
 }
 
 // faultyDB opens d through a driver that wraps d's and injects in's
-// faults into claim inserts.
+// faults into claim writes.
 func faultyDB(t testing.TB, d database, in *injector) *sql.DB {
 	t.Helper()
 	probe, err := sql.Open(d.driver, d.dsn)
@@ -128,16 +137,22 @@ func (c connector) Connect(context.Context) (driver.Conn, error) {
 func (c connector) Driver() driver.Driver { return c.base }
 
 // faultyConn passes everything to the driver's connection, injecting
-// faults around claim inserts.
+// faults around claim writes.
 type faultyConn struct {
 	driver.Conn
 	in          *injector
 	inTx        bool
-	claimedInTx bool
+	claimedInTx bool // a claim write ran in the transaction
 }
 
 func isClaimInsert(query string) bool {
 	return strings.HasPrefix(query, "INSERT INTO") && strings.Contains(query, "claims (")
+}
+
+// isClaimStep reports whether query is the update of a step of a claim's
+// record (Advance, Finish).
+func isClaimStep(query string) bool {
+	return strings.HasPrefix(query, "UPDATE") && strings.Contains(query, "claims SET outcome")
 }
 
 func (c *faultyConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
@@ -145,15 +160,15 @@ func (c *faultyConn) ExecContext(ctx context.Context, query string, args []drive
 	if !ok {
 		return nil, driver.ErrSkip
 	}
-	if strings.HasPrefix(query, "UPDATE") && strings.Contains(query, "claims SET outcome") {
+	if isClaimStep(query) && len(args) > 0 && !isNull(args[0].Value) {
 		if err := c.in.take(ctx, finishStatement); err != nil {
 			return nil, err
 		}
 	}
-	if !isClaimInsert(query) {
+	if !isClaimInsert(query) && !isClaimStep(query) {
 		return execer.ExecContext(ctx, query, args)
 	}
-	if c.in.onInsert != nil {
+	if c.in.onInsert != nil && isClaimInsert(query) {
 		c.in.onInsert()
 	}
 	if err := c.in.take(ctx, beforeStatement); err != nil {
@@ -170,6 +185,15 @@ func (c *faultyConn) ExecContext(ctx context.Context, query string, args []drive
 		return nil, err
 	}
 	return res, nil
+}
+
+// isNull reports whether a statement's argument is SQL NULL: nil, or a
+// driver.Valuer of nil (a driver may take sql.NullString as it is).
+func isNull(v any) bool {
+	if valuer, ok := v.(driver.Valuer); ok {
+		v, _ = valuer.Value()
+	}
+	return v == nil
 }
 
 func (c *faultyConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
@@ -254,7 +278,8 @@ func (tx *faultyTx) Rollback() error {
 	return tx.Tx.Rollback()
 }
 
-// stepsOf lists the steps of a claim's write on a dialect.
+// stepsOf lists the steps of a claim's write (insert or update) on a
+// dialect.
 func stepsOf(d sqlstore.Dialect) []step {
 	if d == sqlstore.PostgreSQL {
 		return []step{beforeStatement, duringStatement, commitFails, afterCommit}
@@ -412,7 +437,9 @@ func TestLostOutcomeThroughFaults(t *testing.T) {
 			_, err = other.Resume(t.Context(), cp, yes)
 			var answered *dispatch.AnsweredError
 			require.ErrorAs(t, err, &answered)
-			require.ErrorContains(t, err, "its outcome is not recorded")
+			_, recorded := answered.Outcome()
+			require.False(t, recorded, "another process reports no outcome: none is recorded")
+			require.Equal(t, int32(1), runs.Load(), "another process does not run the call")
 
 			o, err = ran.Resume(t.Context(), cp, yes)
 			require.NoError(t, err)

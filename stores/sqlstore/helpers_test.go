@@ -173,6 +173,18 @@ func (r *roundRobin) Finish(ctx context.Context, id string, o dispatch.SavedOutc
 	return r.next().Finish(ctx, id, o)
 }
 
+func (r *roundRobin) Advance(ctx context.Context, id string, s dispatch.Step) (dispatch.Claim, error) {
+	return r.next().Advance(ctx, id, s)
+}
+
+func (r *roundRobin) WaitTurn(ctx context.Context, id string, after int64) (dispatch.Turn, error) {
+	return r.next().WaitTurn(ctx, id, after)
+}
+
+func (r *roundRobin) Stranded(ctx context.Context, q dispatch.StrandedQuery) ([]dispatch.Claim, error) {
+	return r.next().Stranded(ctx, q)
+}
+
 func (r *roundRobin) Claimed(ctx context.Context, id string) (dispatch.Claim, error) {
 	return r.next().Claimed(ctx, id)
 }

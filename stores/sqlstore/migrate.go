@@ -14,7 +14,7 @@ import (
 // SchemaVersion is the version of the schema this code reads and writes:
 // the number of migrations it knows. [Store.Migrate] brings a database up
 // to it, and refuses a database whose schema is newer.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrations returns the statements of each migration for d, with the
 // table prefix {p} still to be replaced: element n brings the schema from
@@ -22,10 +22,14 @@ const SchemaVersion = 1
 //
 // Design: times are BIGINT nanoseconds since 1970 UTC, exact on every
 // dialect (PostgreSQL's timestamps keep microseconds only); a claim is
-// kept as the JSON a dispatch.MemoryStore keeps, with the columns it is
-// looked up, ordered and expired by beside it; a turn is a row with its
-// times and one row per outcome, so that Pending is one query. Nothing is
-// kept that package dispatch does not allow a Store to persist.
+// kept as the JSON a dispatch.MemoryStore keeps (its outcome in a column
+// of its own), with the columns it is looked up, ordered, expired and
+// compared-and-set by beside it; a turn is a row with its times and
+// version and one row per outcome, with the summary of a pending call in
+// columns, so that Pending is one query that reads no outcome's JSON.
+// Nothing is kept that package dispatch does not allow a Store to
+// persist. The migration of a released version is never edited: a
+// change is a new one.
 func migrations(d Dialect) [][]string {
 	bytes, text, ts := d.bytesType(), d.byteText(), d.timestampType()
 	return [][]string{{
@@ -61,6 +65,37 @@ func migrations(d Dialect) [][]string {
 )`,
 		`CREATE INDEX {p}turn_outcomes_by_checkpoint ON {p}turn_outcomes (checkpoint_id)`,
 		`INSERT INTO {p}schema_version (version) VALUES (1)`,
+	}, {
+		// Version 2: the call record's life, turns saved at a version,
+		// and the summaries a list of pending calls reads.
+		//
+		// A claim keeps its state, version and lease end in columns
+		// beside its JSON (which holds them too): version for the
+		// compare and set of Advance and Finish, lease_expires for
+		// Stranded. A row of version 1 has them NULL and reads as its
+		// JSON always did (no state: finished with an outcome, running
+		// with a lease long ended without one; version 0).
+		`ALTER TABLE {p}claims ADD COLUMN state TEXT`,
+		`ALTER TABLE {p}claims ADD COLUMN version BIGINT`,
+		`ALTER TABLE {p}claims ADD COLUMN lease_expires BIGINT`,
+		// The records not finished (claimed or running: those without
+		// an outcome), in the order Stranded lists them, with the lease
+		// end to filter on in the index itself: Stranded reads this
+		// index, and the JSON of the rows it returns only.
+		`CREATE INDEX {p}claims_open ON {p}claims (claimed_at, checkpoint_id, lease_expires) WHERE outcome IS NULL`,
+		// A turn saved by version 1 was saved once at least: version 1.
+		`ALTER TABLE {p}turns ADD COLUMN version BIGINT NOT NULL DEFAULT 1`,
+		// The summary of a pending call (dispatch.NewPending), written
+		// by SaveTurn, so that a list page reads these columns and not
+		// each outcome's JSON. NULL in rows of version 1, whose summary
+		// is made from the outcome.
+		`ALTER TABLE {p}turn_outcomes ADD COLUMN call_id TEXT`,
+		`ALTER TABLE {p}turn_outcomes ADD COLUMN tool TEXT`,
+		`ALTER TABLE {p}turn_outcomes ADD COLUMN principal TEXT`,
+		`ALTER TABLE {p}turn_outcomes ADD COLUMN prompt TEXT`,
+		`ALTER TABLE {p}turn_outcomes ADD COLUMN issued_at BIGINT`,
+		`ALTER TABLE {p}turn_outcomes ADD COLUMN checkpoint_expires_at BIGINT`,
+		`INSERT INTO {p}schema_version (version) VALUES (2)`,
 	}}
 }
 

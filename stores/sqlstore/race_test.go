@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/dispatch"
 	"github.com/agentcontract/tool/stores/sqlstore"
 )
@@ -138,6 +140,66 @@ func TestClaimWaitsThenContextEnds(t *testing.T) {
 			require.Nil(t, r.prior)
 			require.NoError(t, gerr)
 			require.Equal(t, c.Nonce, got.Nonce, "the claim that won is the one recorded")
+		})
+	}
+}
+
+// resaveRounds is how many times two calls of one turn save it at once.
+const resaveRounds = 100
+
+// Two calls of one saved turn are resumed at once, in two replicas: each
+// reads the turn, puts its call's outcome in place and saves the turn at
+// the version it read. Never do both saves land (one would undo the
+// other's change): one does, and the other gets dispatch.ErrConflict and
+// writes nothing, round after round.
+func TestConcurrentResave(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			d := b.new(t)
+			replica := [2]*sqlstore.Store{d.store(t, sqlstore.Config{}), d.store(t, sqlstore.Config{})}
+			ctx := t.Context()
+			now := time.Now().UTC()
+			outcome := func(call int, text string) dispatch.SavedOutcome {
+				return dispatch.SavedOutcome{CallID: fmt.Sprintf("call_%d", call), Tool: "refund", Kind: dispatch.KindCompleted, Output: tool.NewTextOutput(text)}
+			}
+			first := dispatch.Turn{ID: "t", SavedAt: now, ExpiresAt: now.Add(time.Hour), Outcomes: []dispatch.SavedOutcome{outcome(0, "waiting"), outcome(1, "waiting")}}
+			require.NoError(t, replica[0].SaveTurn(ctx, first))
+			for round := range resaveRounds {
+				var read, saved sync.WaitGroup
+				read.Add(2)
+				var errs [2]error
+				for call := range 2 {
+					saved.Go(func() {
+						turn, err := replica[call].Turn(ctx, "t")
+						read.Done()
+						if err != nil {
+							errs[call] = err
+							return
+						}
+						// Both have read the same version before either saves.
+						read.Wait()
+						turn.Outcomes[call] = outcome(call, fmt.Sprintf("round %d", round))
+						errs[call] = replica[call].SaveTurn(ctx, turn)
+					})
+				}
+				saved.Wait()
+				landed := -1
+				for call, err := range errs {
+					switch {
+					case err == nil:
+						require.Equal(t, -1, landed, "round %d: both saves landed", round)
+						landed = call
+					default:
+						require.ErrorIs(t, err, dispatch.ErrConflict, "round %d: call %d", round, call)
+					}
+				}
+				require.NotEqual(t, -1, landed, "round %d: no save landed", round)
+				turn, err := replica[0].Turn(ctx, "t")
+				require.NoError(t, err)
+				require.Equal(t, int64(round+2), turn.Version, "round %d: one save more", round)
+				text, _ := turn.Outcomes[landed].Output.Text()
+				require.Equal(t, fmt.Sprintf("round %d", round), text, "round %d: the save that landed is stored", round)
+			}
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -22,6 +23,10 @@ const DefaultTablePrefix = "tool_"
 // [dispatch.MemoryStore], so that a record one of them keeps, the other
 // keeps too.
 const DefaultMaxRecordBytes = dispatch.DefaultMemoryStoreBytes
+
+// DefaultWaitInterval is how often [Store.WaitTurn] looks at the turn it
+// waits for when [Config].WaitInterval is zero: 100 milliseconds.
+const DefaultWaitInterval = 100 * time.Millisecond
 
 // maxPrefix bounds Config.TablePrefix: with the longest name the store
 // gives (turn_outcomes_by_checkpoint), it stays within PostgreSQL's 63
@@ -51,6 +56,13 @@ type Config struct {
 	// is full its error reaches the caller wrapped in [dispatch.ErrStore],
 	// and no record is evicted to make room.
 	MaxRecordBytes int
+	// WaitInterval is how often [Store.WaitTurn] reads the version of
+	// the turn it waits for: a database cannot tell a process of another
+	// process's save in a way every driver shares, so the wait looks, by
+	// one primary-key read of one row, at this interval. 0 means
+	// [DefaultWaitInterval]; a negative value is refused. A shorter
+	// interval sees a save sooner and costs the database more reads.
+	WaitInterval time.Duration
 }
 
 // Store is a [dispatch.Store] in a SQL database reached through
@@ -59,7 +71,10 @@ type Config struct {
 // same [Config], on the same database; a claim made through one is seen
 // by all, and of the claims of one checkpoint made at once through any of
 // them exactly one wins (one INSERT … ON CONFLICT DO NOTHING on the
-// checkpoint ID, the table's primary key).
+// checkpoint ID, the table's primary key). Each later write of a record
+// or a turn is a compare and set on its version (one UPDATE … WHERE
+// version = …), so that of two processes that decided on one version,
+// one lands and the other is told [dispatch.ErrConflict].
 //
 // The Store uses the [*sql.DB] it is given and does not close it: the
 // caller owns it, its pool settings and its driver. Call [Store.Migrate]
@@ -68,9 +83,9 @@ type Config struct {
 // A Store is safe for concurrent use by goroutines and, sharing a
 // database, by processes. Its methods honour ctx throughout (the query
 // of a cancelled ctx is abandoned and its transaction rolled back),
-// except a Claim that has started writing, whose result must be what the
-// database holds (see Store.Claim); they copy
-// what they are given and return new values. Times come back in UTC, to
+// except a Claim, Advance or Finish that has started writing, whose
+// result must be what the database holds (see Store.Claim and
+// Store.Advance); they copy what they are given and return new values. Times come back in UTC, to
 // the nanosecond; a time outside the years 1678 to 2262 (which int64
 // nanoseconds cannot hold) is refused with an error wrapping
 // [dispatch.ErrInvalidRecord].
@@ -79,7 +94,8 @@ type Config struct {
 // dispatch: [dispatch.ErrStore] for the database (its error, or ctx's,
 // beside it, so that errors.Is finds context.Canceled and errors.As the
 // driver's error), [dispatch.ErrNotFound], [dispatch.ErrInvalidRecord]
-// (also for a stored row that does not decode), or
+// (also for a stored row that does not decode), [dispatch.ErrConflict]
+// for a write decided on a version that is no longer the stored one, or
 // [dispatch.ErrAlreadyAnswered] as a [*dispatch.AnsweredError], as
 // [dispatch.Store] documents. The zero Store keeps nothing: its methods
 // return an error wrapping [dispatch.ErrStore]. Make one with [New].
@@ -88,19 +104,21 @@ type Store struct {
 	dialect  Dialect
 	prefix   string
 	maxBytes int
+	interval time.Duration
 
 	// The statements, rewritten for the dialect and prefix once.
-	insertClaim, selectClaim, finishClaim                 string
-	upsertTurn, deleteOutcomes, insertOutcome, selectTurn string
-	deleteTurns, deleteClaims                             string
+	insertClaim, selectClaim, lockClaim, placeClaim, stepClaim string
+	insertTurn, updateTurn, turnVersion                        string
+	deleteOutcomes, insertOutcome, selectTurn                  string
+	deleteTurns, deleteClaims                                  string
 }
 
 // New returns a [Store] on db, which the caller opened with a driver of
 // config.Dialect and keeps owning. New does not touch the database; call
 // [Store.Migrate] before the first use. Errors wrap
 // [dispatch.ErrInvalidConfig]: a nil db, an unknown dialect, a table
-// prefix that is not a plain lowercase name, or a negative
-// MaxRecordBytes.
+// prefix that is not a plain lowercase name, a negative MaxRecordBytes
+// or a negative WaitInterval.
 func New(db *sql.DB, config Config) (*Store, error) {
 	prefix := config.TablePrefix
 	if prefix == "" {
@@ -115,6 +133,8 @@ func New(db *sql.DB, config Config) (*Store, error) {
 		return nil, errprefix.Errorf("%w: sqlstore: Config.TablePrefix %q is not at most %d lowercase letters, digits and underscores, starting with a letter or underscore", dispatch.ErrInvalidConfig, truncate(prefix, 80), maxPrefix)
 	case config.MaxRecordBytes < 0:
 		return nil, errprefix.Errorf("%w: sqlstore: Config.MaxRecordBytes is %d, want 0 (the default) or more", dispatch.ErrInvalidConfig, config.MaxRecordBytes)
+	case config.WaitInterval < 0:
+		return nil, errprefix.Errorf("%w: sqlstore: Config.WaitInterval is %v, want 0 (the default) or more", dispatch.ErrInvalidConfig, config.WaitInterval)
 	}
 	d := config.Dialect
 	q := func(query string) string { return d.sql(prefix, query) }
@@ -122,20 +142,32 @@ func New(db *sql.DB, config Config) (*Store, error) {
 		db:       db,
 		dialect:  d,
 		prefix:   prefix,
-		maxBytes: config.MaxRecordBytes,
+		maxBytes: cmp.Or(config.MaxRecordBytes, DefaultMaxRecordBytes),
+		interval: cmp.Or(config.WaitInterval, DefaultWaitInterval),
 	}
-	if s.maxBytes == 0 {
-		s.maxBytes = DefaultMaxRecordBytes
-	}
-	s.insertClaim = q(`INSERT INTO {p}claims (checkpoint_id, answer_sha256, claimed_at, expires_at, claim)
-VALUES (?, ?, ?, ?, ?) ON CONFLICT (checkpoint_id) DO NOTHING`)
+	s.insertClaim = q(`INSERT INTO {p}claims (checkpoint_id, answer_sha256, claimed_at, expires_at, claim, state, version, lease_expires)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (checkpoint_id) DO NOTHING`)
 	s.selectClaim = q(`SELECT claim, outcome FROM {p}claims WHERE checkpoint_id = ?`)
-	s.finishClaim = q(`UPDATE {p}claims SET outcome = ? WHERE checkpoint_id = ? AND outcome IS NULL`)
-	s.upsertTurn = q(`INSERT INTO {p}turns (id, first_saved_at, saved_at, expires_at) VALUES (?, ?, ?, ?)
-ON CONFLICT (id) DO UPDATE SET saved_at = excluded.saved_at, expires_at = excluded.expires_at`)
+	// Read in a write transaction, so that a write of the row still
+	// under way (one whose reply was lost) has ended first.
+	s.lockClaim = s.selectClaim
+	if d == PostgreSQL {
+		s.lockClaim += " FOR UPDATE"
+	}
+	s.placeClaim = q(`SELECT turn_id, position FROM {p}turn_outcomes WHERE checkpoint_id = ? ORDER BY turn_id, position LIMIT 1`)
+	// The outcome goes first: a record moves only from a version
+	// without an outcome (a version 1 process's Finish sets the outcome
+	// alone, and is not overwritten).
+	s.stepClaim = q(`UPDATE {p}claims SET outcome = ?, claim = ?, state = ?, version = ?, lease_expires = ?
+WHERE checkpoint_id = ? AND COALESCE(version, 0) = ? AND outcome IS NULL`)
+	s.insertTurn = q(`INSERT INTO {p}turns (id, first_saved_at, saved_at, expires_at, version) VALUES (?, ?, ?, ?, 1)
+ON CONFLICT (id) DO NOTHING`)
+	s.updateTurn = q(`UPDATE {p}turns SET saved_at = ?, expires_at = ?, version = version + 1 WHERE id = ? AND version = ?`)
+	s.turnVersion = q(`SELECT version FROM {p}turns WHERE id = ?`)
 	s.deleteOutcomes = q(`DELETE FROM {p}turn_outcomes WHERE turn_id = ?`)
-	s.insertOutcome = q(`INSERT INTO {p}turn_outcomes (turn_id, position, checkpoint_id, outcome) VALUES (?, ?, ?, ?)`)
-	s.selectTurn = q(`SELECT t.saved_at, t.expires_at, o.position, o.outcome
+	s.insertOutcome = q(`INSERT INTO {p}turn_outcomes (turn_id, position, checkpoint_id, outcome,
+call_id, tool, principal, prompt, issued_at, checkpoint_expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	s.selectTurn = q(`SELECT t.saved_at, t.expires_at, t.version, o.position, o.outcome
 FROM {p}turns t LEFT JOIN {p}turn_outcomes o ON o.turn_id = t.id
 WHERE t.id = ? ORDER BY o.position`)
 	s.deleteTurns = q(`DELETE FROM {p}turns WHERE expires_at < ? RETURNING id`)

@@ -45,6 +45,9 @@ func TestNew(t *testing.T) {
 		{name: "negative record bound", why: "0 is the default, and nothing fits in less", db: db,
 			config: sqlstore.Config{Dialect: sqlstore.SQLite, MaxRecordBytes: -1},
 			err:    "tool: invalid dispatch config: sqlstore: Config.MaxRecordBytes is -1, want 0 (the default) or more"},
+		{name: "negative wait interval", why: "0 is the default, and a wait cannot look back in time", db: db,
+			config: sqlstore.Config{Dialect: sqlstore.SQLite, WaitInterval: -time.Second},
+			err:    "tool: invalid dispatch config: sqlstore: Config.WaitInterval is -1s, want 0 (the default) or more"},
 		{name: "zero config but the dialect", why: "the defaults are usable", db: db, config: sqlstore.Config{Dialect: sqlstore.SQLite}},
 		{name: "longest prefix", why: "32 bytes fit", db: db, config: sqlstore.Config{Dialect: sqlstore.PostgreSQL, TablePrefix: "_" + strings.Repeat("a", 31)}},
 	} {
@@ -79,6 +82,15 @@ func TestZeroStore(t *testing.T) {
 		_, err = s.Claims(ctx, dispatch.ClaimQuery{})
 		require.ErrorIs(t, err, dispatch.ErrStore)
 		_, err = s.DeleteExpired(ctx, time.Now())
+		require.ErrorIs(t, err, dispatch.ErrStore)
+		_, err = s.Advance(ctx, hexN(1, 32), dispatch.Step{Version: 1, State: dispatch.StateRunning, Attempt: 1, LeaseOwner: "o", LeaseExpires: time.Now()})
+		require.ErrorIs(t, err, dispatch.ErrStore)
+		require.ErrorIs(t, s.Finish(ctx, hexN(1, 32), dispatch.SavedOutcome{CallID: "c", Tool: "refund", Kind: dispatch.KindCompleted}), dispatch.ErrStore)
+		_, err = s.Stranded(ctx, dispatch.StrandedQuery{Now: time.Now()})
+		require.ErrorIs(t, err, dispatch.ErrStore)
+		_, err = s.WaitTurn(ctx, "t", 0)
+		require.ErrorIs(t, err, dispatch.ErrStore)
+		_, err = s.Pending(ctx, dispatch.PendingQuery{})
 		require.ErrorIs(t, err, dispatch.ErrStore)
 	}
 }

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,8 +12,12 @@ import (
 )
 
 // SaveTurn implements [dispatch.Store]'s SaveTurn: in one transaction,
-// the turn's row is inserted or updated (keeping when it was first saved)
-// and its outcomes replaced.
+// the turn's row is inserted (t.Version 0: ON CONFLICT DO NOTHING) or
+// updated where it is at t.Version (keeping when it was first saved), at
+// one version more, and its outcomes are replaced, each suspended one
+// with its summary ([dispatch.NewPending]) in columns for Pending. When
+// the row was not there to insert or update at t.Version, nothing is
+// written and the error wraps [dispatch.ErrConflict].
 func (s *Store) SaveTurn(ctx context.Context, t dispatch.Turn) error {
 	if err := t.Validate(); err != nil {
 		return err
@@ -26,15 +31,29 @@ func (s *Store) SaveTurn(ctx context.Context, t dispatch.Turn) error {
 	if err != nil {
 		return err
 	}
-	outcomes := make([]string, len(t.Outcomes))
+	id := []byte(t.ID)
+	rows := make([][]any, len(t.Outcomes))
 	size := len(t.ID)
 	for i, o := range t.Outcomes {
 		data, err := o.MarshalJSON()
 		if err != nil {
 			return errprefix.Errorf("%w (outcome %d of %s)", err, i, what)
 		}
-		outcomes[i] = string(data)
 		size += len(data)
+		rows[i] = []any{id, i, nil, string(data), nil, nil, nil, nil, nil, nil}
+		if o.Checkpoint == nil {
+			continue
+		}
+		p := dispatch.NewPending(t.ID, i, o, false)
+		issued, err := nanos(p.IssuedAt, fmt.Sprintf("outcome %d of %s: the checkpoint's IssuedAt", i, what))
+		if err != nil {
+			return err
+		}
+		expires, err := nanos(p.ExpiresAt, fmt.Sprintf("outcome %d of %s: the checkpoint's ExpiresAt", i, what))
+		if err != nil {
+			return err
+		}
+		copy(rows[i][2:], []any{p.CheckpointID, string(data), p.CallID, p.Tool, p.Principal, p.Prompt, issued, expires})
 	}
 	if size > s.maxRecordBytes() {
 		return s.tooLarge(what, size)
@@ -42,20 +61,34 @@ func (s *Store) SaveTurn(ctx context.Context, t dispatch.Turn) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
-	id := []byte(t.ID)
 	return s.inTx(ctx, func(q querier) error {
-		if _, err := q.ExecContext(ctx, s.upsertTurn, id, savedAt, savedAt, expiresAt); err != nil {
+		var res sql.Result
+		var err error
+		if t.Version == 0 {
+			res, err = q.ExecContext(ctx, s.insertTurn, id, savedAt, savedAt, expiresAt)
+		} else {
+			res, err = q.ExecContext(ctx, s.updateTurn, savedAt, expiresAt, id, t.Version)
+		}
+		var n int64
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		if err != nil {
 			return s.fail(ctx, "saving "+what, err)
+		}
+		if n != 1 {
+			var stored int64
+			err := q.QueryRowContext(ctx, s.turnVersion, id).Scan(&stored)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return s.fail(ctx, "saving "+what, err)
+			}
+			return errprefix.Errorf("%w: %s is at version %d; the save was decided on version %d", dispatch.ErrConflict, what, stored, t.Version)
 		}
 		if _, err := q.ExecContext(ctx, s.deleteOutcomes, id); err != nil {
 			return s.fail(ctx, "saving "+what, err)
 		}
-		for i, o := range t.Outcomes {
-			var checkpoint sql.NullString
-			if o.Checkpoint != nil {
-				checkpoint = sql.NullString{String: o.Checkpoint.ID(), Valid: true}
-			}
-			if _, err := q.ExecContext(ctx, s.insertOutcome, id, i, checkpoint, outcomes[i]); err != nil {
+		for _, row := range rows {
+			if _, err := q.ExecContext(ctx, s.insertOutcome, row...); err != nil {
 				return s.fail(ctx, "saving "+what, err)
 			}
 		}
@@ -64,7 +97,8 @@ func (s *Store) SaveTurn(ctx context.Context, t dispatch.Turn) error {
 }
 
 // Turn implements [dispatch.Store]'s Turn, with one query, so that it
-// reads a turn as one SaveTurn wrote it.
+// reads a turn as one SaveTurn wrote it, at the version that save gave
+// it (a turn saved by schema version 1 is at version 1).
 func (s *Store) Turn(ctx context.Context, id string) (dispatch.Turn, error) {
 	if err := s.begin(ctx); err != nil {
 		return dispatch.Turn{}, err
@@ -76,7 +110,7 @@ func (s *Store) Turn(ctx context.Context, id string) (dispatch.Turn, error) {
 		var savedAt, expiresAt int64
 		var position sql.NullInt64
 		var outcome sql.NullString
-		if err := scan(&savedAt, &expiresAt, &position, &outcome); err != nil {
+		if err := scan(&savedAt, &expiresAt, &t.Version, &position, &outcome); err != nil {
 			return err
 		}
 		found = true
@@ -101,57 +135,6 @@ func (s *Store) Turn(ctx context.Context, id string) (dispatch.Turn, error) {
 		return dispatch.Turn{}, errprefix.Errorf("%w: no turn %q", dispatch.ErrNotFound, truncate(id, 80))
 	}
 	return t, nil
-}
-
-// Pending implements [dispatch.Store]'s Pending, with one query.
-func (s *Store) Pending(ctx context.Context, q dispatch.PendingQuery) ([]dispatch.Pending, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	query := `SELECT o.turn_id, o.position, o.outcome
-FROM {p}turn_outcomes o JOIN {p}turns t ON t.id = o.turn_id
-WHERE o.checkpoint_id IS NOT NULL
-AND NOT EXISTS (SELECT 1 FROM {p}claims c WHERE c.checkpoint_id = o.checkpoint_id)`
-	var args []any
-	if q.TurnID != "" {
-		query += " AND o.turn_id = ?"
-		args = append(args, []byte(q.TurnID))
-	}
-	if q.NewestFirst {
-		query += " ORDER BY t.first_saved_at DESC, t.id DESC, o.position"
-	} else {
-		query += " ORDER BY t.first_saved_at, t.id, o.position"
-	}
-	switch {
-	case q.Limit > 0:
-		query += " LIMIT ?"
-		args = append(args, q.Limit)
-	case q.Offset > 0 && s.dialect == SQLite:
-		query += " LIMIT -1" // SQLite has no OFFSET without a LIMIT
-	}
-	if q.Offset > 0 {
-		query += " OFFSET ?"
-		args = append(args, q.Offset)
-	}
-	out := []dispatch.Pending{}
-	err := s.each(ctx, s.db, "listing pending calls", s.dialect.sql(s.prefix, query), args, func(scan func(...any) error) error {
-		var turnID []byte
-		var position int64
-		var outcome string
-		if err := scan(&turnID, &position, &outcome); err != nil {
-			return err
-		}
-		p := dispatch.Pending{TurnID: string(turnID), Index: int(position)}
-		if err := p.Outcome.UnmarshalJSON([]byte(outcome)); err != nil {
-			return errprefix.Errorf("%w (outcome %d of stored turn %q)", err, position, truncate(p.TurnID, 80))
-		}
-		out = append(out, p)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // DeleteExpired implements [dispatch.Store]'s DeleteExpired: in one
