@@ -92,6 +92,12 @@ type AskFunc[In, Answer, Out any] struct {
 // cannot see the idempotency key it would deduplicate by) and a
 // definition that [Definition.Validate] would refuse are errors wrapping
 // [ErrInvalidTool].
+//
+// act runs only for an answer. A person who declines the call (an
+// approval desk's Decline, MCP's "decline") does not answer it: act never
+// runs, and the runtime settles the call as declined, which the model
+// reads as such. So act's branch for a false bool is the person's "no"
+// given as an answer, not a decline.
 func NewAskFunc[In, Answer, Out any](config FuncConfig, ask func(context.Context, In) (Question, error), act func(context.Context, In, Answer) (Out, error)) (AskFunc[In, Answer, Out], error) {
 	if ask == nil || act == nil {
 		return AskFunc[In, Answer, Out]{}, errorf("%w: tool %q has a nil ask or act function", ErrInvalidTool, config.Name)

@@ -144,12 +144,29 @@ func (d *Dispatcher) startAndRun(ctx context.Context, cc claimedCall, rec Claim)
 		}
 		rec = started
 		defer d.hold(cc.cp.id, rec)()
+	} else if rec.Version == 1 {
+		// A decline starts nothing: read the record the store placed in
+		// its turn, so that the decline takes its place there.
+		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+		if placed, err := d.store.Claimed(readCtx, cc.cp.id); err == nil {
+			rec = placed
+		}
+		cancel()
 	}
 	o, err := d.runAndFinish(ctx, cc)
-	if err == nil {
+	if err == nil && !o.Replayed {
 		err = d.placeInTurn(ctx, rec, o)
+		d.answeredCall(ctx, cc, rec, o)
 	}
 	return o, err
+}
+
+// answeredCall tells the Observer that the answered call of rec, whose
+// outcome was recorded, ended in o.
+func (d *Dispatcher) answeredCall(ctx context.Context, cc claimedCall, rec Claim, o Outcome) {
+	info := cc.info
+	info.TurnID = rec.TurnID
+	d.answered(ctx, info, o)
 }
 
 // lostStart ends a call that could not be started because its record
@@ -191,7 +208,9 @@ func (d *Dispatcher) recordUnknown(ctx context.Context, cc claimedCall, prior Cl
 	ctx = d.callStart(ctx, cc.info)
 	d.log(ctx, o)
 	d.callDone(ctx, cc.info, o)
-	return o, nil
+	err = d.placeInTurn(ctx, prior, o)
+	d.answeredCall(ctx, cc, prior, o)
+	return o, err
 }
 
 // advance moves the record of checkpoint id by s, detached from the

@@ -101,16 +101,8 @@ func (d *Dispatcher) Run(ctx context.Context, call Call) Outcome {
 	return d.runLogged(ctx, call)
 }
 
-// RunAll runs the calls of one model turn, at most Config.MaxConcurrency at
-// a time (0 and 1: in order, one after the other), and returns their
-// outcomes in the order of calls. Each call is run as by Run: a panic or
-// error in one is that call's Outcome and touches no other. A call
-// abandoned at its deadline frees its place at once, so the later calls
-// run (Config.MaxAbandoned bounds how many abandoned tools may still run);
-// when ctx ends, RunAll returns as soon as the calls that run return or
-// are abandoned, and the calls not started by then get the Outcome Run
-// gives for a done ctx. calls is not retained.
-func (d *Dispatcher) RunAll(ctx context.Context, calls []Call) []Outcome {
+// runAll runs the calls of one model turn, as RunAll documents.
+func (d *Dispatcher) runAll(ctx context.Context, calls []Call) []Outcome {
 	outcomes := make([]Outcome, len(calls))
 	limit := 1
 	if d != nil {
@@ -142,7 +134,7 @@ func (d *Dispatcher) runLogged(ctx context.Context, call Call) Outcome {
 		return o
 	}
 	start := time.Now()
-	info := CallInfo{Op: OpRun, CallID: call.ID, Tool: call.Request.Name, Arguments: call.Request.Arguments, IdempotencyKey: call.IdempotencyKey, Principal: call.Principal}
+	info := CallInfo{Op: OpRun, CallID: call.ID, Tool: call.Request.Name, Arguments: call.Request.Arguments, IdempotencyKey: call.IdempotencyKey, Principal: call.Principal, TurnID: call.TurnID}
 	ctx = d.callStart(ctx, info)
 	o := d.run(ctx, call)
 	o.Duration = time.Since(start)

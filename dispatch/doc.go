@@ -159,9 +159,16 @@
 // [Lister.Pending] lists the calls that wait, as bounded summaries; after
 // a restart, [Dispatcher.Turn] reads the turn back with each resumed
 // call's recorded outcome in place, ready for an adapter to answer the
-// provider. A runtime that waits for a person's answer to finish a turn
-// waits with [TurnWaiter.WaitTurn]: each save of the turn moves its
-// [Turn.Version] on.
+// provider. Calls that carry a [Call.TurnID] need no step of their own:
+// RunAll saves their turn when one of them waits. The runtime then waits
+// for the turn with [Dispatcher.WaitTurn], which returns once no call of
+// it waits, whichever replica the person answered on: each answer moves
+// the turn's [Turn.Version] on, and the Store wakes whoever waits
+// ([TurnWaiter]). In the process that took the answer, the Observer's
+// Answered hook says so at once; [Observers] puts several Observers on
+// one Dispatcher. A call whose arguments a person corrected
+// ([Dispatcher.Supersede]) ends with an outcome that begins with a note
+// saying so, and what they became ([EditedText]).
 //
 // # Decisions
 //

@@ -50,15 +50,15 @@ func (d *Dispatcher) hold(id string, rec Claim) (stop func()) {
 
 // placeInTurn puts o, the outcome of rec's call, in place of the
 // checkpoint rec claimed in the saved turn the store placed the claim
-// in, when o suspended again: the new question is then pending in its
-// turn. It saves at the version it read, and reads again when another
+// in: a new question is then pending in its turn, and each answer moves
+// the turn's version on, which wakes whoever waits for the turn. It saves at the version it read, and reads again when another
 // save came in between, so that two calls of one turn resumed at once
 // both keep their new questions. A turn that no longer holds the old
 // checkpoint at that place (saved anew by its runtime, or placed
 // already) is left as it is.
 func (d *Dispatcher) placeInTurn(ctx context.Context, rec Claim, o Outcome) error {
 	turns, ok := d.store.(TurnStore)
-	if !ok || rec.TurnID == "" || o.Kind != KindSuspended || o.Checkpoint == nil {
+	if !ok || rec.TurnID == "" {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
@@ -69,25 +69,25 @@ func (d *Dispatcher) placeInTurn(ctx context.Context, rec Claim, o Outcome) erro
 			return nil
 		}
 		if err != nil {
-			return storeError(fmt.Sprintf("the call asked again, and its turn %q was not read to list the new question", truncate(rec.TurnID, 80)), err)
+			return storeError(fmt.Sprintf("the call was answered, and its turn %q was not read to put its outcome in", truncate(rec.TurnID, 80)), err)
 		}
 		i := rec.CallIndex
 		if i >= len(t.Outcomes) || t.Outcomes[i].Checkpoint == nil || t.Outcomes[i].Checkpoint.id != rec.CheckpointID {
 			return nil
 		}
-		t.Outcomes[i] = NewSavedOutcome(o)
-		if o.Checkpoint.expiresAt.After(t.ExpiresAt) {
+		t.Outcomes[i] = NewSavedOutcome(carryNote(t.Outcomes[i], o))
+		if o.Checkpoint != nil && o.Checkpoint.expiresAt.After(t.ExpiresAt) {
 			t.ExpiresAt = o.Checkpoint.expiresAt
 		}
 		err = turns.SaveTurn(ctx, t)
 		if err == nil || !errors.Is(err, ErrConflict) {
 			if err != nil {
-				return storeError(fmt.Sprintf("the call asked again, and its turn %q was not saved with the new question", truncate(rec.TurnID, 80)), err)
+				return storeError(fmt.Sprintf("the call was answered, and its turn %q was not saved with its outcome", truncate(rec.TurnID, 80)), err)
 			}
 			return nil
 		}
 	}
-	return storeError(fmt.Sprintf("the call asked again, and its turn %q was not saved with the new question", truncate(rec.TurnID, 80)),
+	return storeError(fmt.Sprintf("the call was answered, and its turn %q was not saved with its outcome", truncate(rec.TurnID, 80)),
 		fmt.Errorf("%d other saves came in between", maxSaves))
 }
 

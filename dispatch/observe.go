@@ -67,6 +67,58 @@ type Observer struct {
 	// ErrInvalidCheckpoint the seal may not have verified, and its
 	// fields may be forged.
 	ResumeRefused func(ctx context.Context, info CallInfo, err error)
+	// Answered is called when a person's answer, decline or edit of a
+	// checkpoint has been claimed, its call run (a decline runs
+	// nothing) and its outcome recorded: once per answer, in the process
+	// that claimed it, after CallDone, with that outcome (which may ask
+	// again). info.TurnID names the saved turn the call belongs to, when
+	// the store placed it in one: a runtime in this process that waits
+	// for that turn can go on with it. A resend that replays the recorded
+	// outcome does not call it again. Across processes, wait for the
+	// turn instead (Dispatcher.WaitTurn).
+	Answered func(ctx context.Context, info CallInfo, o Outcome)
+}
+
+// Observers returns an Observer that calls each of observers' hooks in
+// turn, the nil ones skipped: the OpenTelemetry adapter's and the
+// runtime's own on one Dispatcher, say. Each CallStart is given the
+// context the one before it returned. It copies the Observers; nil
+// elements are skipped, and no Observer at all gives nil.
+func Observers(observers ...*Observer) *Observer {
+	var all []Observer
+	for _, o := range observers {
+		if o != nil {
+			all = append(all, *o)
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	return &Observer{
+		CallStart: func(ctx context.Context, info CallInfo) context.Context {
+			for _, o := range all {
+				if o.CallStart != nil {
+					ctx = watch{observer: &o}.callStart(ctx, info)
+				}
+			}
+			return ctx
+		},
+		CallDone: func(ctx context.Context, info CallInfo, out Outcome) {
+			for _, o := range all {
+				watch{observer: &o}.callDone(ctx, info, out)
+			}
+		},
+		ResumeRefused: func(ctx context.Context, info CallInfo, err error) {
+			for _, o := range all {
+				watch{observer: &o}.resumeRefused(ctx, info, err)
+			}
+		},
+		Answered: func(ctx context.Context, info CallInfo, out Outcome) {
+			for _, o := range all {
+				watch{observer: &o}.answered(ctx, info, out)
+			}
+		},
+	}
 }
 
 // Op says which method of a [Dispatcher] a [CallInfo] comes from.
@@ -118,6 +170,10 @@ type CallInfo struct {
 	// AnsweredBy is, in Resume and Decline, the Principal of the
 	// [Answer]: who answered, as the runtime authenticated them.
 	AnsweredBy string
+	// TurnID is the saved turn the call belongs to: the Call's TurnID in
+	// Run; in Answered, the turn the store placed the answered call in.
+	// Empty when none is known.
+	TurnID string
 }
 
 // watch is what a Dispatcher reports its calls to: the Config's Logger
@@ -199,4 +255,13 @@ func (w watch) resumeRefused(ctx context.Context, info CallInfo, err error) {
 	}
 	defer func() { _ = recover() }()
 	w.observer.ResumeRefused(ctx, info, err)
+}
+
+// answered calls the Answered hook, if any.
+func (w watch) answered(ctx context.Context, info CallInfo, o Outcome) {
+	if w.observer == nil || w.observer.Answered == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	w.observer.Answered(ctx, info, o)
 }

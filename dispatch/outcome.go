@@ -147,6 +147,13 @@ type Call struct {
 	Principal string
 	// Progress, when not nil, receives the progress the tool reports.
 	Progress tool.ProgressReporter
+	// TurnID, when not empty, is the runtime's ID of the model turn the
+	// call belongs to (1 to 1024 bytes of UTF-8): when a call of a RunAll
+	// whose calls carry it suspends, RunAll saves the turn under it
+	// (Dispatcher.SaveTurn), so that a desk lists the calls that wait and
+	// the runtime can wait for them (Dispatcher.WaitTurn). The calls of
+	// one RunAll carry the same TurnID, or none. Run saves nothing.
+	TurnID string
 }
 
 // unknown makes o an unknown outcome caused by err.

@@ -113,12 +113,15 @@ const DeclinedText = "The person declined the call to %s."
 //     does; the other is told as above. Lister.Stranded lists the calls
 //     that wait for such a resend.
 //
-// A call that suspends again takes the place of the checkpoint it
-// answered in the saved turn that listed it (Claim.TurnID), so that the
-// new question is pending there: two calls of one turn answered at once
-// both keep theirs (the turn is saved at the version it was read at, and
-// read again when another save came in between). An error of that save
-// comes with the Outcome, wrapping ErrStore; a resend places it again.
+// The outcome of an answered call takes the place of the checkpoint it
+// answered in the saved turn that listed it (Claim.TurnID): a new
+// question is then pending there, and whoever waits for the turn
+// (WaitTurn) is woken. Two calls of one turn answered at once both keep
+// theirs (the turn is saved at the version it was read at, and read
+// again when another save came in between). An error of that save comes
+// with the Outcome, wrapping ErrStore; a resend places it again.
+// Config.Observer's Answered hook is called once the outcome is
+// recorded.
 //
 // A double submit (the same answer twice while the first request is
 // alive) runs the call once: the second gets the *AnsweredError of a call

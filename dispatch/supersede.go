@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -83,7 +85,10 @@ func (d *Dispatcher) Supersede(ctx context.Context, cp Checkpoint, e Edit) (Outc
 		info := info
 		info.IdempotencyKey = key
 		call := Call{ID: cp.callID, Request: request, IdempotencyKey: key, Principal: cp.principal, Progress: e.Progress}
-		return d.toRun(cp, c, info, start, call, binding, invocation), nil
+		cc := d.toRun(cp, c, info, start, call, binding, invocation)
+		run := cc.run
+		cc.run = func(ctx context.Context) Outcome { return withEditNote(run(ctx), c.Edit) }
+		return cc, nil
 	}
 	cc, err := edited(key)
 	if err != nil {
@@ -108,4 +113,59 @@ func editSHA256(arguments string) (string, error) {
 	}
 	sum := sha256.Sum256(append([]byte(editDomain), v...))
 	return hex.EncodeToString(sum[:]), nil
+}
+
+// EditedText is the note an edited call's outcome begins with, so that
+// the model reads that the person changed the arguments it proposed, and
+// to what, before it reads what the call did: the arguments it proposed,
+// then those the call ran with, each cut to 1 KiB.
+const EditedText = "The person changed the arguments of this call before it ran. You proposed: %s. It ran with: %s."
+
+// maxEditNote bounds each set of arguments an edit's note quotes.
+const maxEditNote = 1 << 10
+
+// withEditNote returns o, the outcome of an edited call, with the note of
+// e before what the tool returned. When the edited call asks again, its
+// suspended Outcome carries the note alone as its Output (a suspended
+// Outcome's Output is otherwise empty): the saved turn keeps it in the
+// call's place, and the outcome that answers the call begins with it.
+func withEditNote(o Outcome, e *EditRecord) Outcome {
+	if e == nil {
+		return o
+	}
+	note := tool.NewTextBlock(fmt.Sprintf(EditedText, truncate(e.Proposed, maxEditNote), truncate(e.Executed, maxEditNote)) + "\n")
+	if o.Kind == KindSuspended {
+		o.Output = tool.Output{Content: []tool.Block{note}}
+		return o
+	}
+	o.Output = prependNote(o.Output, []tool.Block{note})
+	return o
+}
+
+// prependNote returns out with note before its content. Details a
+// text-only model read stay, as text after the note.
+func prependNote(out tool.Output, note []tool.Block) tool.Output {
+	if len(out.Content) == 0 && len(out.Details) > 0 {
+		out.Content = []tool.Block{tool.NewTextBlock(string(out.Details))}
+	}
+	out.Content = append(slices.Clone(note), out.Content...)
+	return out
+}
+
+// carryNote returns o, the outcome that takes the place of was in a saved
+// turn, with the note was carries (an edited call that asked again):
+// before its content when o ends the call, as its Output when o asks
+// again.
+func carryNote(was SavedOutcome, o Outcome) Outcome {
+	if was.Kind != KindSuspended || len(was.Output.Content) == 0 {
+		return o
+	}
+	if o.Kind == KindSuspended {
+		if len(o.Output.Content) == 0 {
+			o.Output = was.Output
+		}
+		return o
+	}
+	o.Output = prependNote(o.Output, was.Output.Content)
+	return o
 }

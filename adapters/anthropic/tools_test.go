@@ -167,7 +167,7 @@ func TestResults(t *testing.T) {
 
 	_, err = toolanthropic.Results([]dispatch.Outcome{{CallID: "toolu_1", Kind: dispatch.KindSuspended}})
 	require.ErrorIs(t, err, toolanthropic.ErrInvalidOutcome)
-	require.EqualError(t, err, `tool: invalid outcome for Anthropic: outcome 0 (call "toolu_1") is suspended: resume it and send the resumed outcome`)
+	require.EqualError(t, err, `tool: invalid outcome for Anthropic: outcome 0 (call "toolu_1") is suspended: it waits for a person; give the calls a dispatch.Call.TurnID (or save the turn with Dispatcher.SaveTurn), wait for it with Dispatcher.WaitTurn, and send its outcomes then`)
 }
 
 // TestZeroTools: the zero Tools offers nothing and passes calls through.

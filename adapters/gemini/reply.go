@@ -69,7 +69,7 @@ func Results(outcomes []dispatch.Outcome) (*genai.Content, error) {
 func check(o *dispatch.Outcome) error {
 	switch o.Kind {
 	case dispatch.KindSuspended:
-		return errprefix.Errorf("%w: call %q of %s is suspended; resume it first", ErrInvalidOutcome, o.CallID, o.Tool)
+		return errprefix.Errorf("%w: call %q of %s is suspended: it waits for a person; give the calls a dispatch.Call.TurnID (or save the turn with Dispatcher.SaveTurn), wait for it with Dispatcher.WaitTurn, and send its outcomes then", ErrInvalidOutcome, o.CallID, o.Tool)
 	case "":
 		return errprefix.Errorf("%w: outcome of call %q has no kind", ErrInvalidOutcome, o.CallID)
 	}

@@ -122,7 +122,7 @@ func TestPartCopiesMedia(t *testing.T) {
 func TestPartRefusesSuspended(t *testing.T) {
 	_, err := part(dispatch.Outcome{CallID: "a", Tool: "f", Kind: dispatch.KindSuspended})
 	require.ErrorIs(t, err, toolgemini.ErrInvalidOutcome)
-	require.EqualError(t, err, `tool: invalid outcome for Gemini: call "a" of f is suspended; resume it first`)
+	require.EqualError(t, err, `tool: invalid outcome for Gemini: call "a" of f is suspended: it waits for a person; give the calls a dispatch.Call.TurnID (or save the turn with Dispatcher.SaveTurn), wait for it with Dispatcher.WaitTurn, and send its outcomes then`)
 	_, err = part(dispatch.Outcome{CallID: "a"})
 	require.EqualError(t, err, `tool: invalid outcome for Gemini: outcome of call "a" has no kind`)
 }
@@ -152,7 +152,7 @@ func TestReplyCorrelates(t *testing.T) {
 		{"an outcome of another call", []dispatch.Outcome{done("x", "g", "G"), done("", "f", "F1"), done("", "f", "F2"), done("y", "g", "G")},
 			`tool: invalid outcome for Gemini: outcome of g (id "y") answers no call of the turn`},
 		{"a suspended outcome", []dispatch.Outcome{{CallID: "x", Tool: "g", Kind: dispatch.KindSuspended}, done("", "f", "F1"), done("", "f", "F2")},
-			`tool: invalid outcome for Gemini: call "x" of g is suspended; resume it first`},
+			`tool: invalid outcome for Gemini: call "x" of g is suspended: it waits for a person; give the calls a dispatch.Call.TurnID (or save the turn with Dispatcher.SaveTurn), wait for it with Dispatcher.WaitTurn, and send its outcomes then`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := turn.Reply(tc.outcomes)

@@ -149,7 +149,7 @@ func TestChatResultsRefuseSuspendedAndZero(t *testing.T) {
 		outcome dispatch.Outcome
 		want    string
 	}{
-		{"suspended", dispatch.Outcome{CallID: "c1", Kind: dispatch.KindSuspended}, `tool: invalid outcome for OpenAI: outcome 0 (call "c1") is suspended: resume it and send the resumed outcome`},
+		{"suspended", dispatch.Outcome{CallID: "c1", Kind: dispatch.KindSuspended}, `tool: invalid outcome for OpenAI: outcome 0 (call "c1") is suspended: it waits for a person; give the calls a dispatch.Call.TurnID (or save the turn with Dispatcher.SaveTurn), wait for it with Dispatcher.WaitTurn, and send its outcomes then`},
 		{"zero", dispatch.Outcome{}, `tool: invalid outcome for OpenAI: outcome 0 is the zero Outcome`},
 		{"no call ID", dispatch.Outcome{Kind: dispatch.KindCompleted}, `tool: invalid outcome for OpenAI: outcome 0 has no call ID to answer`},
 	} {

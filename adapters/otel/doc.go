@@ -10,6 +10,11 @@
 //	…
 //	d, err := dispatch.New(dispatch.Config{…, Observer: telemetry.Observer()})
 //
+// Beside the runtime's own hooks (an Answered that tells it a person
+// answered, say), combine them: Observer: dispatch.Observers(
+// telemetry.Observer(), yours). The context the tracer's CallStart puts
+// its span in is the one the hooks after it see.
+//
 // # What is recorded
 //
 // Every call is one span named "execute_tool {gen_ai.tool.name}", of kind

@@ -36,7 +36,8 @@ var base = time.Now().UTC().Truncate(time.Second)
 // stores newStore makes, and one test of them together under two
 // Dispatchers: two calls of one saved turn answered at the same moment,
 // each asking again, keep both new questions pending in the turn (100
-// rounds; 10 under -short).
+// rounds; 10 under -short); and a turn waited for on one Dispatcher
+// finishes when a person answers on the other.
 func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 	t.Helper()
 	t.Run("CallStore", func(t *testing.T) {
@@ -49,6 +50,7 @@ func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 	t.Run("Lister", func(t *testing.T) { Lister(t, newStore) })
 	t.Run("Sweeper", func(t *testing.T) { Sweeper(t, newStore) })
 	t.Run("QuestionsKept", func(t *testing.T) { testQuestionsKept(t, newStore(t)) })
+	t.Run("TurnFinishes", func(t *testing.T) { testTurnFinishes(t, newStore(t)) })
 }
 
 // CallStore runs the conformance tests of a dispatch.CallStore against

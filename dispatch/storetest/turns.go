@@ -308,3 +308,53 @@ func testQuestionsKept(t *testing.T, s dispatch.Store) {
 		}
 	}
 }
+
+// testTurnFinishes runs a turn on one Dispatcher on s and answers its
+// call through another (a desk on another replica): the first one's
+// WaitTurn returns the finished turn, woken by the store.
+func testTurnFinishes(t *testing.T, s dispatch.Store) {
+	b, err := tool.Bind(twice{})
+	check(t, err, "bind")
+	reg, err := tool.NewRegistry(b)
+	check(t, err, "registry")
+	var replicas [2]*dispatch.Dispatcher
+	for i := range replicas {
+		replicas[i], err = dispatch.New(dispatch.Config{
+			Registry: reg, Store: s,
+			SealKeys: []dispatch.SealKey{{ID: "k1", Secret: []byte("storetest secret, thirty-two b!!")}},
+		})
+		check(t, err, "dispatcher")
+	}
+	runtime, desk := replicas[0], replicas[1]
+	ctx := t.Context()
+	outcomes := runtime.RunAll(ctx, []dispatch.Call{{ID: "a", Request: tool.Request{Name: "transfer", Arguments: `{}`}, TurnID: "waited"}})
+	if outcomes[0].Kind != dispatch.KindSuspended || outcomes[0].Err != nil {
+		t.Fatalf("the call did not suspend in a saved turn: %s %v", outcomes[0].Kind, outcomes[0].Err)
+	}
+	type finished struct {
+		outcomes []dispatch.Outcome
+		err      error
+	}
+	done := make(chan finished, 1)
+	go func() {
+		wctx, cancel := context.WithTimeout(ctx, waitBound)
+		defer cancel()
+		got, err := runtime.WaitTurn(wctx, "waited")
+		done <- finished{got, err}
+	}()
+	yes := dispatch.Answer{Response: json.RawMessage(`true`)}
+	again, err := desk.Resume(ctx, *outcomes[0].Checkpoint, yes)
+	check(t, err, "answer")
+	select {
+	case f := <-done:
+		t.Fatalf("the turn finished while its call asks again: %+v, %v", f.outcomes, f.err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	_, err = desk.Resume(ctx, *again.Checkpoint, yes)
+	check(t, err, "answer again")
+	f := <-done
+	check(t, f.err, "waiting for the turn")
+	if len(f.outcomes) != 1 || f.outcomes[0].Kind != dispatch.KindCompleted {
+		t.Fatalf("the finished turn: %+v", f.outcomes)
+	}
+}

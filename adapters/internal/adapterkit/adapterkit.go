@@ -110,7 +110,7 @@ func OutcomeProblem(outcomes []dispatch.Outcome) string {
 	for i := range outcomes {
 		switch o := &outcomes[i]; {
 		case o.Kind == dispatch.KindSuspended:
-			return fmt.Sprintf("outcome %d (call %q) is suspended: resume it and send the resumed outcome", i, o.CallID)
+			return fmt.Sprintf("outcome %d (call %q) is suspended: it waits for a person; give the calls a dispatch.Call.TurnID (or save the turn with Dispatcher.SaveTurn), wait for it with Dispatcher.WaitTurn, and send its outcomes then", i, o.CallID)
 		case o.Kind == "":
 			return fmt.Sprintf("outcome %d is the zero Outcome", i)
 		case o.CallID == "":
