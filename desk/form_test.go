@@ -104,6 +104,53 @@ func TestDeskForms(t *testing.T) {
 			answer: url.Values{"m.note": {"ok"}}, got: `got {"note":"ok"}`,
 		},
 		{
+			name: "titled options and a multi-select",
+			schema: `{"type":"object","properties":{
+				"size":{"type":"string","title":"Size","oneOf":[{"const":"s","title":"Small"},{"const":"l","title":"<i>Large</i>"}],"default":"l"},
+				"tags":{"type":"array","items":{"type":"string","enum":["a","b","c"]},"minItems":1,"default":["b"]}},
+				"required":["size"]}`,
+			shows: []string{
+				`Size <code class="name">size</code>`,
+				`<option value="l" selected>&lt;i&gt;Large&lt;/i&gt;</option>`,
+				`<input type="checkbox" name="c.1.m.tags" value="b" checked> b</label>`,
+			},
+			refused: url.Values{"m.size": {"xl"}, "c.2.m.tags": {"c"}}, reason: `&#34;size&#34; must be one of the choices`, kept: `name="c.2.m.tags" value="c" checked`,
+			answer: url.Values{"m.size": {"s"}, "c.0.m.tags": {"a"}, "c.2.m.tags": {"c"}}, got: `got {"size":"s","tags":["a","c"]}`,
+		},
+		{
+			name:    "a multi-select refuses what is not an option",
+			schema:  `{"type":"object","properties":{"tags":{"type":"array","items":{"anyOf":[{"const":"a","title":"A"}]}}}}`,
+			shows:   []string{`<input type="checkbox" name="c.0.m.tags" value="a"> A</label>`},
+			refused: url.Values{"c.0.m.tags": {"zzz"}}, reason: `&#34;tags&#34; must be one of the choices`, kept: `name="c.0.m.tags" value="a" checked`,
+			answer: url.Values{}, got: `got {}`,
+		},
+		{
+			name: "formats and defaults",
+			schema: `{"type":"object","properties":{
+				"email":{"type":"string","format":"email","default":"a@b.example"},
+				"day":{"type":"string","format":"date"},
+				"at":{"type":"string","format":"date-time"},
+				"n":{"type":"integer","default":3},
+				"ok":{"type":"boolean","default":true}},
+				"required":["email"]}`,
+			shows: []string{
+				`type="email" value="a@b.example"`,
+				`type="date" value=""`,
+				`type="text" value="" placeholder="2006-01-02T15:04:05Z"`,
+				`step="1" value="3"`,
+				`value="true" checked`,
+			},
+			refused: url.Values{"m.email": {"not-an-email"}}, reason: "/email", kept: `value="not-an-email"`,
+			answer: url.Values{"m.email": {"x@y.example"}, "m.day": {"2024-02-29"}, "m.n": {"3"}, "m.ok": {"true"}},
+			got:    `got {"email":"x@y.example","day":"2024-02-29","n":3,"ok":true}`,
+		},
+		{
+			name:   "an approval with a title",
+			schema: `{"type":"boolean","title":"Refund","description":"Go ahead?"}`,
+			shows:  []string{`<p class="form-title">Refund</p>`, `>Approve</button>`},
+			answer: url.Values{}, got: "got true",
+		},
+		{
 			name:    "outside the subset: a JSON editor",
 			schema:  `{"type":"array","items":{"type":"integer"},"maxItems":2}`,
 			shows:   []string{`<textarea id="json" name="json"`},
