@@ -145,6 +145,13 @@ func TestDeskForms(t *testing.T) {
 			got:    `got {"email":"x@y.example","day":"2024-02-29","n":3,"ok":true}`,
 		},
 		{
+			name:    "root multi-select",
+			schema:  `{"type":"array","items":{"type":"string","enum":["x","y"]},"maxItems":1}`,
+			shows:   []string{`<legend>Your answer <span class="required">(required)</span></legend>`, `<input type="checkbox" name="c.1.answer" value="y">`},
+			refused: url.Values{"c.0.answer": {"x"}, "c.1.answer": {"y"}}, reason: "/", kept: `name="c.1.answer" value="y" checked`,
+			answer: url.Values{"c.1.answer": {"y"}}, got: `got ["y"]`,
+		},
+		{
 			name:   "an approval with a title",
 			schema: `{"type":"boolean","title":"Refund","description":"Go ahead?"}`,
 			shows:  []string{`<p class="form-title">Refund</p>`, `>Approve</button>`},
