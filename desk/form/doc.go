@@ -32,8 +32,8 @@
 //
 // The desk asks for more, each by its own field of [Options]: a bare
 // boolean schema as an Approve button (Options.Approve), a root string,
-// number, boolean or select as a form of one field whose answer is the
-// value itself (Options.Value), and "exclusiveMinimum" and
+// number, integer, boolean, select or multi-select as a form of one field
+// whose answer is the value itself (Options.Value), and "exclusiveMinimum" and
 // "exclusiveMaximum" on numbers (Options.ExclusiveBounds). None of them
 // widens what the zero Options accept.
 //
@@ -44,7 +44,8 @@
 // given. A Form is a plain value, safe for concurrent reads.
 //
 // Read wraps [ErrNotForm], Answer [ErrInvalidValues]; each message says
-// which property or field is wrong and how. A schema is read in time and
-// memory linear in its length, and any bytes are safe to hand in: a
-// schema imported from a peer is not trusted.
+// which property or field is wrong and how. A schema is read in memory
+// linear in its length and time close to it (names are sorted), and any
+// bytes are safe to hand in: a schema imported from a peer is not
+// trusted.
 package form

@@ -20,8 +20,8 @@ import (
 //
 // Read does not retain schema, and is safe for concurrent use. Any bytes
 // are safe: what is not one JSON object is refused like any other schema
-// outside the subset, and reading takes time and memory linear in
-// len(schema).
+// outside the subset, and reading takes memory linear in len(schema) and
+// time close to it.
 func Read(schema []byte, opts Options) (Form, error) {
 	f, err := read(schema, opts)
 	if err != nil {
@@ -80,8 +80,11 @@ func read(schema []byte, opts Options) (Form, error) {
 	if err != nil {
 		return Form{}, err
 	}
-	for _, name := range order {
-		f.Fields = append(f.Fields, fields[name])
+	if len(order) > 0 {
+		f.Fields = make([]Field, len(order))
+		for i, name := range order {
+			f.Fields[i] = fields[name]
+		}
 	}
 	return f, nil
 }
