@@ -1,26 +1,32 @@
 package desk
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"math/big"
-	"slices"
 	"strconv"
 	"strings"
+
+	model "github.com/agentcontract/tool/desk/form"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
-// The answer form: a response schema inside the subset the desk renders
-// as inputs becomes a form; any other schema becomes a JSON editor. Either
+// The answer form: a response schema that package form reads as a form
+// (MCP's elicitation subset, and the desk's extras: a bare boolean is an
+// Approve button, a root value one input, exclusive bounds on numbers)
+// is rendered as inputs; any other schema becomes a JSON editor. Either
 // way the server checks the answer against the schema before anything
-// runs.
+// runs. This file only renders: what is a form, and what answer the
+// values make, is package form's.
 
-// form is the answer form of one response schema.
+// readOptions are the extras the desk renders beyond MCP's subset.
+var readOptions = model.Options{Approve: true, Value: true, ExclusiveBounds: true}
+
+// form is the answer form of one response schema, as the page shows it.
 type form struct {
 	// Approve: the schema is a boolean; the form is an Approve button
 	// (the answer true) beside Decline.
 	Approve bool
-	// Root: the schema is one string, number or integer, in Fields[0].
+	// Root: the schema is one value (not an object), in Fields[0].
 	Root bool
 	// Fields are the inputs: the members of an object schema, in order.
 	Fields []field
@@ -28,47 +34,57 @@ type form struct {
 	JSON bool
 	// JSONText is the JSON editor's content.
 	JSONText string
-	// Description is the schema's own description.
-	Description string
+	// Title and Description are the schema's own.
+	Title, Description string
+	// read is the form as package form read it.
+	read model.Form
 }
 
 // field is one input of a form.
 type field struct {
 	Name        string // the member's name, "" for a root value
+	Label       string // what the person reads: its title, its name, or "Your answer"
+	Named       string // the member's name, shown beside a title that differs from it
 	Input       string // the form field's name
-	Kind        string // boolean, enum, string, number, integer
+	Kind        string // boolean, select, multiselect, string, number, integer
+	Type        string // a string's input type: text, email, url or date
+	Hint        string // a string's placeholder: how a date-time is written
 	Required    bool
 	Description string
-	Enum        []string
-	Min, Max    string // inclusive bounds, as the schema writes them
+	Options     []option // a select's or a multi-select's
+	Min, Max    string   // inclusive bounds, as the schema writes them
 	MinLength   string
 	MaxLength   string
 	Step        string
-	Value       string // what the person entered, kept on refusal
+	Value       string // what the person entered, kept on refusal; at first the default
+}
+
+// option is one choice of a select or a multi-select.
+type option struct {
+	Value, Label string
+	Input        string // a multi-select's checkbox name
+	Checked      bool   // a multi-select's checkbox is checked
 }
 
 // Checked reports whether the boolean field holds v ("true" or "false").
 func (f field) Checked(v string) bool { return f.Value == v }
 
-// simpleKeys are the keywords of a member the form renders; a member with
-// any other keyword goes to the JSON editor.
-var simpleKeys = map[string]bool{
-	"type": true, "description": true, "title": true, "enum": true,
-	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
-	"minLength": true, "maxLength": true,
-}
-
-// objectKeys are the keywords of an object schema the form renders.
-var objectKeys = map[string]bool{
-	"type": true, "properties": true, "required": true, "additionalProperties": true,
-	"description": true, "title": true, "$schema": true,
-}
+// inputTypes are the input types of the string formats.
+var inputTypes = map[string]string{"": "text", "email": "email", "uri": "url", "date": "date", "date-time": "text"}
 
 // newForm returns the form of schema, an answer schema in JSON.
 func newForm(schema []byte) form {
-	f, ok := subsetForm(schema)
-	if !ok {
+	m, err := model.Read(schema, readOptions)
+	if err != nil {
 		return form{JSON: true, Description: describe(schema)}
+	}
+	f := form{Approve: m.Shape == model.ShapeApprove, Root: m.Shape == model.ShapeValue, Title: m.Title, Description: m.Description, read: m}
+	for _, mf := range m.Fields {
+		input := "m." + mf.Name
+		if f.Root {
+			input = "answer"
+		}
+		f.Fields = append(f.Fields, newField(mf, input))
 	}
 	return f
 }
@@ -82,167 +98,102 @@ func describe(schema []byte) string {
 	return s.Description
 }
 
-func subsetForm(schema []byte) (form, bool) {
-	var root map[string]json.RawMessage
-	if json.Unmarshal(schema, &root) != nil {
-		return form{}, false
+// newField returns the input of mf, named input.
+func newField(mf model.Field, input string) field {
+	fd := field{
+		Name: mf.Name, Label: mf.Title, Input: input, Kind: string(mf.Kind), Required: mf.Required, Description: mf.Description,
+		Min: string(mf.Minimum), Max: string(mf.Maximum), MinLength: string(mf.MinLength), MaxLength: string(mf.MaxLength),
 	}
-	var typ string
-	if json.Unmarshal(root["type"], &typ) != nil {
-		return form{}, false
+	switch {
+	case input == "answer":
+		fd.Label = "Your answer"
+	case fd.Label == "":
+		fd.Label = mf.Name
+	case fd.Label != mf.Name:
+		fd.Named = mf.Name
 	}
-	description := describe(schema)
-	switch typ {
-	case "boolean":
-		if len(root) == 1 || len(root) == 2 && root["description"] != nil {
-			return form{Approve: true, Description: description}, true
+	switch mf.Kind {
+	case model.KindString:
+		fd.Type = inputTypes[mf.Format]
+		if mf.Format == "date-time" {
+			fd.Hint = "2006-01-02T15:04:05Z"
 		}
-		return form{}, false
-	case "string", "number", "integer":
-		fd, ok := newField("", "answer", schema, true)
-		if !ok {
-			return form{}, false
-		}
-		fd.Description = ""
-		return form{Root: true, Fields: []field{fd}, Description: description}, true
-	case "object":
-	default:
-		return form{}, false
-	}
-	for k := range root {
-		if !objectKeys[k] {
-			return form{}, false
-		}
-	}
-	if ap, ok := root["additionalProperties"]; ok && string(bytes.TrimSpace(ap)) != "false" {
-		return form{}, false
-	}
-	var required []string
-	if r, ok := root["required"]; ok && json.Unmarshal(r, &required) != nil {
-		return form{}, false
-	}
-	names, values, ok := members(root["properties"])
-	if !ok || len(names) == 0 {
-		return form{}, false
-	}
-	for _, r := range required {
-		if !slices.Contains(names, r) {
-			return form{}, false // a required member the form cannot show
-		}
-	}
-	f := form{Description: description}
-	for i, name := range names {
-		fd, ok := newField(name, "m."+name, values[i], slices.Contains(required, name))
-		if !ok {
-			return form{}, false
-		}
-		f.Fields = append(f.Fields, fd)
-	}
-	return f, true
-}
-
-// members returns the members of a JSON object in the order written.
-func members(object []byte) ([]string, []json.RawMessage, bool) {
-	if len(object) == 0 {
-		return nil, nil, false
-	}
-	dec := json.NewDecoder(bytes.NewReader(object))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, nil, false
-	}
-	var names []string
-	var values []json.RawMessage
-	for dec.More() {
-		t, err := dec.Token()
-		name, ok := t.(string)
-		if err != nil || !ok || slices.Contains(names, name) {
-			return nil, nil, false
-		}
-		var v json.RawMessage
-		if dec.Decode(&v) != nil {
-			return nil, nil, false
-		}
-		names, values = append(names, name), append(values, v)
-	}
-	return names, values, true
-}
-
-// newField returns the input of a member (or of the root value) whose
-// schema is s, when it is in the subset.
-func newField(name, input string, s []byte, required bool) (field, bool) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(s, &m) != nil {
-		return field{}, false
-	}
-	for k := range m {
-		if !simpleKeys[k] && !(name == "" && objectKeys[k]) {
-			return field{}, false
-		}
-	}
-	var typ string
-	if json.Unmarshal(m["type"], &typ) != nil {
-		return field{}, false
-	}
-	fd := field{Name: name, Input: input, Kind: typ, Required: required}
-	_ = json.Unmarshal(m["description"], &fd.Description)
-	number := func(k string) (string, bool) {
-		raw, ok := m[k]
-		if !ok {
-			return "", true
-		}
-		var n json.Number
-		if json.Unmarshal(raw, &n) != nil {
-			return "", false
-		}
-		return n.String(), true
-	}
-	var ok bool
-	switch typ {
-	case "boolean":
-		return fd, len(m) <= 3 && m["enum"] == nil && m["minimum"] == nil && m["maxLength"] == nil && m["minLength"] == nil && m["maximum"] == nil
-	case "string":
-		if e, has := m["enum"]; has {
-			if json.Unmarshal(e, &fd.Enum) != nil || len(fd.Enum) == 0 {
-				return field{}, false
-			}
-			fd.Kind = "enum"
-		}
-		if fd.MinLength, ok = number("minLength"); !ok {
-			return field{}, false
-		}
-		if fd.MaxLength, ok = number("maxLength"); !ok {
-			return field{}, false
-		}
-		return fd, m["minimum"] == nil && m["maximum"] == nil && m["exclusiveMinimum"] == nil && m["exclusiveMaximum"] == nil
-	case "number", "integer":
-		if m["enum"] != nil || m["minLength"] != nil || m["maxLength"] != nil {
-			return field{}, false
-		}
-		if fd.Min, ok = number("minimum"); !ok {
-			return field{}, false
-		}
-		if fd.Max, ok = number("maximum"); !ok {
-			return field{}, false
-		}
-		exMin, ok1 := number("exclusiveMinimum")
-		exMax, ok2 := number("exclusiveMaximum")
-		if !ok1 || !ok2 {
-			return field{}, false
-		}
+	case model.KindNumber:
 		fd.Step = "any"
-		if typ == "integer" {
-			fd.Step = "1"
-			// An exclusive bound of an integer is the next integer in.
-			if exMin != "" {
-				fd.Min = tighter(fd.Min, nextInteger(exMin, 1), 1)
-			}
-			if exMax != "" {
-				fd.Max = tighter(fd.Max, nextInteger(exMax, -1), -1)
+	case model.KindInteger:
+		fd.Step = "1"
+		// An exclusive bound of an integer is the next integer in.
+		if mf.ExclusiveMinimum != "" {
+			fd.Min = tighter(fd.Min, nextInteger(string(mf.ExclusiveMinimum), 1), 1)
+		}
+		if mf.ExclusiveMaximum != "" {
+			fd.Max = tighter(fd.Max, nextInteger(string(mf.ExclusiveMaximum), -1), -1)
+		}
+	}
+	var chosen []string
+	for i, o := range mf.Options {
+		fd.Options = append(fd.Options, option{Value: o.Value, Label: o.Label(), Input: "c." + strconv.Itoa(i) + "." + input})
+	}
+	switch {
+	case mf.Default == nil:
+	case mf.Kind == model.KindMultiSelect:
+		_ = json.Unmarshal(mf.Default, &chosen)
+		set := make(map[string]bool, len(chosen))
+		for _, c := range chosen {
+			set[c] = true
+		}
+		for i := range fd.Options {
+			fd.Options[i].Checked = set[fd.Options[i].Value]
+		}
+	case mf.Kind == model.KindString || mf.Kind == model.KindSelect:
+		_ = json.Unmarshal(mf.Default, &fd.Value)
+	default: // a boolean or a number: its JSON is what the input holds
+		fd.Value = string(mf.Default)
+	}
+	return fd
+}
+
+// formError is a value the person typed that is not of its field's
+// kind; its text says which and why.
+type formError struct{ msg string }
+
+func (e *formError) Error() string { return e.msg }
+
+// answer builds the answer document from the values the person posted,
+// and keeps them in the form's fields so that a refused answer shows
+// them again.
+func (f *form) answer(get func(string) string) ([]byte, error) {
+	if f.JSON {
+		f.JSONText = get("json")
+		if strings.TrimSpace(f.JSONText) == "" {
+			return nil, &formError{"the answer is empty: type a JSON value"}
+		}
+		return []byte(f.JSONText), nil
+	}
+	values := make(map[string][]string, len(f.Fields))
+	for i := range f.Fields {
+		fd := &f.Fields[i]
+		if fd.Kind != string(model.KindMultiSelect) {
+			fd.Value = get(fd.Input)
+			values[fd.Name] = []string{fd.Value}
+			continue
+		}
+		var chosen []string
+		for j := range fd.Options {
+			o := &fd.Options[j]
+			v := get(o.Input)
+			o.Checked = v != ""
+			if o.Checked {
+				chosen = append(chosen, v)
 			}
 		}
-		return fd, true
+		values[fd.Name] = chosen
 	}
-	return field{}, false
+	doc, err := f.read.Answer(values)
+	if err != nil {
+		return nil, &formError{strings.TrimPrefix(errprefix.Body(err), errprefix.Body(model.ErrInvalidValues)+": ")}
+	}
+	return doc, nil
 }
 
 // nextInteger returns the first integer beyond n in direction dir.
@@ -277,122 +228,4 @@ func tighter(a, b string, dir int) string {
 		return a
 	}
 	return b
-}
-
-// formError is a value the person typed that is not of its field's
-// kind; its text says which and why.
-type formError struct{ msg string }
-
-func (e *formError) Error() string { return e.msg }
-
-// answer builds the answer document from the values the person posted,
-// and keeps them in the form's fields so that a refused answer shows
-// them again.
-func (f *form) answer(get func(string) string) ([]byte, error) {
-	switch {
-	case f.Approve:
-		return []byte("true"), nil
-	case f.JSON:
-		f.JSONText = get("json")
-		if strings.TrimSpace(f.JSONText) == "" {
-			return nil, &formError{"the answer is empty: type a JSON value"}
-		}
-		return []byte(f.JSONText), nil
-	}
-	var problems []string
-	var b bytes.Buffer
-	if !f.Root {
-		b.WriteByte('{')
-	}
-	n := 0
-	for i := range f.Fields {
-		fd := &f.Fields[i]
-		fd.Value = get(fd.Input)
-		if fd.Value == "" && (!fd.Required || fd.Kind != "string") {
-			if fd.Required {
-				problems = append(problems, fmt.Sprintf("%s is required", fd.label()))
-			}
-			continue
-		}
-		v, err := fd.encode()
-		if err != nil {
-			problems = append(problems, err.Error())
-			continue
-		}
-		if f.Root {
-			b.Write(v)
-			continue
-		}
-		if n > 0 {
-			b.WriteByte(',')
-		}
-		name, _ := jsonString(fd.Name)
-		b.Write(name)
-		b.WriteByte(':')
-		b.Write(v)
-		n++
-	}
-	if len(problems) > 0 {
-		return nil, &formError{strings.Join(problems, "; ")}
-	}
-	if !f.Root {
-		b.WriteByte('}')
-	}
-	return b.Bytes(), nil
-}
-
-// label names a field in a message.
-func (fd field) label() string {
-	if fd.Name == "" {
-		return "the answer"
-	}
-	return strconv.Quote(fd.Name)
-}
-
-// encode returns the JSON of the field's value.
-func (fd field) encode() ([]byte, error) {
-	switch fd.Kind {
-	case "boolean":
-		if fd.Value != "true" && fd.Value != "false" {
-			return nil, fmt.Errorf("%s must be yes or no", fd.label())
-		}
-		return []byte(fd.Value), nil
-	case "number", "integer":
-		v := strings.TrimSpace(fd.Value)
-		if !json.Valid([]byte(v)) || !isNumber(v) {
-			return nil, fmt.Errorf("%s must be a number, not %s", fd.label(), strconv.Quote(shorten(fd.Value, 40)))
-		}
-		return []byte(v), nil
-	case "enum":
-		if !slices.Contains(fd.Enum, fd.Value) {
-			return nil, fmt.Errorf("%s must be one of the choices", fd.label())
-		}
-	}
-	return jsonString(fd.Value)
-}
-
-// jsonString returns s as a JSON string, with <, > and & as they are (the
-// answer is data, not HTML).
-func jsonString(s string) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-// isNumber reports whether v, valid JSON, is a number.
-func isNumber(v string) bool {
-	return v != "" && (v[0] == '-' || '0' <= v[0] && v[0] <= '9')
-}
-
-// shorten cuts s to at most n runes, marking the cut.
-func shorten(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }

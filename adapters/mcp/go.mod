@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/agentcontract/tool v0.1.0
+	github.com/agentcontract/tool/desk v0.1.0
 	github.com/go-json-experiment/json v1.27.2
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/stretchr/testify v1.12.1
@@ -33,3 +34,5 @@ require (
 replace github.com/agentcontract/tool => ../..
 
 replace github.com/agentcontract/tool/adapters/internal => ../internal
+
+replace github.com/agentcontract/tool/desk => ../../desk

@@ -14,6 +14,7 @@ require (
 )
 
 require (
+	github.com/agentcontract/tool/desk v0.1.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -49,3 +50,5 @@ replace (
 )
 
 replace github.com/agentcontract/tool/adapters/internal => ../../internal
+
+replace github.com/agentcontract/tool/desk => ../../../desk
