@@ -69,12 +69,13 @@ func TestCallTimeoutBoundsLeaks(t *testing.T) {
 			}
 			// Calls that start at once each check the bound before any of
 			// them is abandoned: the excess is fewer than the calls that
-			// run at once.
-			// (A call abandoned before its goroutine reached the tool
-			// never starts it.)
+			// run at once. A call abandoned before its goroutine reached
+			// the tool never starts it, and frees its place when its
+			// binding returns: on a loaded machine more calls than the
+			// bound may end at their deadline, but never more tools than
+			// the bound are alive.
 			excess := max(tt.limit, 1) - 1
 			require.GreaterOrEqual(t, deadlines, tt.abandoned, "the calls abandoned: as many as may be")
-			require.LessOrEqual(t, deadlines, tt.abandoned+excess)
 			require.Equal(t, tt.calls-deadlines, notStarted)
 			require.LessOrEqual(t, started.Load(), int32(deadlines))
 			require.LessOrEqual(t, peak.Load(), int32(tt.abandoned+excess), "tools alive at once")
