@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -327,4 +328,34 @@ func BenchmarkStream(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestStreamMemoryIsFlat checks that streaming a megabyte of arguments
+// allocates no more than streaming 64 KiB: a Stream keeps none of the
+// text.
+func TestStreamMemoryIsFlat(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop a share of what it is given")
+	}
+	reg := streamRegistry(t)
+	row := `{"field":"a field","value":12.5},`
+	allocated := func(size int) uint64 {
+		text := `{"query":"q","mode":"fast","rows":[` + strings.Repeat(row, (size-64)/len(row)) + `{"field":"f"}]}`
+		run := func() {
+			s := dispatch.NewStream(reg, "search")
+			for at := 0; at < len(text); at += 64 {
+				_, err := s.WriteString(text[at:min(at+64, len(text))])
+				require.NoError(t, err)
+			}
+			require.NoError(t, s.EndWith(text))
+		}
+		run() // fill the pools
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		run()
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	small, large := allocated(64<<10), allocated(1<<20)
+	require.LessOrEqual(t, large, small+1024, "bytes allocated: %d for 64 KiB, %d for 1 MiB", small, large)
 }
