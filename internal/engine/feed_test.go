@@ -170,7 +170,7 @@ func TestFeedRefusesEarly(t *testing.T) {
 		refused int // bytes read when refused; -1 for End
 		message string
 	}{
-		{`{"a":"abcd`, 10, `at /a: maxLength: got 4, want 3`},
+		{`{"a":"abcd`, 10, `at /a: maxLength: got at least 4, want 3`},
 		{`{"a":1`, 6, `at /a: got number, want string`},
 		{`{"z"`, 4, `at the root: additional properties 'z' not allowed`},
 		{`{"a":"","b":[1,2,3`, 18, `at /b: maxItems: got 3, want 2`},
