@@ -390,7 +390,12 @@ func (f *Feed) Name(name []byte, whole bool) error {
 				f.root = nil // out of budget: nothing more is checked
 				return nil
 			}
-			if f.check.match(p.re, key) {
+			matched := f.check.match(p.re, key)
+			if f.check.exhausted {
+				f.root = nil // no verdict: nothing more is checked
+				return nil
+			}
+			if matched {
 				evaluated = true
 				f.addSeed(p.node, false)
 			}
