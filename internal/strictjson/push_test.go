@@ -105,9 +105,9 @@ func (b *builder) Close(kind byte) error {
 }
 
 // pushPieces reads data with a Push in pieces cut at the given lengths
-// (cycled), and returns the tree, the error, and the offset of the end of
-// the piece that was refused (len(data) when End refused).
-func pushPieces(data []byte, cuts []byte) (any, error, int) {
+// (cycled), and returns the tree, the offset of the end of the piece that
+// was refused (len(data) when End refused), and the error.
+func pushPieces(data []byte, cuts []byte) (any, int, error) {
 	b := &builder{}
 	p := strictjson.NewPush(b, 1<<20)
 	b.p = p
@@ -117,14 +117,14 @@ func pushPieces(data []byte, cuts []byte) (any, error, int) {
 			n = min(n, int(cuts[i%len(cuts)])%17+1)
 		}
 		if err := p.Write(data[at : at+n]); err != nil {
-			return nil, err, at + n
+			return nil, at + n, err
 		}
 		at += n
 	}
 	if err := p.End(); err != nil {
-		return nil, err, len(data)
+		return nil, len(data), err
 	}
-	return b.root, nil, len(data)
+	return b.root, len(data), nil
 }
 
 // samePushVerdict checks that Push, given data in pieces, refuses it
@@ -134,7 +134,7 @@ func pushPieces(data []byte, cuts []byte) (any, error, int) {
 func samePushVerdict(t *testing.T, data, cuts []byte) {
 	t.Helper()
 	want, wantErr := strictjson.Parse(data)
-	got, err, refusedAt := pushPieces(data, cuts)
+	got, refusedAt, err := pushPieces(data, cuts)
 	if wantErr == nil {
 		require.NoError(t, err, "%q", data)
 		equalTrees(t, want, got)
