@@ -8,8 +8,23 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/agentcontract/tool/internal/contractschema"
+	"github.com/agentcontract/tool/internal/engine"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
+
+// init lets package dispatch check a call's arguments against the
+// compiled input schema while they stream in, before Prepare judges them
+// whole; see internal/contractschema.
+func init() {
+	contractschema.Register(func(contract any) *engine.Schema {
+		c, ok := contract.(Contract)
+		if !ok || c.core == nil {
+			return nil
+		}
+		return c.core.frozen.input.s.engine
+	})
+}
 
 // Contract is the trust boundary between a model's proposal and a tool: the
 // frozen definition, its compiled input schema and the tool's input

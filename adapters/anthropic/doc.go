@@ -53,6 +53,32 @@
 // matter most), then in the order of the definitions. strict
 // is always sent explicitly, false included.
 //
+// # Streaming
+//
+// [Tools.Stream] reads a streamed message event by event and checks the
+// input of each tool_use block while the model writes it
+// (input_json_delta), with [dispatch.Stream] against the contract of
+// [Config].Registry: [Stream.Add] returns a [*dispatch.RefusedCall] as
+// soon as a call's input can no longer be admitted, so that a runtime can
+// stop the stream and answer the call with the refusal. Nothing is
+// admitted early: [Stream.Calls] returns the calls only once the message
+// stopped (message_stop), and Prepare judges each whole input.
+//
+//	s := tools.Stream()
+//	stream := client.Messages.NewStreaming(ctx, params)
+//	for stream.Next() {
+//		if err := s.Add(stream.Current()); err != nil {
+//			// a *dispatch.RefusedCall, or ErrInvalidReply
+//		}
+//	}
+//	calls, err := s.Calls()
+//
+// A block's content_block_stop carries no input of its own: the input is
+// its deltas (or, without any, the input its content_block_start carried,
+// {} as a rule). A stop reason of max_tokens says the last block may be
+// cut short even when its input parses, and a stream that ends before
+// message_stop may be cut anywhere: Calls returns no calls then.
+//
 // # Results
 //
 // [Results] turns each [dispatch.Outcome] into a tool_result block with

@@ -95,9 +95,12 @@ type projected struct {
 // [Tools.Tools] goes out with the request, [Tools.Calls] reads the
 // model's reply, and [Results] answers its calls.
 type Tools struct {
-	tools   []projected
-	lints   []Lint
-	relaxed []Lint
+	// registry is Config.Registry, whose contracts check streamed
+	// arguments; nil with Definitions.
+	registry *tool.Registry
+	tools    []projected
+	lints    []Lint
+	relaxed  []Lint
 }
 
 // New projects the definitions of [Config].Registry or [Config].Definitions.
@@ -124,7 +127,7 @@ func New(config Config) (*Tools, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tools{tools: make([]projected, len(defs))}
+	t := &Tools{registry: config.Registry, tools: make([]projected, len(defs))}
 	for i, d := range defs {
 		t.tools[i] = projected{def: d}
 	}

@@ -78,6 +78,17 @@
 // lowering needs undoing on this path: no member was made nullable or
 // renamed.
 //
+// [Stream] reads a streamed turn chunk by chunk: Gemini sends each
+// function call whole, its arguments an object (a map in the SDK), so
+// [Stream.Add] returns every call the moment its chunk arrives, and a
+// runtime may run it while the model goes on; [Stream.Turn] gives the turn
+// to answer and replay once the candidate finished with STOP (a stream
+// cut short, or a turn that finished with MAX_TOKENS or
+// MALFORMED_FUNCTION_CALL, has none). The partial arguments the Vertex AI
+// API can stream (path and value pairs, their numbers floats, with
+// willContinue) are refused: they cannot keep the number text the model
+// wrote.
+//
 // # Results back
 //
 // [Results] renders each [dispatch.Outcome] as a functionResponse part echoing the

@@ -59,6 +59,41 @@
 // reads as "not given"); [Tools.Relaxed] lists each such member, so that a
 // tool for which "null" and "absent" differ can be sent non-strict.
 //
+// # Streaming
+//
+// [Tools.ChatStream] and [Tools.ResponseStream] read a streamed reply
+// event by event and check each function call's arguments while the model
+// writes them, with [dispatch.Stream] against the contract of
+// [Config].Registry: Add returns a [*dispatch.RefusedCall] as soon as a
+// call's text can no longer be admitted (a member the schema does not
+// have, a value of the wrong type, invalid JSON…), so that a runtime can
+// stop the stream and answer the call with the refusal. Nothing is
+// admitted early: Calls returns the calls only once the reply is
+// complete, and Prepare judges each whole text.
+//
+//	s := tools.ChatStream()
+//	stream := client.Chat.Completions.NewStreaming(ctx, params)
+//	for stream.Next() {
+//		if err := s.Add(stream.Current()); err != nil {
+//			// a *dispatch.RefusedCall, or ErrInvalidReply
+//		}
+//	}
+//	calls, err := s.Calls()
+//
+// Chat Completions streams the arguments of each call as deltas by tool
+// call index, and no event carries a call's whole text: the calls are
+// complete when the choice finishes with "tool_calls" or "stop".
+// Responses streams them as response.function_call_arguments.delta
+// events; the function_call_arguments.done event, the output_item.done
+// item and the response.completed response each carry the whole text
+// again, which must equal the deltas, or the reply is refused
+// ([ErrInvalidReply], wrapping [dispatch.ErrInvalidStream]); the calls
+// are complete at response.completed. A stream cut short, a choice that
+// finished with "length", a response that ended incomplete: no calls,
+// even when the text received parses. A strict tool's arguments are
+// checked only whole, by Prepare: the nulls strict mode makes the model
+// send for absent members are removed first.
+//
 // # Results
 //
 // OpenAI has no error flag: the text of a result the model should read as

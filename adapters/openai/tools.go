@@ -87,10 +87,13 @@ type projected struct {
 // model's reply ([Tools.ChatCalls], [Tools.ResponseCalls]) and the results
 // that answer them ([ChatResults], [ResponseResults]).
 type Tools struct {
-	tools   []projected
-	byName  map[string]int
-	lints   []Lint
-	relaxed []Lint
+	// registry is Config.Registry, whose contracts check streamed
+	// arguments; nil with Definitions.
+	registry *tool.Registry
+	tools    []projected
+	byName   map[string]int
+	lints    []Lint
+	relaxed  []Lint
 }
 
 // New projects the definitions of [Config].Registry or [Config].Definitions.
@@ -105,7 +108,7 @@ func New(config Config) (*Tools, error) {
 	if len(problems) > 0 {
 		return nil, errprefix.Errorf("%w: %s", ErrInvalidConfig, strings.Join(problems, "; "))
 	}
-	t := &Tools{byName: make(map[string]int, len(defs))}
+	t := &Tools{registry: config.Registry, byName: make(map[string]int, len(defs))}
 	var schemas adapterkit.Schemas
 	for _, d := range defs {
 		p := projected{def: d}

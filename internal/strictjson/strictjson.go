@@ -369,9 +369,12 @@ func (p *parser) array() (any, error) {
 	}
 	base := len(p.items)
 	for {
+		// The index before the item is read: an array within it that is
+		// refused leaves its own items behind.
+		index := len(p.items) - base
 		v, err := p.value()
 		if err != nil {
-			return nil, p.within(err, strconv.Itoa(len(p.items)-base))
+			return nil, p.within(err, strconv.Itoa(index))
 		}
 		p.items = append(p.items, v)
 		more, err := p.NextItem()

@@ -427,3 +427,20 @@ func TestErrorIsShort(t *testing.T) {
 		require.Contains(t, err.Error(), "…")
 	}
 }
+
+// An error in an array nested in an array is located at the outer item
+// it is in: the items the refused inner array read before are not
+// counted as the outer array's.
+func TestErrorPointerOfNestedArrays(t *testing.T) {
+	for doc, pointer := range map[string]string{
+		`{"0":[[0`:      "/0/0",
+		`[1,[2,3,x]]`:   "/1/2",
+		`[[1,2],[3,}]]`: "/1/1",
+		`[[1,[2,[`:      "/0/1/1/0",
+	} {
+		_, err := strictjson.Parse([]byte(doc))
+		var perr *strictjson.Error
+		require.ErrorAs(t, err, &perr, doc)
+		require.Equal(t, pointer, perr.Pointer, doc)
+	}
+}
