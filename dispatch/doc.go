@@ -66,6 +66,28 @@
 // block, which is never dropped silently. Adapters for providers that carry
 // media use the blocks themselves.
 //
+// # Streaming admission
+//
+// Models stream a call's arguments in pieces. A [Stream], made by
+// [NewStream] for one call, reads them delta by delta against the compiled
+// input schema of the tool's contract, and refuses the call as soon as its
+// text cannot become arguments Prepare admits: more than
+// tool.MaxInputBytes, nesting or syntax that breaks RFC 7493, invalid
+// UTF-8, a duplicate member, a first value that is not an object, a member
+// the schema closes out, a value of the wrong type or one that already
+// breaks its subschema. The refusal is the *tool.InputRejection Prepare
+// would return, naming the JSON pointer and the byte. Its memory does not
+// grow with the text: a Stream keeps only a digest of it.
+//
+// A Stream never admits. The end of a call is the provider's own
+// completion event: End when that event carries no text, EndWith when it
+// carries the whole arguments, which must equal the deltas
+// (ErrInvalidStream otherwise). Admission stays Prepare on the whole text,
+// through Run; a prefix that happens to parse is never run. The provider
+// adapters read their SDKs' streams this way and return a *RefusedCall
+// for a call refused while it streamed; Settle of its Call and Err gives
+// the rejected Outcome.
+//
 // # The suspension layer
 //
 // A tool that asks a person returns a tool.InputRequest; the call then
