@@ -18,7 +18,7 @@ import (
 // 64 MiB.
 func TestDeskPagesStayBounded(t *testing.T) {
 	f := newFixture(t, nil)
-	f.serveWith(t, f.d, f.store) // the default page size: 20 calls
+	f.serveWith(t, f.d, f.store)          // the default page size: 20 calls
 	huge := strings.Repeat(`\"`, 500_000) // 1,000,000 bytes of JSON text; its prompt repeats them
 	// One call of 1 MiB, listed in 20 turns: what a list page reads and
 	// renders is the same as for 20 such calls, and the race detector
