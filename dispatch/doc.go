@@ -221,11 +221,13 @@
 //     package starts no goroutine that outlives a call, and a call is
 //     recovered where somebody asks for it. An operator who wants every
 //     stranded call resolved lists them (Lister.Stranded) and resends.
-//   - A resumed call that asks again takes its place in its saved turn
-//     itself (the store placed the claim in the turn from its own record,
-//     never from the request), so that a runtime or desk need not read,
-//     change and save the turn, which lost one of two questions asked at
-//     the same moment. Turns are saved at a version (compare and set).
+//   - The outcome of an answered call takes its place in its saved turn
+//     itself, a new question included (the store placed the claim in the
+//     turn from its own record, never from the request), so that a
+//     runtime or desk need not read, change and save the turn, which lost
+//     one of two questions asked at the same moment; each answer moves
+//     the turn's version on, which is what wakes a runtime that waits
+//     for it. Turns are saved at a version (compare and set).
 //   - A store runs nothing it cannot record when it can foresee it: a
 //     [MemoryStore] holds room for each open claim's outcome, and refuses
 //     a claim that does not fit before the call runs. A failure nobody

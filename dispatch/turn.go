@@ -63,8 +63,10 @@ func (d *Dispatcher) RunAll(ctx context.Context, calls []Call) []Outcome {
 // are resumed, in this process or after a restart (see Turn). Saving again
 // under the same id replaces the turn, whatever was saved in between. The
 // turn expires with the latest of its checkpoints, or the Dispatcher's
-// TTL from now when it has none. A call that a resume suspends again
-// takes its new place in the turn by itself (see Resume). Errors wrap
+// TTL from now when it has none. The outcome of each call answered
+// afterwards takes its place in the turn by itself (see Resume), and
+// calls that carry a TurnID need no SaveTurn at all (see RunAll). Errors
+// wrap
 // ErrInvalidRecord, ErrStore, or ErrConflict when other saves kept coming
 // in between.
 func (d *Dispatcher) SaveTurn(ctx context.Context, id string, outcomes []Outcome) error {
