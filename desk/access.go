@@ -19,14 +19,18 @@ func (d *Desk) mayAnswer(ctx context.Context, person string, p dispatch.Pending)
 	return err == nil && ok
 }
 
-// maySeeCall reports whether person may see the call p: Config.MaySee,
-// or, without one, whether they may answer it.
-func (d *Desk) maySeeCall(ctx context.Context, person string, p dispatch.Pending) bool {
+// access reports whether person may see the call p and whether they
+// may answer it, asking each hook once: Config.MaySee for seeing, or,
+// without one, whether they may answer it.
+func (d *Desk) access(ctx context.Context, person string, p dispatch.Pending) (see, answer bool) {
 	if d.maySee == nil {
-		return d.mayAnswer(ctx, person, p)
+		answer = d.mayAnswer(ctx, person, p)
+		return answer, answer
 	}
-	ok, err := d.maySee(ctx, person, p)
-	return err == nil && ok
+	if ok, err := d.maySee(ctx, person, p); err != nil || !ok {
+		return false, false
+	}
+	return true, d.mayAnswer(ctx, person, p)
 }
 
 // summaryOfClaim is the summary of an answered call, made from the
@@ -46,6 +50,7 @@ type found struct {
 	p       dispatch.Pending
 	claim   dispatch.Claim
 	summary dispatch.Pending // what the hooks are given
+	may     bool             // the person may answer it
 }
 
 // maxTurnScan bounds how many pending calls of one turn locate reads to
@@ -69,14 +74,16 @@ func (d *Desk) locate(w http.ResponseWriter, r *http.Request, q func(string) str
 	}
 	if turn != "" {
 		f, ok, err := d.pendingCall(r.Context(), turn, i, cp)
-		switch {
-		case err != nil:
+		if err != nil {
 			d.storeFailed(w, r, err)
 			return found{}, false
-		case ok && d.maySeeCall(r.Context(), person, f.summary):
+		}
+		if ok {
+			var see bool
+			if see, f.may = d.access(r.Context(), person, f.summary); !see {
+				return notFound()
+			}
 			return f, true
-		case ok:
-			return notFound()
 		}
 	}
 	claim, err := d.store.Claimed(r.Context(), cp)
@@ -88,7 +95,8 @@ func (d *Desk) locate(w http.ResponseWriter, r *http.Request, q func(string) str
 		return found{}, false
 	}
 	f := found{claim: claim, summary: summaryOfClaim(claim)}
-	if !d.maySeeCall(r.Context(), person, f.summary) {
+	var see bool
+	if see, f.may = d.access(r.Context(), person, f.summary); !see {
 		return notFound()
 	}
 	return f, true

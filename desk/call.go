@@ -22,13 +22,13 @@ func (d *Desk) show(w http.ResponseWriter, r *http.Request) {
 	}
 	if !f.pending {
 		v := d.answeredOf(f.claim)
-		if f.claim.Stranded(d.clock()) && d.mayAnswer(r.Context(), person, f.summary) {
+		if f.claim.Stranded(d.clock()) && f.may {
 			v.Recover = &recoverForm{CSRF: d.csrfToken(person, d.clock()), TurnID: f.claim.TurnID, Index: f.claim.CallIndex, CheckpointID: f.claim.CheckpointID}
 		}
 		d.render(w, http.StatusOK, page{Title: d.title, Person: person, Answered: v})
 		return
 	}
-	v := d.callView(r.Context(), person, f, d.clock())
+	v := d.callView(person, f, d.clock())
 	d.render(w, http.StatusOK, page{Title: d.title, Person: person, Call: &v})
 }
 
@@ -43,7 +43,7 @@ func (d *Desk) arguments(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !f.pending || !d.mayAnswer(r.Context(), person, f.summary) {
+	if !f.pending || !f.may {
 		d.render(w, http.StatusNotFound, page{Title: d.title, Person: person, Message: "There is no such call."})
 		return
 	}
@@ -97,7 +97,7 @@ func (d *Desk) parse(w http.ResponseWriter, r *http.Request, person string) (pos
 	if !f.pending {
 		return d.parseRecovery(w, r, person, f)
 	}
-	v := d.callView(r.Context(), person, f, now)
+	v := d.callView(person, f, now)
 	if !v.May {
 		d.render(w, http.StatusForbidden, page{Title: d.title, Person: person, Message: "You may not answer this call."})
 		return posted{}, false

@@ -40,8 +40,8 @@ scan:
 				pg.Next, known = offset+k, true
 				break scan
 			}
-			if d.maySeeCall(r.Context(), person, p) {
-				pg.Calls = append(pg.Calls, d.summaryView(r.Context(), person, p, now))
+			if see, may := d.access(r.Context(), person, p); see {
+				pg.Calls = append(pg.Calls, summaryView(p, now, may))
 			}
 		}
 		offset += len(ps)

@@ -17,7 +17,7 @@ func (d *Desk) parseRecovery(w http.ResponseWriter, r *http.Request, person stri
 		d.render(w, http.StatusConflict, answered)
 		return posted{}, false
 	}
-	if !d.mayAnswer(r.Context(), person, f.summary) {
+	if !f.may {
 		d.render(w, http.StatusForbidden, page{Title: d.title, Person: person, Message: "You may not answer this call."})
 		return posted{}, false
 	}

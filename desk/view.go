@@ -2,7 +2,6 @@ package desk
 
 import (
 	"bytes"
-	"context"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -102,14 +101,15 @@ type callView struct {
 // a text) it keeps every page far below 2 MiB, whatever the model wrote.
 const maxShownBytes = 64 << 10
 
-// summaryView returns the list's view of p, a summary, for person.
-func (d *Desk) summaryView(ctx context.Context, person string, p dispatch.Pending, now time.Time) callView {
+// summaryView returns the list's view of p, a summary, at now, for a
+// person who may answer it or not.
+func summaryView(p dispatch.Pending, now time.Time, may bool) callView {
 	v := callView{
 		TurnID: p.TurnID, Index: p.Index, CheckpointID: p.CheckpointID, Tool: p.Tool, CallID: p.CallID,
 		IssuedAt: p.IssuedAt, ExpiresAt: p.ExpiresAt, Expired: !now.Before(p.ExpiresAt), Principal: p.Principal,
 		Link: callLink(p.TurnID, p.Index, p.CheckpointID),
 	}
-	v.May = d.mayAnswer(ctx, person, p)
+	v.May = may
 	if v.May {
 		v.PromptText, v.PromptJSON = promptOf([]byte(p.Prompt))
 		if v.PromptText == "" && v.PromptJSON == "" {
@@ -121,9 +121,9 @@ func (d *Desk) summaryView(ctx context.Context, person string, p dispatch.Pendin
 
 // callView returns the page's view of the pending call f, for person at
 // now.
-func (d *Desk) callView(ctx context.Context, person string, f found, now time.Time) callView {
-	v := d.summaryView(ctx, person, f.summary, now)
-	v.PromptText, v.PromptJSON = "", ""
+func (d *Desk) callView(person string, f found, now time.Time) callView {
+	v := summaryView(f.summary, now, false)
+	v.May = f.may
 	if !v.May {
 		return v
 	}
