@@ -137,7 +137,7 @@ func (d *Dispatcher) unrecorded(ctx context.Context, cc claimedCall, prior Claim
 // record cannot be moved, nothing runs.
 func (d *Dispatcher) startAndRun(ctx context.Context, cc claimedCall, rec Claim) (Outcome, error) {
 	if cc.runsTool {
-		started, err := d.advance(ctx, cc.cp.id, Step{Version: rec.Version, State: StateRunning, Attempt: rec.Attempt + 1, LeaseOwner: d.leaseOwner(), LeaseExpires: d.clock().UTC().Add(d.lease)})
+		started, err := d.advance(ctx, cc.cp.id, d.held(rec.Version, rec.Attempt+1))
 		if err != nil {
 			d.flights.drop(cc.cp.id, rec.Nonce)
 			return d.lostStart(ctx, cc, err)
@@ -147,11 +147,9 @@ func (d *Dispatcher) startAndRun(ctx context.Context, cc claimedCall, rec Claim)
 	} else if rec.Version == 1 {
 		// A decline starts nothing: read the record the store placed in
 		// its turn, so that the decline takes its place there.
-		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
-		if placed, err := d.store.Claimed(readCtx, cc.cp.id); err == nil {
+		if placed, err := d.claimed(ctx, cc.cp.id); err == nil {
 			rec = placed
 		}
-		cancel()
 	}
 	o, err := d.runAndFinish(ctx, cc)
 	if err == nil && !o.Replayed {
@@ -174,9 +172,7 @@ func (d *Dispatcher) answeredCall(ctx context.Context, cc claimedCall, rec Claim
 // then told as that process's claim), or the store failed.
 func (d *Dispatcher) lostStart(ctx context.Context, cc claimedCall, err error) (Outcome, error) {
 	if errors.Is(err, ErrConflict) || errors.Is(err, ErrInvalidRecord) {
-		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
-		now, rerr := d.store.Claimed(readCtx, cc.cp.id)
-		cancel()
+		now, rerr := d.claimed(ctx, cc.cp.id)
 		if rerr == nil && now.Outcome != nil {
 			return d.replayRecorded(ctx, cc, now)
 		}
@@ -213,6 +209,14 @@ func (d *Dispatcher) recordUnknown(ctx context.Context, cc claimedCall, prior Cl
 	return o, err
 }
 
+// claimed reads the record of checkpoint id, detached from the caller's
+// cancellation and bounded by claimTimeout.
+func (d *Dispatcher) claimed(ctx context.Context, id string) (Claim, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
+	return d.store.Claimed(rctx, id)
+}
+
 // advance moves the record of checkpoint id by s, detached from the
 // caller's cancellation and bounded by claimTimeout.
 func (d *Dispatcher) advance(ctx context.Context, id string, s Step) (Claim, error) {
@@ -235,9 +239,7 @@ func (d *Dispatcher) runAndFinish(ctx context.Context, cc claimedCall) (Outcome,
 	d.callDone(ctx, cc.info, o)
 	err := d.recordOutcome(ctx, cc.cp, o)
 	if errors.Is(err, ErrInvalidRecord) {
-		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
-		c, rerr := d.store.Claimed(readCtx, cc.cp.id)
-		cancel()
+		c, rerr := d.claimed(ctx, cc.cp.id)
 		if rerr == nil && c.Outcome != nil {
 			if recorded, rerr := c.Outcome.Outcome(); rerr == nil {
 				d.flights.done(cc.cp.id, recorded, true, d.clock())

@@ -9,6 +9,12 @@ import (
 	"github.com/agentcontract/tool/internal/errprefix"
 )
 
+// held is the step that holds a record at version as running attempt
+// attempt under this Dispatcher's lease, for a lease from now.
+func (d *Dispatcher) held(version int64, attempt int) Step {
+	return Step{Version: version, State: StateRunning, Attempt: attempt, LeaseOwner: d.leaseOwner(), LeaseExpires: d.clock().UTC().Add(d.lease)}
+}
+
 // hold renews this Dispatcher's lease on the running call of rec, the
 // record of checkpoint id, a third of the lease at a time, until the
 // returned function is called. It stops renewing when the record is no
@@ -27,7 +33,7 @@ func (d *Dispatcher) hold(id string, rec Claim) (stop func()) {
 			case <-tick.C:
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), d.lease/3)
-			next, err := d.store.Advance(ctx, id, Step{Version: rec.Version, State: StateRunning, Attempt: rec.Attempt, LeaseOwner: d.leaseOwner(), LeaseExpires: d.clock().UTC().Add(d.lease)})
+			next, err := d.store.Advance(ctx, id, d.held(rec.Version, rec.Attempt))
 			cancel()
 			switch {
 			case err == nil:
