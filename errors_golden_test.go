@@ -58,6 +58,7 @@ var dispatchSentinels = map[string]error{
 	"ErrNotFound":          dispatch.ErrNotFound,
 	"ErrInvalidRecord":     dispatch.ErrInvalidRecord,
 	"ErrConflict":          dispatch.ErrConflict,
+	"ErrInvalidStream":     dispatch.ErrInvalidStream,
 }
 
 // goldenErrors returns every error the golden file pins, by name.
