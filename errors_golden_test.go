@@ -127,6 +127,7 @@ func goldenErrors(t *testing.T) map[string]error {
 	errs["InputRejection/nil"] = (*tool.InputRejection)(nil)
 	errs["InputRejection/zero"] = &tool.InputRejection{}
 	errs["InputRejection/message"] = rejection
+	errs["InputRejection/a member decoder's, wrapped by Decode"] = decodeMemberRejection(t)
 	errs["InputRejection/quoted by an error of dispatch"] = errprefix.Errorf("%w: the call is no longer admitted: %w", dispatch.ErrInvalidCheckpoint, rejection)
 
 	// CallError.
@@ -227,6 +228,52 @@ func bindPanicking(t *testing.T) error {
 	})
 	require.Error(t, err)
 	return err
+}
+
+// goldenCode is a member type whose own decoder refuses every value with
+// an *InputRejection it wraps.
+type goldenCode string
+
+func (c *goldenCode) UnmarshalJSON([]byte) error {
+	r, err := tool.NewInputRejection(tool.InputRejectionConfig{Message: "codes start with c-"})
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("reading the code: %w", r)
+}
+
+type goldenCoded struct {
+	Code goldenCode `json:"code" jsonschema:"type=string"`
+}
+
+// decodeMemberRejection is what Signature.Decode returns when the decoder
+// of a member rejects its value.
+func decodeMemberRejection(t *testing.T) error {
+	t.Helper()
+	sig, err := tool.NewSignature[goldenCoded, string]()
+	require.NoError(t, err)
+	b, err := tool.Bind(handTool{def: tool.Definition{Name: "coded", InputSchema: sig.InputSchema()}})
+	require.NoError(t, err)
+	inv, err := prepare(b, `{"code":"x"}`)
+	require.NoError(t, err)
+	_, err = sig.Decode(inv)
+	require.Error(t, err)
+	return err
+}
+
+// Signature.Decode's doc: a member decoder's rejection is wrapped in a new
+// InputRejection that names the member; errors.As finds the new one, and
+// errors.As on its Cause the decoder's own, with the decoder's wrapping.
+func TestDecodeWrapsAMemberDecodersRejection(t *testing.T) {
+	err := decodeMemberRejection(t)
+	var outer *tool.InputRejection
+	require.ErrorAs(t, err, &outer)
+	require.Equal(t, "value at /code: codes start with c-", outer.Message())
+	require.EqualError(t, outer.Cause(), "reading the code: tool: invalid invocation: codes start with c-")
+	var inner *tool.InputRejection
+	require.ErrorAs(t, outer.Cause(), &inner)
+	require.NotSame(t, outer, inner)
+	require.Equal(t, "codes start with c-", inner.Message())
 }
 
 // formatGolden writes one line per error, sorted by name: the name, " = ",
