@@ -168,17 +168,13 @@ func (h *headedJoin) Unwrap() []error { return h.errs }
 
 func newHeaded(head error, tail error) error {
 	parts := headParts{head: quoted{head}, tail: tail}
-	var more []error
 	switch t := tail.(type) {
 	case interface{ Unwrap() error }:
 		if u := t.Unwrap(); u != nil {
-			more = []error{u}
+			return &headedJoin{parts, []error{parts.head, u}}
 		}
 	case interface{ Unwrap() []error }:
-		more = t.Unwrap()
+		return &headedJoin{parts, append([]error{parts.head}, t.Unwrap()...)}
 	}
-	if len(more) == 0 {
-		return &headed{parts}
-	}
-	return &headedJoin{parts, append([]error{parts.head}, more...)}
+	return &headed{parts}
 }
