@@ -89,14 +89,14 @@ func (f *Failure) Cause() error {
 }
 
 // Error describes the outcome with its public text, never the cause:
-// "tool: " followed by [Failure.ErrorBody].
-func (f *Failure) Error() string { return errprefix.Message(f) }
+// "tool: " followed by its body.
+func (f *Failure) Error() string { return errprefix.Text(f.errorBody()) }
 
-// ErrorBody is the text of Error without its "tool: " prefix, as another
+// errorBody is the text of Error without its "tool: " prefix, as another
 // error of this project shows f when it quotes it: the kind, then ": " and
 // the public text when the Output has one ("failed: order closed"). A text
 // longer than maxErrorText bytes is cut short; a nil Failure is "failure".
-func (f *Failure) ErrorBody() string {
+func (f *Failure) errorBody() string {
 	if f == nil {
 		return "failure"
 	}
@@ -217,11 +217,11 @@ func (e *CallError) Error() string {
 	return e.cause.Error()
 }
 
-// ErrorBody is the text another error of this project shows when it
+// errorBody is the text another error of this project shows when it
 // quotes e: the cause's, without its "tool: " prefix when the cause is an
 // error of this project, since a CallError adds nothing to its cause's
 // message.
-func (e *CallError) ErrorBody() string {
+func (e *CallError) errorBody() string {
 	if e == nil || e.cause == nil {
 		return errprefix.Body(ErrInvalidCallError)
 	}

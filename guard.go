@@ -132,14 +132,14 @@ type AuthorizationError struct {
 }
 
 // Error reports that authorization of the tool failed: "tool: " followed
-// by [AuthorizationError.ErrorBody].
-func (e *AuthorizationError) Error() string { return errprefix.Message(e) }
+// by its body.
+func (e *AuthorizationError) Error() string { return errprefix.Text(e.errorBody()) }
 
-// ErrorBody is the text of Error without its "tool: " prefix, as another
+// errorBody is the text of Error without its "tool: " prefix, as another
 // error of this project shows e when it quotes it: `authorization of
 // "refund" failed`, or "authorization failed" for a nil AuthorizationError.
 // It names the tool, never the cause.
-func (e *AuthorizationError) ErrorBody() string {
+func (e *AuthorizationError) errorBody() string {
 	if e == nil {
 		return "authorization failed"
 	}

@@ -52,14 +52,14 @@ type PanicError struct {
 }
 
 // Error describes the panic value, without the stack: "tool: " followed
-// by [PanicError.ErrorBody].
-func (e *PanicError) Error() string { return errprefix.Message(e) }
+// by its body.
+func (e *PanicError) Error() string { return errprefix.Text(e.errorBody()) }
 
-// ErrorBody is the text of Error without its "tool: " prefix, as another
+// errorBody is the text of Error without its "tool: " prefix, as another
 // error of this project shows e when it quotes it: "panic: " and the
 // value, formatted with %v (a value that is an error of this project
 // without its own prefix); a nil PanicError is "panic".
-func (e *PanicError) ErrorBody() string {
+func (e *PanicError) errorBody() string {
 	if e == nil {
 		return "panic"
 	}

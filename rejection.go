@@ -91,15 +91,15 @@ func (r *InputRejection) Cause() error {
 }
 
 // Error returns the sentinel text of [ErrInvalidInvocation] followed by the
-// public message: "tool: " followed by [InputRejection.ErrorBody]. The
+// public message: "tool: " followed by its body. The
 // cause is not included.
-func (r *InputRejection) Error() string { return errprefix.Message(r) }
+func (r *InputRejection) Error() string { return errprefix.Text(r.errorBody()) }
 
-// ErrorBody is the text of Error without its "tool: " prefix, as another
+// errorBody is the text of Error without its "tool: " prefix, as another
 // error of this project shows r when it quotes it: "invalid invocation: "
 // and the public message, or "invalid invocation" alone when there is no
 // message.
-func (r *InputRejection) ErrorBody() string {
+func (r *InputRejection) errorBody() string {
 	if r == nil || r.message == "" {
 		return errprefix.Body(ErrInvalidInvocation)
 	}
@@ -188,13 +188,13 @@ func (e *InputValidationError) Cause() error {
 }
 
 // Error reports that the validator failed, without its cause: "tool: "
-// followed by [InputValidationError.ErrorBody].
-func (e *InputValidationError) Error() string { return errprefix.Message(e) }
+// followed by its body.
+func (e *InputValidationError) Error() string { return errprefix.Text(e.errorBody()) }
 
-// ErrorBody is the text of Error without its "tool: " prefix, as another
+// errorBody is the text of Error without its "tool: " prefix, as another
 // error of this project shows e when it quotes it: the text of the
 // sentinel it matches, then what failed.
-func (e *InputValidationError) ErrorBody() string {
+func (e *InputValidationError) errorBody() string {
 	if e != nil && e.bind != "" {
 		return fmt.Sprintf("%s: the InputValidator of tool %q panicked", errprefix.Body(ErrInvalidTool), e.bind)
 	}
@@ -220,15 +220,15 @@ type InputValidationPanicError struct {
 }
 
 // Error describes the panic value: "tool: " followed by
-// [InputValidationPanicError.ErrorBody].
-func (e *InputValidationPanicError) Error() string { return errprefix.Message(e) }
+// its body.
+func (e *InputValidationPanicError) Error() string { return errprefix.Text(e.errorBody()) }
 
-// ErrorBody is the text of Error without its "tool: " prefix, as another
+// errorBody is the text of Error without its "tool: " prefix, as another
 // error of this project shows e when it quotes it: "input validator
 // panicked: " and the value, formatted with %v (a value that is an error
 // of this project without its own prefix); "input validator panicked"
 // alone for a nil InputValidationPanicError.
-func (e *InputValidationPanicError) ErrorBody() string {
+func (e *InputValidationPanicError) errorBody() string {
 	if e == nil {
 		return "input validator panicked"
 	}

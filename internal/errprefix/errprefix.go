@@ -6,7 +6,10 @@
 // sentinel from [New] prints Prefix and its text; [Errorf] shows every error
 // operand by its body and puts Prefix in front of the whole message once;
 // an error type of another package gives its body with an ErrorBody method
-// and has [Message] write its Error text (see [Bodied]). This package is
+// and has [Message] write its Error text (see [Bodied]), or, where its
+// exported API may gain no method (the core's types, whose API follows the
+// reference), registers a function that finds its body ([RegisterBodies])
+// and has [Text] write its Error text. This package is
 // the only one that writes Prefix. Nothing is ever removed from a message
 // after it was written: [Detail] gives what an error says after its
 // sentinel from the parts [Errorf] formatted apart.
@@ -37,7 +40,23 @@ type Bodied interface {
 
 // Message returns the message of e: Prefix followed by e.ErrorBody(). It is
 // the Error method of every [Bodied] error.
-func Message(e Bodied) string { return Prefix + e.ErrorBody() }
+func Message(e Bodied) string { return Text(e.ErrorBody()) }
+
+// Text returns the message of an error whose body is body: Prefix
+// followed by body. It is the Error method of an error type whose body
+// [Body] finds through a function given to [RegisterBodies].
+func Text(body string) string { return Prefix + body }
+
+// bodies are the functions given to RegisterBodies.
+var bodies []func(error) (string, bool)
+
+// RegisterBodies makes [Body] ask f for the body of an error that has no
+// ErrorBody method: f returns the body of an error of its package's types
+// and true, or false for any other error. A package whose exported error
+// types may gain no method calls it once, in an init function; it must
+// not be called after init, since Body reads the registered functions
+// without a lock.
+func RegisterBodies(f func(error) (string, bool)) { bodies = append(bodies, f) }
 
 // New returns a sentinel error whose message is Prefix followed by text.
 // Each call returns a distinct error, compared by identity with errors.Is.
@@ -93,7 +112,9 @@ func (p part) Unwrap() error     { return p.err }
 
 // Body returns the text of err as it reads inside another message of this
 // project: what its ErrorBody method returns, for an error made by this
-// package or a [Bodied] one, and the whole text for any other error.
+// package or a [Bodied] one, what a function given to [RegisterBodies]
+// returns for an error of the types it knows, and the whole text for any
+// other error.
 // Body(nil) is "".
 func Body(err error) string {
 	switch e := err.(type) {
@@ -101,6 +122,11 @@ func Body(err error) string {
 		return ""
 	case interface{ ErrorBody() string }:
 		return e.ErrorBody()
+	}
+	for _, f := range bodies {
+		if body, ok := f(err); ok {
+			return body
+		}
 	}
 	return err.Error()
 }
