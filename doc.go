@@ -96,11 +96,23 @@
 // short: long strings, locations and lists are cut, and the message stays
 // within a few KiB.
 //
-// Patterns are ECMA-262 regular expressions. RE2 compiles every pattern it
-// accepts and matches in linear time; a pattern with lookaround or
-// backreferences is compiled by a backtracking engine in ECMAScript mode,
-// whose matches may take time polynomial or exponential in the length of
-// the string. Each of its matches is charged, before it runs, a static
+// JSON Schema asks for ECMA-262 regular expressions; this package reads a
+// pattern in one of two dialects, neither exactly ECMA-262. A pattern that
+// Go's RE2 syntax accepts, as most do, is compiled by Go's regexp, matches
+// in linear time and means what it means in RE2: \s is ASCII whitespace
+// only ([\t\n\f\r ]: not ECMA-262's \v, no-break space, U+FEFF and other
+// Unicode spaces); . matches every character but \n (ECMA-262's also
+// refuses \r, U+2028 and U+2029); a character is a Unicode code point, not
+// a UTF-16 unit, so ^.$ matches one emoji; \d, \w and \b are ASCII, as in
+// ECMA-262. RE2's own syntax is accepted as well, where ECMA-262 refuses
+// it: inline flags such as (?i), (?s) and (?m), Unicode classes such as \pL
+// and \p{Greek}, POSIX classes such as [[:alpha:]], \A, \z and \Q...\E. A
+// pattern that only ECMAScript syntax expresses (lookahead, lookbehind, a
+// backreference, \uXXXX, \cX, [^]) is compiled by a backtracking engine in
+// ECMAScript mode, where \s is ECMA-262's Unicode whitespace, . refuses \n
+// and \r but not U+2028 and U+2029, and inline flags and \p classes are
+// still accepted. Its matches may take time polynomial or exponential in
+// the length of the string. Each of them is charged, before it runs, a static
 // bound on its steps, a function of the pattern and the length of the
 // string only: nested quantifiers that can split a string in many ways,
 // such as (a+)+, cost exponentially, and admit only short strings;
@@ -133,10 +145,9 @@
 // public output and a CallError's evidence over it are refused before
 // anything is copied or encoded.
 //
-// Within these bounds, on the 2-core machine the benchmarks run on, one
-// check takes at most a few hundred milliseconds and allocates at most
-// 64 MiB; the figures of every family of attack are in benchmarks/README.md.
-// Ordinary arguments take microseconds.
+// What one check costs within these bounds, in time and memory, for every
+// family of attack and for ordinary arguments, is measured in
+// benchmarks/README.md.
 //
 // # Typed tools
 //

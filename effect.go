@@ -1,8 +1,22 @@
 package tool
 
-// Effect is a tool's promise about running the same call again. It is a
-// statement about replay, not about concurrency: a replayable tool may still
-// need its calls serialised. The zero value makes no promise.
+// Effect is a tool's promise about running the same call again. It takes
+// one of three values, each letting a runtime do more:
+//
+//   - the zero value, "", promises nothing: a call is never run again.
+//     Binding.Call returns the tool's errors as they are, and a runtime
+//     that cannot tell whether a call ran (an unknown outcome: a lost
+//     process, a deadline) reports it unknown rather than retry it
+//     (dispatch.Outcome.Retryable is false);
+//   - [EffectSafe]: a call changes nothing, so it may be run again; also,
+//     Binding.Call turns an ordinary error of the tool into a definite
+//     [Failure];
+//   - [EffectIdempotent]: the backend deduplicates calls by their
+//     [IdempotencyKey], so a call may be run again under the same key.
+//
+// [Effect.Replayable] is true for the last two. An Effect is a statement
+// about replay, not about concurrency: a replayable tool may still need its
+// calls serialised.
 type Effect string
 
 const (

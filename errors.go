@@ -79,3 +79,31 @@ func isTypedNil(v any) bool {
 // errorPart formats a piece of a message that an errorf error quotes, such
 // as the position of a problem; it carries no "tool: " of its own.
 var errorPart = errprefix.Part
+
+// The error types of this package show their body to the errors of this
+// project that quote them through errprefix's registry, not by a method:
+// their exported API follows the reference, which gives them none.
+func init() { errprefix.RegisterBodies(bodyOf) }
+
+// bodyOf returns the body of err, an error of one of this package's types:
+// its text without the "tool: " prefix, as another error of this project
+// quotes it.
+func bodyOf(err error) (string, bool) {
+	switch e := err.(type) {
+	case *Failure:
+		return e.errorBody(), true
+	case *CallError:
+		return e.errorBody(), true
+	case *InputRejection:
+		return e.errorBody(), true
+	case *InputValidationError:
+		return e.errorBody(), true
+	case *InputValidationPanicError:
+		return e.errorBody(), true
+	case *PanicError:
+		return e.errorBody(), true
+	case *AuthorizationError:
+		return e.errorBody(), true
+	}
+	return "", false
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/agentcontract/tool/internal/engine"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // FailureKind classifies a definite unsuccessful outcome. Neither kind says
@@ -87,16 +88,22 @@ func (f *Failure) Cause() error {
 	return f.cause
 }
 
-// Error describes the outcome with its public text, never the cause; a
-// text longer than maxErrorText bytes is cut short.
-func (f *Failure) Error() string {
+// Error describes the outcome with its public text, never the cause:
+// "tool: " followed by its body.
+func (f *Failure) Error() string { return errprefix.Text(f.errorBody()) }
+
+// errorBody is the text of Error without its "tool: " prefix, as another
+// error of this project shows f when it quotes it: the kind, then ": " and
+// the public text when the Output has one ("failed: order closed"). A text
+// longer than maxErrorText bytes is cut short; a nil Failure is "failure".
+func (f *Failure) errorBody() string {
 	if f == nil {
-		return "tool: failure"
+		return "failure"
 	}
 	if text, ok := f.output.Text(); ok && text != "" {
-		return fmt.Sprintf("tool: %s: %s", f.kind, engine.Clip(text, maxErrorText))
+		return string(f.kind) + ": " + engine.Clip(text, maxErrorText)
 	}
-	return fmt.Sprintf("tool: %s", f.kind)
+	return string(f.kind)
 }
 
 // maxErrorText bounds the public text an error message repeats.
@@ -201,12 +208,24 @@ func (e *CallError) Unwrap() error {
 	return e.cause
 }
 
-// Error returns the cause's message.
+// Error returns the cause's message, or the text of [ErrInvalidCallError]
+// when there is no cause.
 func (e *CallError) Error() string {
 	if e == nil || e.cause == nil {
 		return ErrInvalidCallError.Error()
 	}
 	return e.cause.Error()
+}
+
+// errorBody is the text another error of this project shows when it
+// quotes e: the cause's, without its "tool: " prefix when the cause is an
+// error of this project, since a CallError adds nothing to its cause's
+// message.
+func (e *CallError) errorBody() string {
+	if e == nil || e.cause == nil {
+		return errprefix.Body(ErrInvalidCallError)
+	}
+	return errprefix.Body(e.cause)
 }
 
 // Validate reports whether e is a usable [CallError]; errors wrap

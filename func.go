@@ -2,6 +2,8 @@ package tool
 
 import (
 	"context"
+
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // FuncConfig names and describes a [Func]; see [NewFunc]. The zero
@@ -97,8 +99,9 @@ type brokenResultError struct {
 	err error // wraps ErrInvalidResult
 }
 
-func (e *brokenResultError) Error() string { return e.err.Error() }
-func (e *brokenResultError) Unwrap() error { return e.err }
+func (e *brokenResultError) Error() string     { return e.err.Error() }
+func (e *brokenResultError) ErrorBody() string { return errprefix.Body(e.err) }
+func (e *brokenResultError) Unwrap() error     { return e.err }
 
 // Definition returns a copy of the definition.
 func (f Func[In, Out]) Definition() Definition { return f.definition.Clone() }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // Authorization is what a policy sees of a call: the frozen definition and
@@ -129,12 +131,19 @@ type AuthorizationError struct {
 	cause error
 }
 
-// Error reports that authorization of the tool failed.
-func (e *AuthorizationError) Error() string {
+// Error reports that authorization of the tool failed: "tool: " followed
+// by its body.
+func (e *AuthorizationError) Error() string { return errprefix.Text(e.errorBody()) }
+
+// errorBody is the text of Error without its "tool: " prefix, as another
+// error of this project shows e when it quotes it: `authorization of
+// "refund" failed`, or "authorization failed" for a nil AuthorizationError.
+// It names the tool, never the cause.
+func (e *AuthorizationError) errorBody() string {
 	if e == nil {
-		return "tool: authorization failed"
+		return "authorization failed"
 	}
-	return fmt.Sprintf("tool: authorization of %q failed", e.tool)
+	return fmt.Sprintf("authorization of %q failed", e.tool)
 }
 
 // Cause returns the [Authorizer]'s error.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // Recover is an opt-in [CallMiddleware] that turns a panic further down the
@@ -49,12 +51,19 @@ type PanicError struct {
 	Stack []byte
 }
 
-// Error describes the panic value, without the stack.
-func (e *PanicError) Error() string {
+// Error describes the panic value, without the stack: "tool: " followed
+// by its body.
+func (e *PanicError) Error() string { return errprefix.Text(e.errorBody()) }
+
+// errorBody is the text of Error without its "tool: " prefix, as another
+// error of this project shows e when it quotes it: "panic: " and the
+// value, formatted with %v (a value that is an error of this project
+// without its own prefix); a nil PanicError is "panic".
+func (e *PanicError) errorBody() string {
 	if e == nil {
-		return "tool: panic"
+		return "panic"
 	}
-	return fmt.Sprintf("tool: panic: %v", e.Value)
+	return errprefix.Part("panic: %v", e.Value).Error()
 }
 
 // Unwrap returns Value when it is an error.

@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentcontract/tool/internal/engine"
+	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // InputRejectionConfig describes a model-correctable problem with a call's
@@ -90,12 +91,19 @@ func (r *InputRejection) Cause() error {
 }
 
 // Error returns the sentinel text of [ErrInvalidInvocation] followed by the
-// public message. The cause is not included.
-func (r *InputRejection) Error() string {
+// public message: "tool: " followed by its body. The
+// cause is not included.
+func (r *InputRejection) Error() string { return errprefix.Text(r.errorBody()) }
+
+// errorBody is the text of Error without its "tool: " prefix, as another
+// error of this project shows r when it quotes it: "invalid invocation: "
+// and the public message, or "invalid invocation" alone when there is no
+// message.
+func (r *InputRejection) errorBody() string {
 	if r == nil || r.message == "" {
-		return ErrInvalidInvocation.Error()
+		return errprefix.Body(ErrInvalidInvocation)
 	}
-	return ErrInvalidInvocation.Error() + ": " + r.message
+	return errprefix.Body(ErrInvalidInvocation) + ": " + r.message
 }
 
 // Is reports whether target is [ErrInvalidInvocation].
@@ -179,12 +187,18 @@ func (e *InputValidationError) Cause() error {
 	return e.cause
 }
 
-// Error reports that the validator failed, without its cause.
-func (e *InputValidationError) Error() string {
+// Error reports that the validator failed, without its cause: "tool: "
+// followed by its body.
+func (e *InputValidationError) Error() string { return errprefix.Text(e.errorBody()) }
+
+// errorBody is the text of Error without its "tool: " prefix, as another
+// error of this project shows e when it quotes it: the text of the
+// sentinel it matches, then what failed.
+func (e *InputValidationError) errorBody() string {
 	if e != nil && e.bind != "" {
-		return fmt.Sprintf("%s: the InputValidator of tool %q panicked", ErrInvalidTool.Error(), e.bind)
+		return fmt.Sprintf("%s: the InputValidator of tool %q panicked", errprefix.Body(ErrInvalidTool), e.bind)
 	}
-	return ErrInvalidInvocation.Error() + ": the input validator failed"
+	return errprefix.Body(ErrInvalidInvocation) + ": the input validator failed"
 }
 
 // Is reports whether target is [ErrInvalidInvocation], or [ErrInvalidTool] for
@@ -205,12 +219,20 @@ type InputValidationPanicError struct {
 	Value any
 }
 
-// Error describes the panic value.
-func (e *InputValidationPanicError) Error() string {
+// Error describes the panic value: "tool: " followed by
+// its body.
+func (e *InputValidationPanicError) Error() string { return errprefix.Text(e.errorBody()) }
+
+// errorBody is the text of Error without its "tool: " prefix, as another
+// error of this project shows e when it quotes it: "input validator
+// panicked: " and the value, formatted with %v (a value that is an error
+// of this project without its own prefix); "input validator panicked"
+// alone for a nil InputValidationPanicError.
+func (e *InputValidationPanicError) errorBody() string {
 	if e == nil {
-		return "tool: input validator panicked"
+		return "input validator panicked"
 	}
-	return fmt.Sprintf("tool: input validator panicked: %v", e.Value)
+	return errprefix.Part("input validator panicked: %v", e.Value).Error()
 }
 
 // Unwrap returns Value when it is an error, so errors.Is and errors.As see

@@ -142,9 +142,17 @@ func (s Signature[In, Out]) OutputSchema() json.RawMessage { return s.output.JSO
 //
 // A refusal of the input, a top-level null included, is an
 // *InputRejection whose message names the JSON pointer and the rule and no
-// Go type; a rejection from Validate or a custom decoder is returned as it
-// is; any other error, or a panic in Validate or in a custom decoder, is an
-// *InputValidationError. All errors match ErrInvalidInvocation.
+// Go type. A rejection (an error in which ClassifyInputRejection finds an
+// *InputRejection) from Validate, or from a custom decoder of In itself, is
+// returned as it is. One from the custom decoder of a member of In is
+// wrapped, to say which member: the error is a new *InputRejection whose
+// message is "value at " and the member's JSON pointer, ": " and the
+// decoder's message ("value at /code: codes start with c-"), and whose
+// Cause is the decoder's error as the decoder returned it. errors.As (or
+// ClassifyInputRejection) finds the new rejection; errors.As on its Cause
+// finds the decoder's own. Any other error, or a panic in Validate or in a
+// custom decoder, is an *InputValidationError. All errors match
+// ErrInvalidInvocation.
 func (s Signature[In, Out]) Decode(invocation Invocation) (In, error) {
 	if invocation.core == nil {
 		var zero In

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/agentcontract/tool/dispatch"
@@ -227,7 +226,7 @@ func reason(err error) string {
 	if errors.As(err, &fe) {
 		return fe.msg
 	}
-	return strings.TrimPrefix(errprefix.Body(err), errprefix.Body(dispatch.ErrInvalidAnswer)+": ")
+	return errprefix.Detail(err, dispatch.ErrInvalidAnswer)
 }
 
 // storeFailed answers 503 for a failure of the store, and logs it.

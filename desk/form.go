@@ -191,7 +191,7 @@ func (f *form) answer(get func(string) string) ([]byte, error) {
 	}
 	doc, err := f.read.Answer(values)
 	if err != nil {
-		return nil, &formError{strings.TrimPrefix(errprefix.Body(err), errprefix.Body(model.ErrInvalidValues)+": ")}
+		return nil, &formError{errprefix.Detail(err, model.ErrInvalidValues)}
 	}
 	return doc, nil
 }

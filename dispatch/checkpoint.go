@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -156,7 +155,7 @@ func answerProblem(err error) string {
 	if rejection, ok := tool.ClassifyInputRejection(err); ok {
 		return rejection.Message()
 	}
-	return strings.TrimPrefix(errprefix.Body(err), errprefix.Body(tool.ErrInvalidInputRequest)+": ")
+	return errprefix.Detail(err, tool.ErrInvalidInputRequest)
 }
 
 // checkpointWire is the JSON form of a Checkpoint.

@@ -3,7 +3,6 @@ package toolmcp
 import (
 	"encoding/json"
 	"errors"
-	"strings"
 
 	"github.com/agentcontract/tool/desk/form"
 	"github.com/agentcontract/tool/internal/errprefix"
@@ -20,7 +19,7 @@ import (
 // tool.Schema, already a valid document.
 func checkElicitation(schema json.RawMessage) error {
 	if _, err := form.Read(schema, form.Options{}); err != nil {
-		return errors.New(strings.TrimPrefix(errprefix.Body(err), errprefix.Body(form.ErrNotForm)+": "))
+		return errors.New(errprefix.Detail(err, form.ErrNotForm))
 	}
 	return nil
 }

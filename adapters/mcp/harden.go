@@ -181,6 +181,10 @@ func publicError(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: true}
 }
 
+// errSchemaNotEncoded is the message of the protocol error schemaOf
+// answers when the advertised input schema cannot be encoded.
+var errSchemaNotEncoded = errprefix.New("the tool's input schema could not be encoded")
+
 // schemaOf finds the input schema the server advertises for the tool of
 // call, listing the tools through the middleware chain for call's session.
 func (h *hardener) schemaOf(ctx context.Context, next mcp.MethodHandler, call *mcp.CallToolRequest) (string, bool, error) {
@@ -198,7 +202,7 @@ func (h *hardener) schemaOf(ctx context.Context, next mcp.MethodHandler, call *m
 			if t.Name == call.Params.Name {
 				schema, err := json.Marshal(t.InputSchema)
 				if err != nil {
-					return "", false, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tool: the tool's input schema could not be encoded"}
+					return "", false, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: errSchemaNotEncoded.Error()}
 				}
 				return string(schema), true, nil
 			}

@@ -327,6 +327,10 @@ type bridge struct {
 	tools     map[string]servedTool
 }
 
+// errNoPrincipal is the message of the protocol error principalOf answers
+// when Config.Principal fails; its error stays private.
+var errNoPrincipal = errprefix.New("the request's principal could not be established")
+
 // principalOf names who req acts for, or "" without Config.Principal.
 func (b *bridge) principalOf(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 	if b.principal == nil {
@@ -334,7 +338,7 @@ func (b *bridge) principalOf(ctx context.Context, req *mcp.CallToolRequest) (str
 	}
 	p, err := b.principal(ctx, req)
 	if err != nil {
-		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "tool: the request's principal could not be established"}
+		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: errNoPrincipal.Error()}
 	}
 	return p, nil
 }

@@ -2,16 +2,61 @@
 // every message starts with "tool: " exactly once, however deeply errors of
 // the project quote one another.
 //
-// An error made here knows its text without the prefix (its body). A
+// An error of the project knows its text without the prefix: its body. A
 // sentinel from [New] prints Prefix and its text; [Errorf] shows every error
-// operand by its body and puts Prefix in front of the whole message once.
-// Nothing is ever removed from a message after it was written.
+// operand by its body and puts Prefix in front of the whole message once;
+// an error type of another package gives its body with an ErrorBody method
+// and has [Message] write its Error text (see [Bodied]), or, where its
+// exported API may gain no method (the core's types, whose API follows the
+// reference), registers a function that finds its body ([RegisterBodies])
+// and has [Text] write its Error text. This package is
+// the only one that writes Prefix. Nothing is ever removed from a message
+// after it was written: [Detail] gives what an error says after its
+// sentinel from the parts [Errorf] formatted apart.
 package errprefix
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Prefix starts every error message of this project.
 const Prefix = "tool: "
+
+// Bodied is an error whose message is Prefix followed by its body, the
+// text ErrorBody returns. An error type of this project outside this
+// package implements it with
+//
+//	func (e *T) Error() string     { return errprefix.Message(e) }
+//	func (e *T) ErrorBody() string { ... the text without Prefix ... }
+//
+// and [Errorf] and [Body] show it by its body, so that an error quoting it
+// prints Prefix once. ErrorBody must be safe to call whenever Error is (on
+// a nil receiver, say).
+type Bodied interface {
+	error
+	ErrorBody() string
+}
+
+// Message returns the message of e: Prefix followed by e.ErrorBody(). It is
+// the Error method of every [Bodied] error.
+func Message(e Bodied) string { return Text(e.ErrorBody()) }
+
+// Text returns the message of an error whose body is body: Prefix
+// followed by body. It is the Error method of an error type whose body
+// [Body] finds through a function given to [RegisterBodies].
+func Text(body string) string { return Prefix + body }
+
+// bodies are the functions given to RegisterBodies.
+var bodies []func(error) (string, bool)
+
+// RegisterBodies makes [Body] ask f for the body of an error that has no
+// ErrorBody method: f returns the body of an error of its package's types
+// and true, or false for any other error. A package whose exported error
+// types may gain no method calls it once, in an init function; it must
+// not be called after init, since Body reads the registered functions
+// without a lock.
+func RegisterBodies(f func(error) (string, bool)) { bodies = append(bodies, f) }
 
 // New returns a sentinel error whose message is Prefix followed by text.
 // Each call returns a distinct error, compared by identity with errors.Is.
@@ -19,15 +64,22 @@ func New(text string) error { return &sentinel{text} }
 
 type sentinel struct{ text string }
 
-func (s *sentinel) Error() string { return Prefix + s.text }
-func (s *sentinel) body() string  { return s.text }
+func (s *sentinel) Error() string     { return Message(s) }
+func (s *sentinel) ErrorBody() string { return s.text }
 
 // Errorf formats like [fmt.Errorf], and %w wraps as it does, but every error
 // operand is shown by its body (see [Body]), and the message starts with
 // Prefix once. An error whose message is not one of this project's (a piece
-// of one) is made with [Part]. The format starts with the sentinel the error wraps:
-// Errorf("%w: name %q: %w", ErrInvalidRequest, name, cause).
+// of one) is made with [Part]. The format starts with the sentinel the error
+// wraps: Errorf("%w: name %q: %w", ErrInvalidRequest, name, cause). The rest
+// of such a format is formatted apart and kept, for [Detail].
 func Errorf(format string, args ...any) error {
+	rest, headed := strings.CutPrefix(format, "%w: ")
+	if headed && len(args) > 0 && !strings.Contains(rest, "%[") {
+		if head, ok := args[0].(error); ok && head != nil {
+			return newHeaded(head, quoting(rest, args[1:]))
+		}
+	}
 	return &wrapped{quoting(format, args)}
 }
 
@@ -54,21 +106,49 @@ func Part(format string, args ...any) error {
 // part is the result of Part: err's text is both its message and its body.
 type part struct{ err error }
 
-func (p part) Error() string { return p.err.Error() }
-func (p part) body() string  { return p.err.Error() }
-func (p part) Unwrap() error { return p.err }
+func (p part) Error() string     { return p.err.Error() }
+func (p part) ErrorBody() string { return p.err.Error() }
+func (p part) Unwrap() error     { return p.err }
 
 // Body returns the text of err as it reads inside another message of this
-// project: the text after Prefix for an error made by this package, and the
-// whole text for any other error. Body(nil) is "".
+// project: what its ErrorBody method returns, for an error made by this
+// package or a [Bodied] one, what a function given to [RegisterBodies]
+// returns for an error of the types it knows, and the whole text for any
+// other error.
+// Body(nil) is "".
 func Body(err error) string {
 	switch e := err.(type) {
 	case nil:
 		return ""
-	case interface{ body() string }:
-		return e.body()
+	case interface{ ErrorBody() string }:
+		return e.ErrorBody()
+	}
+	for _, f := range bodies {
+		if body, ok := f(err); ok {
+			return body
+		}
 	}
 	return err.Error()
+}
+
+// Detail returns what err says after the text of sentinel, without
+// cutting any text: for an error made by [Errorf] with a format that starts
+// with "%w: " and sentinel as its first operand, the rest of the message,
+// as it was formatted apart (Errorf("%w: empty tool name",
+// ErrInvalidRequest) gives "empty tool name"); for any other error,
+// Body(err). Only err itself is looked at, not the errors it wraps.
+func Detail(err, sentinel error) string {
+	var h *headParts
+	switch e := err.(type) {
+	case *headed:
+		h = &e.headParts
+	case *headedJoin:
+		h = &e.headParts
+	}
+	if h != nil && h.head.err == sentinel {
+		return h.tail.Error()
+	}
+	return Body(err)
 }
 
 // quoted shows an operand of Errorf by its body; errors.Is and errors.As
@@ -78,9 +158,49 @@ type quoted struct{ err error }
 func (q quoted) Error() string { return Body(q.err) }
 func (q quoted) Unwrap() error { return q.err }
 
-// wrapped is the result of Errorf: err's text is the body.
+// wrapped is the result of Errorf for a format that does not start with
+// an error operand: err's text is the body.
 type wrapped struct{ err error }
 
-func (w *wrapped) Error() string { return Prefix + w.err.Error() }
-func (w *wrapped) body() string  { return w.err.Error() }
-func (w *wrapped) Unwrap() error { return w.err }
+func (w *wrapped) Error() string     { return Message(w) }
+func (w *wrapped) ErrorBody() string { return w.err.Error() }
+func (w *wrapped) Unwrap() error     { return w.err }
+
+// headParts is the result of Errorf for a format "%w: rest": head, the
+// error it wraps first, and tail, rest formatted with the other operands.
+// The body is head's body, ": " and tail's text, which is what
+// fmt.Errorf makes of the whole format.
+type headParts struct {
+	head quoted
+	tail error
+}
+
+func (h *headParts) Error() string     { return Message(h) }
+func (h *headParts) ErrorBody() string { return Body(h.head.err) + ": " + h.tail.Error() }
+
+// headed and headedJoin unwrap as fmt.Errorf's error of the whole format
+// would: to head alone when the rest wraps nothing (headed), and to head
+// and the operands the rest wraps when it wraps some (headedJoin).
+type (
+	headed     struct{ headParts }
+	headedJoin struct {
+		headParts
+		errs []error
+	}
+)
+
+func (h *headed) Unwrap() error       { return h.head }
+func (h *headedJoin) Unwrap() []error { return h.errs }
+
+func newHeaded(head error, tail error) error {
+	parts := headParts{head: quoted{head}, tail: tail}
+	switch t := tail.(type) {
+	case interface{ Unwrap() error }:
+		if u := t.Unwrap(); u != nil {
+			return &headedJoin{parts, []error{parts.head, u}}
+		}
+	case interface{ Unwrap() []error }:
+		return &headedJoin{parts, append([]error{parts.head}, t.Unwrap()...)}
+	}
+	return &headed{parts}
+}

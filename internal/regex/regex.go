@@ -4,16 +4,18 @@
 // expands into a huge program is refused, not built, and matching a string
 // is charged its length times the size of the program.
 //
-// JSON Schema patterns are ECMA-262 regular expressions. A pattern RE2
-// accepts is compiled by Go's regexp, which matches in linear time. A
-// pattern it refuses, such as one with lookahead or a backreference, is
-// compiled by a backtracking engine in ECMAScript mode, whose matches may
-// take time polynomial or exponential in the length of the string. Such a
-// match is charged, up front, a static bound on the steps it may take:
-// a function of the pattern and the length of the string only (see
-// MatchCost), never of the time it takes, so a caller that refuses a
-// string whose cost exceeds its budget gives the same verdict on every
-// machine under any load.
+// JSON Schema asks for ECMA-262 regular expressions; neither engine here
+// reads exactly that dialect (the tool package's documentation says how
+// each differs). A pattern RE2 accepts is compiled by Go's regexp, with
+// RE2's meaning (\s is ASCII, (?i) is accepted), and matches in linear
+// time. A pattern it refuses, such as one with lookahead or a
+// backreference, is compiled by a backtracking engine in ECMAScript mode,
+// whose matches may take time polynomial or exponential in the length of
+// the string. Such a match is charged, up front, a static bound on the
+// steps it may take: a function of the pattern and the length of the
+// string only (see MatchCost), never of the time it takes, so a caller
+// that refuses a string whose cost exceeds its budget gives the same
+// verdict on every machine under any load.
 //
 // The engine also has a clock: a match that runs past SafetyTimeout, far
 // beyond the time any match within a budget takes, is stopped and fails

@@ -104,7 +104,7 @@ type Refund struct {
 // rebuilt by a new worker, say) deduplicates across all of them.
 func NewRefund(l *Ledger) (Refund, error) {
 	if l == nil {
-		return Refund{}, errors.New(errprefix.Prefix + "shop: NewRefund needs a ledger")
+		return Refund{}, errprefix.New("shop: NewRefund needs a ledger")
 	}
 	signature, err := tool.NewSignature[refundInput, string]()
 	if err != nil {
