@@ -21,9 +21,10 @@ import (
 // Lint is one finding about a tool, made when an adapter projects its
 // definitions: what keeps a tool from strict mode, a constraint the provider
 // does not enforce (moved into the description, still enforced by
-// tool.Contract.Prepare), or a refusal. Each adapter exports it under its
-// own name (toolopenai.Lint, toolanthropic.Lint, toolgemini.Lint), so that
-// its users never name this package. The zero Lint is a finding about no
+// tool.Contract.Prepare), or a refusal. Each adapter declares a Lint of its
+// own with the same fields (see [LintType]) and documents it, so that its
+// users never meet this package; it converts this one with [ConvertLints]
+// and renders its own with String. The zero Lint is a finding about no
 // tool; a Lint is a value, safe to copy and to share.
 type Lint struct {
 	// Tool is the name of the definition.
@@ -51,6 +52,30 @@ func (l Lint) String() string {
 		p = "(root)"
 	}
 	return l.Tool + " " + l.Schema + " schema at " + p + ": " + l.Rule
+}
+
+// LintType is the type set of the adapters' Lint types: a struct of
+// exactly the fields of [Lint], in its order, so that each converts to the
+// others.
+type LintType interface {
+	~struct {
+		Tool    string
+		Schema  string
+		Pointer string
+		Rule    string
+	}
+}
+
+// ConvertLints returns lints as L, in a new slice; nil for none.
+func ConvertLints[L, From LintType](lints []From) []L {
+	if len(lints) == 0 {
+		return nil
+	}
+	out := make([]L, len(lints))
+	for i, l := range lints {
+		out[i] = L(l)
+	}
+	return out
 }
 
 // InputLints returns fs as lints of the input schema of tool, appended to
