@@ -70,12 +70,28 @@ type Config struct {
 
 // Lint is one finding about a tool's input schema: what blocks strict mode
 // ([Tools.Lints]), or a constraint Anthropic does not enforce that was moved
-// into the description ([Tools.Relaxed]). Its fields are Tool, Schema
-// ("input"; empty for a request-wide budget, which concerns the tool as a
-// whole), Pointer (a JSON pointer into the tool's canonical input schema,
-// "" for the root) and Rule; its String method renders it on one line. It
-// is the same type in every provider adapter of this repository.
-type Lint = adapterkit.Lint
+// into the description ([Tools.Relaxed]). A Lint is a value, safe to copy
+// and to share; the zero Lint is a finding about no tool. The other
+// provider adapters of this repository (toolopenai, toolgemini) have a
+// Lint of the same fields.
+type Lint struct {
+	// Tool is the name of the definition.
+	Tool string
+	// Schema is "input", the schema Pointer is in; empty for a
+	// request-wide budget, which concerns the tool as a whole.
+	Schema string
+	// Pointer is the JSON pointer (RFC 6901) of the keyword in the tool's
+	// canonical input schema; "" is the root, and a budget has none.
+	Pointer string
+	// Rule says what Anthropic cannot take there, or which budget would
+	// be exceeded, and what was done.
+	Rule string
+}
+
+// String renders l on one line: `get_weather input schema at
+// /properties/unit: rule`, the root written "(root)", or, for a budget,
+// `tool "get_weather": rule`.
+func (l Lint) String() string { return adapterkit.Lint(l).String() }
 
 // Tools is a set of tool definitions projected for the Messages API: the
 // tool parameters, the strict-mode findings, and what it takes to turn the

@@ -58,12 +58,25 @@ type Config struct {
 
 // Lint is one finding about a tool's input schema: what blocks strict mode
 // ([Tools.Lints]), or a constraint OpenAI does not enforce that was moved
-// into the description ([Tools.Relaxed]). Its fields are Tool, Schema
-// ("input"), Pointer (a JSON pointer into the tool's canonical input
-// schema, "" for the root) and Rule; its String method renders it on one
-// line ("get_weather input schema at /properties/unit: rule"). It is the
-// same type in every provider adapter of this repository.
-type Lint = adapterkit.Lint
+// into the description ([Tools.Relaxed]). A Lint is a value, safe to copy
+// and to share; the zero Lint is a finding about no tool. The other
+// provider adapters of this repository (toolanthropic, toolgemini) have a
+// Lint of the same fields.
+type Lint struct {
+	// Tool is the name of the definition.
+	Tool string
+	// Schema is "input": the schema Pointer is in.
+	Schema string
+	// Pointer is the JSON pointer (RFC 6901) of the keyword in the tool's
+	// canonical input schema; "" is the root.
+	Pointer string
+	// Rule says what OpenAI cannot take there and what was done.
+	Rule string
+}
+
+// String renders l on one line: `get_weather input schema at
+// /properties/unit: rule`, the root written "(root)".
+func (l Lint) String() string { return adapterkit.Lint(l).String() }
 
 // Tools is a set of tool definitions projected for OpenAI: the tool
 // parameters of Chat Completions and Responses, the strict-mode findings,
