@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/agentcontract/tool"
@@ -79,8 +80,9 @@ func ConvertLints[L, From LintType](lints []From) []L {
 }
 
 // InputLints returns fs as lints of the input schema of tool, appended to
-// dst.
+// dst, which grows once.
 func InputLints(dst []Lint, tool string, fs []strictschema.Finding) []Lint {
+	dst = slices.Grow(dst, len(fs))
 	for _, f := range fs {
 		dst = append(dst, Lint{Tool: tool, Schema: "input", Pointer: f.Pointer, Rule: f.Rule})
 	}
