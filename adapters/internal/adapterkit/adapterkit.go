@@ -1,7 +1,11 @@
 // Package adapterkit holds the steps every provider adapter under adapters/
-// takes the same way: checking the definitions it is given, checking the
-// outcomes it is asked to send back, and decoding a schema for an SDK's
-// map-typed parameters. The adapters are separate modules and import it by
+// takes the same way: checking the definitions it is given, projecting them
+// (which tools are strict, what the lowering found: [Projection]), listing
+// the tool parameters ([ToolParams]) and reading the calls of a reply
+// ([Calls]), checking the outcomes it is asked to send back, and decoding a
+// schema for an SDK's map-typed parameters. What differs by provider (the
+// SDK's types, the strict-mode limits and budgets, the sentinel errors)
+// stays in the adapter. The adapters are separate modules and import it by
 // path; it has no dependency beyond the core's.
 package adapterkit
 
