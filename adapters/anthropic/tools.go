@@ -70,21 +70,28 @@ type Config struct {
 
 // Lint is one finding about a tool's input schema: what blocks strict mode
 // ([Tools.Lints]), or a constraint Anthropic does not enforce that was moved
-// into the description ([Tools.Relaxed]). Its fields are Tool, Schema
-// ("input"; empty for a request-wide budget, which concerns the tool as a
-// whole), Pointer (a JSON pointer into the tool's canonical input schema,
-// "" for the root) and Rule; its String method renders it on one line. It
-// is the same type in every provider adapter of this repository.
-type Lint = adapterkit.Lint
-
-type projected struct {
-	def    tool.Definition
-	strict bool
-	// tree is the lowered schema, decoded, when strict (possibly shared
-	// with other tools of the same schema); nil otherwise, when the
-	// definition's schema is sent as written.
-	tree map[string]any
+// into the description ([Tools.Relaxed]). A Lint is a value, safe to copy
+// and to share; the zero Lint is a finding about no tool. The other
+// provider adapters of this repository (toolopenai, toolgemini) have a
+// Lint of the same fields.
+type Lint struct {
+	// Tool is the name of the definition.
+	Tool string
+	// Schema is "input", the schema Pointer is in; empty for a
+	// request-wide budget, which concerns the tool as a whole.
+	Schema string
+	// Pointer is the JSON pointer (RFC 6901) of the keyword in the tool's
+	// canonical input schema; "" is the root, and a budget has none.
+	Pointer string
+	// Rule says what Anthropic cannot take there, or which budget would
+	// be exceeded, and what was done.
+	Rule string
 }
+
+// String renders l on one line: `get_weather input schema at
+// /properties/unit: rule`, the root written "(root)", or, for a budget,
+// `tool "get_weather": rule`.
+func (l Lint) String() string { return adapterkit.Lint(l).String() }
 
 // Tools is a set of tool definitions projected for the Messages API: the
 // tool parameters, the strict-mode findings, and what it takes to turn the
@@ -98,9 +105,9 @@ type Tools struct {
 	// registry is Config.Registry, whose contracts check streamed
 	// arguments; nil with Definitions.
 	registry *tool.Registry
-	tools    []projected
-	lints    []Lint
-	relaxed  []Lint
+	// projection holds the tools, which of them are strict, and the
+	// findings.
+	projection adapterkit.Projection
 }
 
 // New projects the definitions of [Config].Registry or [Config].Definitions.
@@ -119,40 +126,37 @@ type Tools struct {
 // budget. A name of StrictFirst that is not one of the tools, or is given
 // twice, is an error wrapping [ErrInvalidConfig].
 func New(config Config) (*Tools, error) {
-	defs, problems := adapterkit.Definitions(config.Registry, config.Definitions, namePattern, "1 to 64 of a-z, A-Z, 0-9, _ and -")
+	projection, problems := adapterkit.Project(config.Registry, config.Definitions, namePattern, "1 to 64 of a-z, A-Z, 0-9, _ and -")
 	if len(problems) > 0 {
 		return nil, errprefix.Errorf("%w: %s", ErrInvalidConfig, strings.Join(problems, "; "))
 	}
-	order, err := spendingOrder(defs, config.StrictFirst)
+	order, err := spendingOrder(projection.Tools, config.StrictFirst)
 	if err != nil {
 		return nil, err
 	}
-	t := &Tools{registry: config.Registry, tools: make([]projected, len(defs))}
-	for i, d := range defs {
-		t.tools[i] = projected{def: d}
-	}
+	t := &Tools{registry: config.Registry, projection: projection}
 	if !config.Strict {
 		return t, nil
 	}
+	// The findings of each tool are its own, so they are listed in the
+	// order of the definitions, whatever the order the budgets are spent
+	// in.
 	strictTools, optional, unions := 0, 0, 0
 	var schemas adapterkit.Schemas
-	lints := make([][]Lint, len(defs))
-	relaxed := make([][]Lint, len(defs))
 	for _, i := range order {
-		d, p := defs[i], &t.tools[i]
+		p := &t.projection.Tools[i]
 		if strictTools == MaxStrictTools {
 			// No budget left for any tool: lowering would change nothing.
-			lints[i] = append(lints[i], Lint{Tool: d.Name, Rule: fmt.Sprintf(
+			p.Blocked = append(p.Blocked, adapterkit.Lint{Tool: p.Def.Name, Rule: fmt.Sprintf(
 				"the request-wide budget of %d strict tools would be exceeded: the strict tools before this one use %d and this one needs 1",
 				MaxStrictTools, strictTools)})
 			continue
 		}
-		res := schemas.Lower(d.InputSchema, strictschema.Anthropic)
+		res := schemas.Lower(p.Def.InputSchema, strictschema.Anthropic)
 		if len(res.Blocked) > 0 {
-			lints[i] = adapterkit.InputLints(lints[i], d.Name, res.Blocked)
+			p.Blocked = adapterkit.InputLints(p.Blocked, p.Def.Name, res.Blocked)
 			continue
 		}
-		over := false
 		for _, b := range []struct {
 			used, add, max int
 			what           string
@@ -164,37 +168,30 @@ func New(config Config) (*Tools, error) {
 			if b.used+b.add > b.max {
 				// A budget concerns the tool as a whole: no schema, no
 				// pointer.
-				over = true
-				lints[i] = append(lints[i], Lint{Tool: d.Name, Rule: fmt.Sprintf(
+				p.Blocked = append(p.Blocked, adapterkit.Lint{Tool: p.Def.Name, Rule: fmt.Sprintf(
 					"the request-wide budget of %d %s would be exceeded: the strict tools before this one use %d and this one needs %d",
 					b.max, b.what, b.used, b.add)})
 			}
 		}
-		if over {
+		if len(p.Blocked) > 0 {
 			continue
 		}
 		strictTools, optional, unions = strictTools+1, optional+res.Optional, unions+res.Unions
-		for _, f := range res.Relaxed {
-			relaxed[i] = append(relaxed[i], Lint{Tool: d.Name, Schema: "input", Pointer: f.Pointer, Rule: f.Rule})
-		}
-		p.strict, p.tree = true, res.Tree
+		p.MakeStrict(res)
 	}
-	// The findings are listed in the order of the definitions, whatever
-	// the order the budgets were spent in.
-	t.lints, t.relaxed = slices.Concat(lints...), slices.Concat(relaxed...)
 	return t, nil
 }
 
-// spendingOrder returns the indexes of defs in the order the strict
+// spendingOrder returns the indexes of tools in the order the strict
 // budgets are spent: the tools named by first, in its order, then the
-// others in the order of defs. A name of first that is not a tool's, or is
+// others in the order of tools. A name of first that is not a tool's, or is
 // given twice, is an error wrapping [ErrInvalidConfig].
-func spendingOrder(defs []tool.Definition, first []string) ([]int, error) {
-	order := make([]int, 0, len(defs))
-	taken := make([]bool, len(defs))
+func spendingOrder(tools []adapterkit.Projected, first []string) ([]int, error) {
+	order := make([]int, 0, len(tools))
+	taken := make([]bool, len(tools))
 	var problems []string
 	for _, name := range first {
-		i := slices.IndexFunc(defs, func(d tool.Definition) bool { return d.Name == name })
+		i := slices.IndexFunc(tools, func(p adapterkit.Projected) bool { return p.Def.Name == name })
 		switch {
 		case i < 0:
 			problems = append(problems, fmt.Sprintf("StrictFirst names %q, which is not one of the tools", name))
@@ -208,7 +205,7 @@ func spendingOrder(defs []tool.Definition, first []string) ([]int, error) {
 	if len(problems) > 0 {
 		return nil, errprefix.Errorf("%w: %s", ErrInvalidConfig, strings.Join(problems, "; "))
 	}
-	for i := range defs {
+	for i := range tools {
 		if !taken[i] {
 			order = append(order, i)
 		}
@@ -219,55 +216,52 @@ func spendingOrder(defs []tool.Definition, first []string) ([]int, error) {
 // Lints lists, tool by tool and place by place, why a tool is sent with
 // strict set to false although [Config].Strict asked for strict mode. The
 // slice is the caller's.
-func (t *Tools) Lints() []Lint { return slices.Clone(t.lints) }
+func (t *Tools) Lints() []Lint { return adapterkit.BlockedLints[Lint](&t.projection) }
 
 // Relaxed lists the constraints of strict tools that Anthropic does not
 // enforce (numeric bounds, string lengths, maxItems, …): they were moved into
 // the description of their member, and [tool.Contract.Prepare] still enforces
 // them, so a model that breaks one gets a rejection it can correct. The slice
 // is the caller's.
-func (t *Tools) Relaxed() []Lint { return slices.Clone(t.relaxed) }
+func (t *Tools) Relaxed() []Lint { return adapterkit.RelaxedLints[Lint](&t.projection) }
 
 // Strict reports whether the tool named name is sent in strict mode.
-func (t *Tools) Strict(name string) bool {
-	for _, p := range t.tools {
-		if p.def.Name == name {
-			return p.strict
-		}
-	}
-	return false
-}
+func (t *Tools) Strict(name string) bool { return t.projection.Strict(name) }
 
 // Tools returns the tools as Messages API tool parameters, for
 // [anthropic.MessageNewParams].Tools, in the order of the definitions (a
 // [tool.Registry] lists its own sorted by name), each with strict set
 // explicitly.
 func (t *Tools) Tools() []anthropic.ToolUnionParam {
-	out := make([]anthropic.ToolUnionParam, len(t.tools))
-	var params adapterkit.Params
-	for i, p := range t.tools {
-		schema := params.Schema(p.tree, p.def.InputSchema)
-		in := anthropic.ToolInputSchemaParam{Properties: schema["properties"]}
-		if req, ok := schema["required"].([]any); ok {
-			for _, r := range req {
-				if s, ok := r.(string); ok {
-					in.Required = append(in.Required, s)
-				}
+	return adapterkit.ToolParams(&t.projection, func(p adapterkit.Param) anthropic.ToolUnionParam {
+		return anthropic.ToolUnionParam{OfTool: &anthropic.ToolParam{
+			Name:        p.Name,
+			Description: adapterkit.NonEmpty(p.Description, anthropic.String),
+			InputSchema: inputSchema(p.Input),
+			Strict:      anthropic.Bool(p.Strict),
+		}}
+	})
+}
+
+// inputSchema is schema as the SDK's input schema parameter: its properties
+// and required members in their fields, every other keyword but type in
+// ExtraFields. schema is the caller's and is changed.
+func inputSchema(schema map[string]any) anthropic.ToolInputSchemaParam {
+	in := anthropic.ToolInputSchemaParam{Properties: schema["properties"]}
+	if req, ok := schema["required"].([]any); ok {
+		for _, r := range req {
+			if s, ok := r.(string); ok {
+				in.Required = append(in.Required, s)
 			}
 		}
-		delete(schema, "type")
-		delete(schema, "properties")
-		delete(schema, "required")
-		if len(schema) > 0 {
-			in.ExtraFields = schema
-		}
-		tp := anthropic.ToolParam{Name: p.def.Name, InputSchema: in, Strict: anthropic.Bool(p.strict)}
-		if p.def.Description != "" {
-			tp.Description = anthropic.String(p.def.Description)
-		}
-		out[i] = anthropic.ToolUnionParam{OfTool: &tp}
 	}
-	return out
+	delete(schema, "type")
+	delete(schema, "properties")
+	delete(schema, "required")
+	if len(schema) > 0 {
+		in.ExtraFields = schema
+	}
+	return in
 }
 
 // Calls returns the tool_use blocks of an assistant message as
@@ -281,21 +275,16 @@ func (t *Tools) Tools() []anthropic.ToolUnionParam {
 // it): it is an error wrapping [ErrInvalidReply], and no calls are
 // returned.
 func (t *Tools) Calls(message anthropic.Message) ([]dispatch.Call, error) {
-	calls := make([]dispatch.Call, 0, len(message.Content))
-	for i := range message.Content {
-		b := &message.Content[i] // a union of every block type: not copied
+	calls, missing := adapterkit.Calls(message.Content, func(b *anthropic.ContentBlockUnion) (dispatch.Call, bool) {
 		if b.Type != "tool_use" {
-			continue
-		}
-		if b.ID == "" {
-			return nil, errprefix.Errorf("%w: tool_use block %d (%q) has no ID", ErrInvalidReply, i, b.Name)
+			return dispatch.Call{}, false
 		}
 		// The union's own fields, not AsToolUse, which decodes the block
 		// again.
-		calls = append(calls, dispatch.Call{
-			ID:      b.ID,
-			Request: tool.Request{Name: b.Name, Arguments: string(b.Input)},
-		})
+		return dispatch.Call{ID: b.ID, Request: tool.Request{Name: b.Name, Arguments: string(b.Input)}}, true
+	})
+	if missing >= 0 {
+		return nil, errprefix.Errorf("%w: tool_use block %d (%q) has no ID", ErrInvalidReply, missing, message.Content[missing].Name)
 	}
 	return calls, nil
 }

@@ -3,12 +3,14 @@ package toolanthropic_test
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adapterkit"
 	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	"github.com/agentcontract/tool/dispatch"
 
@@ -230,7 +232,7 @@ func projectStrict(t testing.TB, defs ...tool.Definition) adaptertest.Projection
 	tools, err := toolanthropic.New(toolanthropic.Config{Strict: true, Definitions: defs})
 	require.NoError(t, err)
 	return adaptertest.Projection{
-		Lints:   tools.Lints(),
+		Lints:   adapterkit.ConvertLints[adapterkit.Lint](tools.Lints()),
 		Strict:  tools.Strict,
 		Tools:   adaptertest.MarshalJSON(t, tools.Tools()),
 		Request: func(_ testing.TB, name, args string) tool.Request { return tool.Request{Name: name, Arguments: args} },
@@ -255,4 +257,22 @@ func TestCallsRefuseAToolUseWithoutID(t *testing.T) {
 	require.ErrorIs(t, err, toolanthropic.ErrInvalidReply)
 	require.EqualError(t, err, `tool: invalid reply from Anthropic: tool_use block 1 ("a") has no ID`)
 	require.Nil(t, got)
+}
+
+// TestLintIsThisPackages: Lint is a type of this package, not an alias of
+// an internal one, so that its documentation shows its whole contract;
+// its fields are read and written as before, and String renders it, a
+// budget (no schema) as a finding about the tool.
+func TestLintIsThisPackages(t *testing.T) {
+	require.Equal(t, "github.com/agentcontract/tool/adapters/anthropic", reflect.TypeFor[toolanthropic.Lint]().PkgPath())
+	for _, tc := range []struct {
+		lint toolanthropic.Lint
+		want string
+	}{
+		{toolanthropic.Lint{Tool: "w", Schema: "input", Pointer: "/properties/a", Rule: "r"}, "w input schema at /properties/a: r"},
+		{toolanthropic.Lint{Tool: "w", Rule: "budget"}, `tool "w": budget`},
+	} {
+		require.Equal(t, tc.want, tc.lint.String())
+		require.Equal(t, "w", tc.lint.Tool)
+	}
 }

@@ -47,14 +47,30 @@ type Config struct {
 // [New]: a loss listed by [Tools.Relaxed] (the schema Gemini receives is
 // looser than the canonical one there, and the constraint is written into
 // the description), or, in the message of an error wrapping
-// [ErrInvalidConfig], a refusal. Its fields are Tool, Schema ("input" or
-// "output"; empty for a problem with the name), Pointer (RFC 6901, into the
-// canonical schema, "" for the root; on the OpenAPI path, which inlines
-// every $ref, the path as if the $refs were inlined: /properties/a/x where
-// /properties/a holds a $ref to a schema with keyword x) and Rule; its
-// String method renders it on one line. It is the same type in every
-// provider adapter of this repository.
-type Lint = adapterkit.Lint
+// [ErrInvalidConfig], a refusal. A Lint is a value, safe to copy and to
+// share; the zero Lint is a finding about no tool. The other provider
+// adapters of this repository (toolopenai, toolanthropic) have a Lint of
+// the same fields.
+type Lint struct {
+	// Tool is the name of the definition.
+	Tool string
+	// Schema is "input" or "output", the schema Pointer is in; empty for
+	// a problem with the name.
+	Schema string
+	// Pointer is the JSON pointer (RFC 6901) of the keyword in the
+	// canonical schema; "" is the root. On the OpenAPI path, which
+	// inlines every $ref, it is the path as if the $refs were inlined:
+	// /properties/a/x where /properties/a holds a $ref to a schema with
+	// keyword x.
+	Pointer string
+	// Rule says what Gemini cannot express there and what was done.
+	Rule string
+}
+
+// String renders l on one line: `get_weather input schema at
+// /properties/unit: rule`, the root written "(root)", or, for a problem
+// with the name, `tool "get_weather": rule`.
+func (l Lint) String() string { return adapterkit.Lint(l).String() }
 
 // Tools is a set of tool definitions projected for Gemini: the function
 // declarations, the lints of the lowering, and the reading of the model's

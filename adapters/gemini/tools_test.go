@@ -241,3 +241,21 @@ func TestDefinitionsBecomeDefs(t *testing.T) {
 		})
 	}
 }
+
+// TestLintIsThisPackages: Lint is a type of this package, not an alias of
+// an internal one, so that its documentation shows its whole contract;
+// its fields are read and written as before, and String renders it, a
+// problem with the name (no schema) as a finding about the tool.
+func TestLintIsThisPackages(t *testing.T) {
+	require.Equal(t, "github.com/agentcontract/tool/adapters/gemini", reflect.TypeFor[toolgemini.Lint]().PkgPath())
+	for _, tc := range []struct {
+		lint toolgemini.Lint
+		want string
+	}{
+		{toolgemini.Lint{Tool: "w", Schema: "output", Pointer: "/properties/a", Rule: "r"}, "w output schema at /properties/a: r"},
+		{toolgemini.Lint{Tool: "w", Rule: "name"}, `tool "w": name`},
+	} {
+		require.Equal(t, tc.want, tc.lint.String())
+		require.Equal(t, "w", tc.lint.Tool)
+	}
+}

@@ -19,20 +19,14 @@ import (
 // (a [tool.Registry] lists its own sorted by name), each with strict set
 // explicitly.
 func (t *Tools) ChatTools() []openai.ChatCompletionToolUnionParam {
-	out := make([]openai.ChatCompletionToolUnionParam, len(t.tools))
-	var params adapterkit.Params
-	for i, p := range t.tools {
-		fn := shared.FunctionDefinitionParam{
-			Name:       p.def.Name,
-			Parameters: shared.FunctionParameters(params.Schema(p.tree, p.def.InputSchema)),
-			Strict:     openai.Bool(p.strict),
-		}
-		if p.def.Description != "" {
-			fn.Description = openai.String(p.def.Description)
-		}
-		out[i] = openai.ChatCompletionFunctionTool(fn)
-	}
-	return out
+	return adapterkit.ToolParams(&t.projection, func(p adapterkit.Param) openai.ChatCompletionToolUnionParam {
+		return openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name:        p.Name,
+			Description: adapterkit.NonEmpty(p.Description, openai.String),
+			Parameters:  shared.FunctionParameters(p.Input),
+			Strict:      openai.Bool(p.Strict),
+		})
+	})
 }
 
 // ChatCalls returns the function calls of an assistant message as
@@ -47,19 +41,14 @@ func (t *Tools) ChatTools() []openai.ChatCompletionToolUnionParam {
 // it): it is an error wrapping [ErrInvalidReply], and no calls are
 // returned.
 func (t *Tools) ChatCalls(message openai.ChatCompletionMessage) ([]dispatch.Call, error) {
-	calls := make([]dispatch.Call, 0, len(message.ToolCalls))
-	for i := range message.ToolCalls {
-		tc := &message.ToolCalls[i] // 352 bytes: not copied
+	calls, missing := adapterkit.Calls(message.ToolCalls, func(tc *openai.ChatCompletionMessageToolCallUnion) (dispatch.Call, bool) {
 		if tc.Type != "function" {
-			continue
+			return dispatch.Call{}, false
 		}
-		if tc.ID == "" {
-			return nil, errprefix.Errorf("%w: function call %d (%q) has no ID", ErrInvalidReply, i, tc.Function.Name)
-		}
-		calls = append(calls, dispatch.Call{
-			ID:      tc.ID,
-			Request: t.request(tc.Function.Name, tc.Function.Arguments),
-		})
+		return dispatch.Call{ID: tc.ID, Request: t.request(tc.Function.Name, tc.Function.Arguments)}, true
+	})
+	if missing >= 0 {
+		return nil, errprefix.Errorf("%w: function call %d (%q) has no ID", ErrInvalidReply, missing, message.ToolCalls[missing].Function.Name)
 	}
 	return calls, nil
 }

@@ -20,23 +20,15 @@ import (
 // ([tool.Definition].OutputSchema), when it has one, as output_schema: the
 // schema of the JSON a completed call's text holds.
 func (t *Tools) ResponseTools() []responses.ToolUnionParam {
-	out := make([]responses.ToolUnionParam, len(t.tools))
-	var params adapterkit.Params
-	for i, p := range t.tools {
-		fn := responses.FunctionToolParam{
-			Name:       p.def.Name,
-			Parameters: params.Schema(p.tree, p.def.InputSchema),
-			Strict:     openai.Bool(p.strict),
-		}
-		if p.def.Description != "" {
-			fn.Description = openai.String(p.def.Description)
-		}
-		if len(p.def.OutputSchema) > 0 {
-			fn.OutputSchema = params.Schema(nil, p.def.OutputSchema)
-		}
-		out[i] = responses.ToolUnionParam{OfFunction: &fn}
-	}
-	return out
+	return adapterkit.ToolParams(&t.projection, func(p adapterkit.Param) responses.ToolUnionParam {
+		return responses.ToolUnionParam{OfFunction: &responses.FunctionToolParam{
+			Name:         p.Name,
+			Description:  adapterkit.NonEmpty(p.Description, openai.String),
+			Parameters:   p.Input,
+			Strict:       openai.Bool(p.Strict),
+			OutputSchema: p.Output(),
+		}}
+	})
 }
 
 // ResponseCalls returns the function_call items of a response as
@@ -48,21 +40,16 @@ func (t *Tools) ResponseCalls(response *responses.Response) ([]dispatch.Call, er
 	if response == nil {
 		return nil, errprefix.Errorf("%w: nil response", ErrInvalidReply)
 	}
-	var calls []dispatch.Call
-	for i := range response.Output {
-		item := &response.Output[i] // nearly 4 KB: not copied
+	calls, missing := adapterkit.Calls(response.Output, func(item *responses.ResponseOutputItemUnion) (dispatch.Call, bool) {
 		if item.Type != "function_call" {
-			continue
-		}
-		if item.CallID == "" {
-			return nil, errprefix.Errorf("%w: function_call item %d (%q) has no call_id", ErrInvalidReply, i, item.Name)
+			return dispatch.Call{}, false
 		}
 		// The union's own fields, not AsFunctionCall, which decodes the
 		// item again.
-		calls = append(calls, dispatch.Call{
-			ID:      item.CallID,
-			Request: t.request(item.Name, item.Arguments.OfString),
-		})
+		return dispatch.Call{ID: item.CallID, Request: t.request(item.Name, item.Arguments.OfString)}, true
+	})
+	if missing >= 0 {
+		return nil, errprefix.Errorf("%w: function_call item %d (%q) has no call_id", ErrInvalidReply, missing, response.Output[missing].Name)
 	}
 	return calls, nil
 }

@@ -58,22 +58,25 @@ type Config struct {
 
 // Lint is one finding about a tool's input schema: what blocks strict mode
 // ([Tools.Lints]), or a constraint OpenAI does not enforce that was moved
-// into the description ([Tools.Relaxed]). Its fields are Tool, Schema
-// ("input"), Pointer (a JSON pointer into the tool's canonical input
-// schema, "" for the root) and Rule; its String method renders it on one
-// line ("get_weather input schema at /properties/unit: rule"). It is the
-// same type in every provider adapter of this repository.
-type Lint = adapterkit.Lint
-
-type projected struct {
-	def    tool.Definition
-	strict bool
-	// tree is the lowered schema, decoded, when strict (possibly shared
-	// with other tools of the same schema); nil otherwise, when the
-	// definition's schema is sent as written.
-	tree map[string]any
-	undo *strictschema.Undo
+// into the description ([Tools.Relaxed]). A Lint is a value, safe to copy
+// and to share; the zero Lint is a finding about no tool. The other
+// provider adapters of this repository (toolanthropic, toolgemini) have a
+// Lint of the same fields.
+type Lint struct {
+	// Tool is the name of the definition.
+	Tool string
+	// Schema is "input": the schema Pointer is in.
+	Schema string
+	// Pointer is the JSON pointer (RFC 6901) of the keyword in the tool's
+	// canonical input schema; "" is the root.
+	Pointer string
+	// Rule says what OpenAI cannot take there and what was done.
+	Rule string
 }
+
+// String renders l on one line: `get_weather input schema at
+// /properties/unit: rule`, the root written "(root)".
+func (l Lint) String() string { return adapterkit.Lint(l).String() }
 
 // Tools is a set of tool definitions projected for OpenAI: the tool
 // parameters of Chat Completions and Responses, the strict-mode findings,
@@ -90,10 +93,9 @@ type Tools struct {
 	// registry is Config.Registry, whose contracts check streamed
 	// arguments; nil with Definitions.
 	registry *tool.Registry
-	tools    []projected
-	byName   map[string]int
-	lints    []Lint
-	relaxed  []Lint
+	// projection holds the tools, which of them are strict, and the
+	// findings.
+	projection adapterkit.Projection
 }
 
 // New projects the definitions of [Config].Registry or [Config].Definitions.
@@ -104,26 +106,23 @@ type Tools struct {
 // that share an input schema (byte for byte, as those [tool.NewFunc] derives
 // from one Go type do) share its lowering, which New computes once.
 func New(config Config) (*Tools, error) {
-	defs, problems := adapterkit.Definitions(config.Registry, config.Definitions, namePattern, "1 to 64 of a-z, A-Z, 0-9, _ and -")
+	projection, problems := adapterkit.Project(config.Registry, config.Definitions, namePattern, "1 to 64 of a-z, A-Z, 0-9, _ and -")
 	if len(problems) > 0 {
 		return nil, errprefix.Errorf("%w: %s", ErrInvalidConfig, strings.Join(problems, "; "))
 	}
-	t := &Tools{registry: config.Registry, byName: make(map[string]int, len(defs))}
-	var schemas adapterkit.Schemas
-	for _, d := range defs {
-		p := projected{def: d}
-		if config.Strict {
-			p = t.lower(p, &schemas)
+	t := &Tools{registry: config.Registry, projection: projection}
+	if config.Strict {
+		var schemas adapterkit.Schemas
+		for i := range t.projection.Tools {
+			lower(&t.projection.Tools[i], &schemas)
 		}
-		t.byName[d.Name] = len(t.tools)
-		t.tools = append(t.tools, p)
 	}
 	return t, nil
 }
 
-// lower tries strict mode for p and records the findings.
-func (t *Tools) lower(p projected, schemas *adapterkit.Schemas) projected {
-	res := schemas.Lower(p.def.InputSchema, strictschema.OpenAI)
+// lower makes p strict, or records why it cannot be.
+func lower(p *adapterkit.Projected, schemas *adapterkit.Schemas) {
+	res := schemas.Lower(p.Def.InputSchema, strictschema.OpenAI)
 	blocked := slices.Clip(res.Blocked)
 	for _, limit := range []struct {
 		n, max int
@@ -140,19 +139,17 @@ func (t *Tools) lower(p projected, schemas *adapterkit.Schemas) projected {
 		}
 	}
 	if len(blocked) > 0 {
-		t.lints = adapterkit.InputLints(t.lints, p.def.Name, blocked)
-		return p
+		p.Blocked = adapterkit.InputLints(p.Blocked, p.Def.Name, blocked)
+		return
 	}
-	t.relaxed = adapterkit.InputLints(t.relaxed, p.def.Name, res.Relaxed)
-	p.strict, p.tree, p.undo = true, res.Tree, res.Undo
-	return p
+	p.MakeStrict(res)
 }
 
 // Lints lists, tool by tool and place by place, why a tool is sent with
 // strict set to false although [Config].Strict asked for strict mode. Empty
 // when every tool is strict or strict mode was not asked for. The slice is
 // the caller's.
-func (t *Tools) Lints() []Lint { return slices.Clone(t.lints) }
+func (t *Tools) Lints() []Lint { return adapterkit.BlockedLints[Lint](&t.projection) }
 
 // Relaxed lists the constraints of strict tools that OpenAI does not enforce
 // (string lengths, unsupported formats, …): they were moved into the
@@ -161,22 +158,16 @@ func (t *Tools) Lints() []Lint { return slices.Clone(t.lints) }
 // lists each optional member whose own schema admits null: strictly, a null
 // for it means "not given", so an explicit null cannot be sent. The slice
 // is the caller's.
-func (t *Tools) Relaxed() []Lint { return slices.Clone(t.relaxed) }
+func (t *Tools) Relaxed() []Lint { return adapterkit.RelaxedLints[Lint](&t.projection) }
 
 // Strict reports whether the tool named name is sent in strict mode.
-func (t *Tools) Strict(name string) bool {
-	i, ok := t.byName[name]
-	return ok && t.tools[i].strict
-}
+func (t *Tools) Strict(name string) bool { return t.projection.Strict(name) }
 
 // request turns a call of the model into a canonical request: for a strict
 // tool, the nulls sent for absent optional members are removed; otherwise
 // the argument text goes to Prepare as it came.
 func (t *Tools) request(name, arguments string) tool.Request {
-	if i, ok := t.byName[name]; ok && t.tools[i].strict {
-		arguments = t.tools[i].undo.Apply(arguments)
-	}
-	return tool.Request{Name: name, Arguments: arguments}
+	return t.projection.Request(name, arguments)
 }
 
 // checkOutcomes refuses outcomes with nothing to send.

@@ -2,6 +2,7 @@ package toolopenai_test
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool"
+	"github.com/agentcontract/tool/adapters/internal/adapterkit"
 	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 	"github.com/agentcontract/tool/dispatch"
 
@@ -188,7 +190,7 @@ func projectStrict(t testing.TB, defs ...tool.Definition) adaptertest.Projection
 	tools, err := toolopenai.New(toolopenai.Config{Strict: true, Definitions: defs})
 	require.NoError(t, err)
 	return adaptertest.Projection{
-		Lints:  tools.Lints(),
+		Lints:  adapterkit.ConvertLints[adapterkit.Lint](tools.Lints()),
 		Strict: tools.Strict,
 		Tools:  adaptertest.MarshalJSON(t, tools.ChatTools()),
 		Request: func(t testing.TB, name, args string) tool.Request {
@@ -218,4 +220,21 @@ func TestCallsRefuseWhatCannotBeAnswered(t *testing.T) {
 	require.ErrorIs(t, err, toolopenai.ErrInvalidReply)
 	require.EqualError(t, err, `tool: invalid reply from OpenAI: function_call item 0 ("get_weather") has no call_id`)
 	require.Nil(t, calls)
+}
+
+// TestLintIsThisPackages: Lint is a type of this package, not an alias of
+// an internal one, so that its documentation shows its whole contract;
+// its fields are read and written as before, and String renders it.
+func TestLintIsThisPackages(t *testing.T) {
+	require.Equal(t, "github.com/agentcontract/tool/adapters/openai", reflect.TypeFor[toolopenai.Lint]().PkgPath())
+	for _, tc := range []struct {
+		lint toolopenai.Lint
+		want string
+	}{
+		{toolopenai.Lint{Tool: "w", Schema: "input", Pointer: "/properties/a", Rule: "r"}, "w input schema at /properties/a: r"},
+		{toolopenai.Lint{Tool: "w", Schema: "input", Rule: "r"}, "w input schema at (root): r"},
+	} {
+		require.Equal(t, tc.want, tc.lint.String())
+		require.Equal(t, "w", tc.lint.Tool)
+	}
 }

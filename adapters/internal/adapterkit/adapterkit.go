@@ -1,7 +1,11 @@
 // Package adapterkit holds the steps every provider adapter under adapters/
-// takes the same way: checking the definitions it is given, checking the
-// outcomes it is asked to send back, and decoding a schema for an SDK's
-// map-typed parameters. The adapters are separate modules and import it by
+// takes the same way: checking the definitions it is given, projecting them
+// (which tools are strict, what the lowering found: [Projection]), listing
+// the tool parameters ([ToolParams]) and reading the calls of a reply
+// ([Calls]), checking the outcomes it is asked to send back, and decoding a
+// schema for an SDK's map-typed parameters. What differs by provider (the
+// SDK's types, the strict-mode limits and budgets, the sentinel errors)
+// stays in the adapter. The adapters are separate modules and import it by
 // path; it has no dependency beyond the core's.
 package adapterkit
 
@@ -10,6 +14,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/agentcontract/tool"
@@ -21,9 +26,10 @@ import (
 // Lint is one finding about a tool, made when an adapter projects its
 // definitions: what keeps a tool from strict mode, a constraint the provider
 // does not enforce (moved into the description, still enforced by
-// tool.Contract.Prepare), or a refusal. Each adapter exports it under its
-// own name (toolopenai.Lint, toolanthropic.Lint, toolgemini.Lint), so that
-// its users never name this package. The zero Lint is a finding about no
+// tool.Contract.Prepare), or a refusal. Each adapter declares a Lint of its
+// own with the same fields (see [LintType]) and documents it, so that its
+// users never meet this package; it converts this one with [ConvertLints]
+// and renders its own with String. The zero Lint is a finding about no
 // tool; a Lint is a value, safe to copy and to share.
 type Lint struct {
 	// Tool is the name of the definition.
@@ -53,9 +59,34 @@ func (l Lint) String() string {
 	return l.Tool + " " + l.Schema + " schema at " + p + ": " + l.Rule
 }
 
+// LintType is the type set of the adapters' Lint types: a struct of
+// exactly the fields of [Lint], in its order, so that each converts to the
+// others.
+type LintType interface {
+	~struct {
+		Tool    string
+		Schema  string
+		Pointer string
+		Rule    string
+	}
+}
+
+// ConvertLints returns lints as L, in a new slice; nil for none.
+func ConvertLints[L, From LintType](lints []From) []L {
+	if len(lints) == 0 {
+		return nil
+	}
+	out := make([]L, len(lints))
+	for i, l := range lints {
+		out[i] = L(l)
+	}
+	return out
+}
+
 // InputLints returns fs as lints of the input schema of tool, appended to
-// dst.
+// dst, which grows once.
 func InputLints(dst []Lint, tool string, fs []strictschema.Finding) []Lint {
+	dst = slices.Grow(dst, len(fs))
 	for _, f := range fs {
 		dst = append(dst, Lint{Tool: tool, Schema: "input", Pointer: f.Pointer, Rule: f.Rule})
 	}

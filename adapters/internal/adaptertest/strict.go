@@ -2,6 +2,7 @@ package adaptertest
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,7 +14,8 @@ import (
 // Projection is what a strict-mode adapter made of some definitions, as
 // the shared strict-mode checks see it.
 type Projection struct {
-	// Lints are the adapter's Tools.Lints.
+	// Lints are the adapter's Tools.Lints, converted with
+	// adapterkit.ConvertLints.
 	Lints []adapterkit.Lint
 	// Strict is the adapter's Tools.Strict.
 	Strict func(name string) bool
@@ -90,9 +92,9 @@ func MarshalJSON(t testing.TB, v any) []byte {
 	return raw
 }
 
-// LintStrings returns each of lints on its one line ([adapterkit.Lint.String]),
-// nil for none.
-func LintStrings(lints []adapterkit.Lint) []string {
+// LintStrings returns each of lints on its one line (an adapter's
+// Lint.String), nil for none.
+func LintStrings[L fmt.Stringer](lints []L) []string {
 	var out []string
 	for _, l := range lints {
 		out = append(out, l.String())
