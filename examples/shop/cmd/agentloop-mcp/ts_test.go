@@ -1,15 +1,16 @@
-package toolmcp_test
+package main
 
 import (
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentcontract/tool/adapters/internal/adaptertest"
 )
+
+var update = flag.Bool("update", false, "rewrite testdata/tsclient/expected.json")
 
 // The official TypeScript SDK client, a second implementation of MCP,
 // starts the example server over stdio, lists its tools and calls them,
@@ -18,7 +19,7 @@ import (
 func TestTypeScriptClient(t *testing.T) {
 	dir := filepath.Join("testdata", "tsclient")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		t.Skip("the TypeScript SDK is not installed: run `npm ci --prefix adapters/mcp/testdata/tsclient` (.ci/run does)")
+		t.Skip("the TypeScript SDK is not installed: run `npm ci --prefix examples/shop/cmd/agentloop-mcp/testdata/tsclient` (.ci/run does)")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -31,7 +32,7 @@ func TestTypeScriptClient(t *testing.T) {
 	require.NoError(t, err, "%s", stderrOf(err))
 
 	golden := filepath.Join(dir, "expected.json")
-	if *adaptertest.Update {
+	if *update {
 		require.NoError(t, os.WriteFile(golden, out, 0o644))
 	}
 	want, err := os.ReadFile(golden)

@@ -2,14 +2,15 @@ package shop_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentcontract/tool"
-	"github.com/agentcontract/tool/adapters/internal/adaptertest"
-	"github.com/agentcontract/tool/adapters/internal/shop"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/examples/shop"
 )
 
 // newShop returns a dispatcher over both tools, with keys key-1, key-2, …,
@@ -29,7 +30,19 @@ func newShop(t *testing.T) (*dispatch.Dispatcher, *shop.Ledger) {
 	}
 	reg, err := tool.NewRegistry(bindings...)
 	require.NoError(t, err)
-	return adaptertest.Dispatcher(t, reg), l
+	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{})
+	require.NoError(t, err)
+	var n atomic.Int64
+	d, err := dispatch.New(dispatch.Config{
+		Registry: reg,
+		Store:    store,
+		SealKeys: []dispatch.SealKey{{ID: "test", Secret: []byte("0123456789abcdef0123456789abcdef")}},
+		NewKey: func() (tool.IdempotencyKey, error) {
+			return tool.IdempotencyKey(fmt.Sprintf("key-%d", n.Add(1))), nil
+		},
+	})
+	require.NoError(t, err)
+	return d, l
 }
 
 func call(name, args string) dispatch.Call {
@@ -128,7 +141,7 @@ func TestRefundForm(t *testing.T) {
 
 func TestNewRefundWithoutLedger(t *testing.T) {
 	_, err := shop.NewRefund(nil)
-	require.EqualError(t, err, "tool: shop: NewRefund needs a ledger")
+	require.EqualError(t, err, "shop: NewRefund needs a ledger")
 }
 
 // The zero Ledger is empty.

@@ -1,11 +1,13 @@
 // Package shop holds the shop back office that the adapters' example
 // programs serve: an order search over fixed data, and a refund that a
 // person approves through a form before money moves through a [Ledger].
-// The MCP example server and the Temporal refund flow serve these same
-// tools, so a reader of either sees the same data, prompts and results.
+// The MCP example server (cmd/agentloop-mcp) and the Temporal refund flow
+// (cmd/refund) serve these same tools, so a reader of either sees the same
+// data, prompts and results.
 //
-// The tools are demo data: their schemas, texts and references may change
-// with the examples that show them.
+// The tools are demo data, in a module that is never published: their
+// schemas, texts and references may change with the examples that show
+// them. Like every example, it uses only the published API.
 package shop
 
 import (
@@ -17,7 +19,6 @@ import (
 	"sync"
 
 	"github.com/agentcontract/tool"
-	"github.com/agentcontract/tool/internal/errprefix"
 )
 
 // Names of the tools, as the model calls them.
@@ -104,7 +105,7 @@ type Refund struct {
 // rebuilt by a new worker, say) deduplicates across all of them.
 func NewRefund(l *Ledger) (Refund, error) {
 	if l == nil {
-		return Refund{}, errors.New(errprefix.Prefix + "shop: NewRefund needs a ledger")
+		return Refund{}, errors.New("shop: NewRefund needs a ledger")
 	}
 	signature, err := tool.NewSignature[refundInput, string]()
 	if err != nil {
@@ -159,7 +160,7 @@ func (t Refund) Call(_ context.Context, inv tool.Invocation) (tool.Result, error
 	}
 	var a answer
 	if err := json.Unmarshal(c.Response(), &a); err != nil {
-		return tool.Result{}, errprefix.Part("refund_order: unreadable answer: %w", err)
+		return tool.Result{}, fmt.Errorf("refund_order: unreadable answer: %w", err)
 	}
 	if !a.Approve {
 		f, err := tool.NewFailure(tool.FailureConfig{

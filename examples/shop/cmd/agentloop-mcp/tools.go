@@ -1,10 +1,10 @@
-// Package demo holds the tools the example MCP server serves: a small shop
-// back office with a weather lookup, an order search, a refund that a
-// person approves, and a report export that reports progress and returns
-// an attachment. They stand for the agentloop example's tools. The order
-// search and the refund are package shop's, which the Temporal example
-// serves too.
-package demo
+package main
+
+// The tools this server serves: a small shop back office with a weather
+// lookup, an order search, a refund that a person approves, and a report
+// export that reports progress and returns an attachment. They stand for
+// the agentloop example's tools. The order search and the refund are
+// package shop's, which the Temporal example (cmd/refund) serves too.
 
 import (
 	"context"
@@ -13,15 +13,15 @@ import (
 	"strings"
 
 	"github.com/agentcontract/tool"
-	"github.com/agentcontract/tool/adapters/internal/shop"
 	toolmcp "github.com/agentcontract/tool/adapters/mcp"
+	"github.com/agentcontract/tool/examples/shop"
 )
 
-// New builds every tool, binds it with [tool.Recover] and registers it. It
-// returns the [tool.Registry] and the MCP options of the tools
+// newTools builds every tool, binds it with [tool.Recover] and registers
+// it. It returns the [tool.Registry] and the MCP options of the tools
 // ([toolmcp.ToolOptions]): the refund's approval form, and which tools reach
 // only this shop's own systems.
-func New() (*tool.Registry, map[string]toolmcp.ToolOptions, error) {
+func newTools() (*tool.Registry, map[string]toolmcp.ToolOptions, error) {
 	weather, err := tool.NewFunc(tool.FuncConfig{
 		Name:        "get_weather",
 		Description: "Current weather in a city.",

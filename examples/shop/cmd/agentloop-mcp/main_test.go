@@ -1,4 +1,4 @@
-package toolmcp_test
+package main
 
 import (
 	"bufio"
@@ -15,13 +15,26 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// modern is the MCP protocol version of stateless servers, which carries
+// multi-round-trip requests.
+const modern = "2026-07-28"
+
+// manual is a client that retries calls itself and declares that it can
+// put forms to a person.
+func manual() *mcp.ClientOptions {
+	return &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		Capabilities:   &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+	}
+}
+
 var (
 	buildOnce sync.Once
 	binary    string
 	buildErr  error
 )
 
-// exampleServer builds cmd/agentloop-mcp once per test run.
+// exampleServer builds this command once per test run.
 func exampleServer(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -31,7 +44,7 @@ func exampleServer(t *testing.T) string {
 			return
 		}
 		binary = filepath.Join(dir, "agentloop-mcp")
-		out, err := exec.Command("go", "build", "-o", binary, "./cmd/agentloop-mcp").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
 		if err != nil {
 			buildErr = &buildError{out: string(out), err: err}
 		}

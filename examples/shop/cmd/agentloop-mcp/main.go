@@ -7,12 +7,12 @@
 // By default it speaks MCP over stdin and stdout, for any MCP client that
 // starts servers as subprocesses:
 //
-//	go run ./adapters/mcp/cmd/agentloop-mcp
+//	go run ./examples/shop/cmd/agentloop-mcp
 //
 // With -http it serves streamable HTTP instead, and prints the endpoint on
 // stderr:
 //
-//	go run ./adapters/mcp/cmd/agentloop-mcp -http 127.0.0.1:8080
+//	go run ./examples/shop/cmd/agentloop-mcp -http 127.0.0.1:8080
 //
 // With -stateless as well, the HTTP server keeps no sessions: each request
 // stands alone, which is how the SDK offers protocol 2026-07-28 (and so the
@@ -20,7 +20,7 @@
 // client as sealed state and comes back with the answer), and a client's
 // cancellation, or a dropped request, cancels the call:
 //
-//	go run ./adapters/mcp/cmd/agentloop-mcp -http 127.0.0.1:8080 -stateless
+//	go run ./examples/shop/cmd/agentloop-mcp -http 127.0.0.1:8080 -stateless
 //
 // A refund waiting for approval travels to the client as sealed state. The
 // seal key comes from AGENTLOOP_MCP_SEAL_KEY (at least 64 hex digits), so
@@ -46,8 +46,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	toolmcp "github.com/agentcontract/tool/adapters/mcp"
-	"github.com/agentcontract/tool/adapters/mcp/internal/demo"
-	"github.com/agentcontract/tool/adapters/mcp/internal/mcphttp"
 	"github.com/agentcontract/tool/dispatch"
 )
 
@@ -76,7 +74,7 @@ func run(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.Writ
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	reg, options, err := demo.New()
+	reg, options, err := newTools()
 	if err != nil {
 		return err
 	}
@@ -105,7 +103,24 @@ func run(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.Writ
 	// request (the client gave up) cancels the call it carries.
 	opts := &mcp.StreamableHTTPOptions{Stateless: *stateless, PropagateRequestCancellation: *stateless}
 	handler := toolmcp.HTTPHandler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, opts))
-	return mcphttp.Serve(ctx, ln, handler, stderr)
+	return serve(ctx, ln, handler, stderr)
+}
+
+// serve serves handler at /mcp on ln until ctx is done, and then closes
+// the server, which closes ln. It writes the address it serves on to log
+// once, before serving (the tests read it there). It returns nil when ctx
+// ended the serving, and the server's error otherwise.
+func serve(ctx context.Context, ln net.Listener, handler http.Handler, log io.Writer) error {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", handler)
+	srv := &http.Server{Handler: mux}
+	stop := context.AfterFunc(ctx, func() { _ = srv.Close() })
+	defer stop()
+	fmt.Fprintf(log, "serving MCP on http://%s/mcp\n", ln.Addr())
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }
 
 // sealKey decodes the configured key, or makes a random one.

@@ -7,9 +7,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentcontract/tool"
-	"github.com/agentcontract/tool/adapters/internal/shop"
 	tooltemporal "github.com/agentcontract/tool/adapters/temporal"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/examples/shop"
 )
 
 // workflowName is the refund-approval workflow: it runs the model's turns

@@ -11,7 +11,7 @@
 //
 // then
 //
-//	go run ./adapters/temporal/example/refund -address 127.0.0.1:7233
+//	go run ./examples/shop/cmd/refund -address 127.0.0.1:7233
 //
 // Without a server it says how to start one and exits with status 2.
 package main
@@ -31,8 +31,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentcontract/tool/adapters/internal/shop"
 	tooltemporal "github.com/agentcontract/tool/adapters/temporal"
+	"github.com/agentcontract/tool/examples/shop"
 )
 
 func main() {

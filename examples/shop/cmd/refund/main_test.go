@@ -14,9 +14,9 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentcontract/tool/adapters/internal/shop"
 	tooltemporal "github.com/agentcontract/tool/adapters/temporal"
 	"github.com/agentcontract/tool/dispatch"
+	"github.com/agentcontract/tool/examples/shop"
 )
 
 // The refund flow under Temporal's test suite: the refund waits, a wrong
