@@ -30,7 +30,8 @@
 // there. [AddTools] documents the mapping, and [Config] and
 // [ToolOptions] what a server decides per registry and per tool.
 //
-// The command agentloop-mcp (go run ./adapters/mcp/cmd/agentloop-mcp)
+// The example command agentloop-mcp (go run
+// ./examples/shop/cmd/agentloop-mcp, from a clone of the repository)
 // serves a small shop's tools this way over stdio or streamable HTTP.
 //
 // # Importing

@@ -70,6 +70,16 @@ func (r *repo) packages() ([]publishedPackage, error) {
 // parseDoc returns the documentation of the package in dir, or nil when
 // dir holds no non-test Go file.
 func parseDoc(fset *token.FileSet, dir, importPath string) (*doc.Package, error) {
+	files, err := parseFiles(fset, dir)
+	if err != nil || len(files) == 0 {
+		return nil, err
+	}
+	return doc.NewFromFiles(fset, files, importPath)
+}
+
+// parseFiles parses the non-test Go files of the package in dir, whatever
+// their build constraints.
+func parseFiles(fset *token.FileSet, dir string) ([]*ast.File, error) {
 	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		return nil, err
@@ -85,10 +95,7 @@ func parseDoc(fset *token.FileSet, dir, importPath string) (*doc.Package, error)
 		}
 		files = append(files, f)
 	}
-	if len(files) == 0 {
-		return nil, nil
-	}
-	return doc.NewFromFiles(fset, files, importPath)
+	return files, nil
 }
 
 // exportedAPI renders one line per exported declaration of the package in
@@ -101,86 +108,108 @@ func exportedAPI(dir, importPath string) (string, error) {
 	if err != nil || d == nil {
 		return "", err
 	}
-	var renderErr error
-
-	var lines []string
-	render := func(node any) string {
-		var b bytes.Buffer
-		if err := (&printer.Config{Mode: printer.RawFormat}).Fprint(&b, fset, node); err != nil {
-			renderErr = err
-		}
-		return strings.Join(strings.Fields(b.String()), " ")
-	}
-	values := func(vs []*doc.Value, kind string) {
-		for _, v := range vs {
-			for _, spec := range v.Decl.Specs {
-				vs := spec.(*ast.ValueSpec)
-				for _, n := range vs.Names {
-					if n.IsExported() {
-						typ := ""
-						if vs.Type != nil {
-							typ = " " + render(vs.Type)
-						}
-						lines = append(lines, kind+" "+n.Name+typ)
-					}
-				}
-			}
-		}
-	}
-	funcs := func(fs []*doc.Func) {
-		for _, f := range fs {
-			decl := *f.Decl
-			decl.Body, decl.Doc = nil, nil
-			if decl.Recv != nil {
-				// Receiver names are not API.
-				recv := *decl.Recv.List[0]
-				recv.Names = nil
-				decl.Recv = &ast.FieldList{List: []*ast.Field{&recv}}
-			}
-			lines = append(lines, render(&decl))
-		}
-	}
-	values(d.Consts, "const")
-	values(d.Vars, "var")
-	funcs(d.Funcs)
+	l := &apiLister{fset: fset}
+	l.values(d.Consts, "const")
+	l.values(d.Vars, "var")
+	l.funcs(d.Funcs)
 	for _, typ := range d.Types {
 		for _, spec := range typ.Decl.Specs {
 			ts := spec.(*ast.TypeSpec)
-			ts.Doc, ts.Comment = nil, nil
-			if st, ok := ts.Type.(*ast.StructType); ok {
-				// Only exported fields are API.
-				kept := st.Fields.List[:0:0]
-				for _, f := range st.Fields.List {
-					exported := len(f.Names) == 0
-					for _, n := range f.Names {
-						exported = exported || n.IsExported()
-					}
-					if exported {
-						f.Doc, f.Comment = nil, nil
-						kept = append(kept, f)
-					}
-				}
-				st.Fields.List = kept
-			}
-			lines = append(lines, "type "+render(ts))
+			l.lines = append(l.lines, "type "+l.render(typeWithoutDocs(ts)))
 			if ts.Assign.IsValid() && ts.Name.IsExported() {
 				// An alias of a type of an internal package of this
 				// repository: its API is that type's, which users
 				// reach only through the alias, so it is listed here.
+				// (The release check refuses such an alias in a
+				// published package; this keeps its api.txt true.)
 				target, err := internalTarget(dir, importPath, d.Imports, ts.Type)
 				if err != nil {
 					return "", err
 				}
-				lines = append(lines, target...)
+				l.lines = append(l.lines, target...)
 			}
 		}
-		values(typ.Consts, "const")
-		values(typ.Vars, "var")
-		funcs(typ.Funcs)
-		funcs(typ.Methods)
+		l.values(typ.Consts, "const")
+		l.values(typ.Vars, "var")
+		l.funcs(typ.Funcs)
+		l.funcs(typ.Methods)
 	}
-	sort.Strings(lines)
-	return strings.Join(lines, "\n") + "\n", renderErr
+	sort.Strings(l.lines)
+	return strings.Join(l.lines, "\n") + "\n", l.err
+}
+
+// apiLister collects the lines of a package's API listing.
+type apiLister struct {
+	fset  *token.FileSet
+	lines []string
+	err   error // the first error of rendering a node
+}
+
+// render prints node on one line, its runs of white space made one space.
+func (l *apiLister) render(node any) string {
+	var b bytes.Buffer
+	if err := (&printer.Config{Mode: printer.RawFormat}).Fprint(&b, l.fset, node); err != nil && l.err == nil {
+		l.err = err
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// values lists each exported name of vs, of the given kind (const or var),
+// with its declared type if it has one.
+func (l *apiLister) values(vs []*doc.Value, kind string) {
+	for _, v := range vs {
+		for _, spec := range v.Decl.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for _, n := range vs.Names {
+				if !n.IsExported() {
+					continue
+				}
+				typ := ""
+				if vs.Type != nil {
+					typ = " " + l.render(vs.Type)
+				}
+				l.lines = append(l.lines, kind+" "+n.Name+typ)
+			}
+		}
+	}
+}
+
+// funcs lists each function or method of fs by its signature, without its
+// body, its documentation or its receiver's name, which are not API.
+func (l *apiLister) funcs(fs []*doc.Func) {
+	for _, f := range fs {
+		decl := *f.Decl
+		decl.Body, decl.Doc = nil, nil
+		if decl.Recv != nil {
+			recv := *decl.Recv.List[0]
+			recv.Names = nil
+			decl.Recv = &ast.FieldList{List: []*ast.Field{&recv}}
+		}
+		l.lines = append(l.lines, l.render(&decl))
+	}
+}
+
+// typeWithoutDocs strips ts, in place, of its documentation and, when it
+// is a struct, of its unexported fields: neither is API.
+func typeWithoutDocs(ts *ast.TypeSpec) *ast.TypeSpec {
+	ts.Doc, ts.Comment = nil, nil
+	st, ok := ts.Type.(*ast.StructType)
+	if !ok {
+		return ts
+	}
+	kept := st.Fields.List[:0:0]
+	for _, f := range st.Fields.List {
+		exported := len(f.Names) == 0
+		for _, n := range f.Names {
+			exported = exported || n.IsExported()
+		}
+		if exported {
+			f.Doc, f.Comment = nil, nil
+			kept = append(kept, f)
+		}
+	}
+	st.Fields.List = kept
+	return ts
 }
 
 // internalTarget lists the API of the type an alias names, when it is a type

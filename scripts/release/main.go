@@ -9,8 +9,11 @@
 // check reads versions.yaml and every go.mod, and fails on a module in no
 // set, a placeholder or undeclared version of a module of the repository, a
 // missing development replace, a go line in another form, a published
-// module without a LICENSE or README, or a module whose zip the go command
-// would refuse. Then it packs every published module at its declared
+// module without a LICENSE or README, an import of another module's
+// internal package that versions.yaml does not name under shared-internal
+// (in any Go file of any module, tests included), a published package
+// whose exported API names a type of an internal package, or a module
+// whose zip the go command would refuse. Then it packs every published module at its declared
 // version into a local module proxy and, with no workspace, installs each
 // of them at that version, compiles every package of each (listed from the
 // modules' own files, not by hand, and checked against go list of what
@@ -21,9 +24,10 @@
 // go.mod that requires a module of the set. tags prints, one a line, the
 // git tags that release every published module at its declared version.
 //
-// The exported API of every published package is pinned by this module's
-// TestAPI (go test ./scripts/release -run TestAPI -update rewrites the
-// api.txt files).
+// The exported API of every published package, and of every internal
+// package named under shared-internal, is pinned by this module's TestAPI
+// (go test ./scripts/release -run TestAPI -update rewrites the api.txt
+// files).
 package main
 
 import (
@@ -75,8 +79,7 @@ func run(args []string, out io.Writer) error {
 // check runs every release check and reports each problem.
 func check(r *repo, out io.Writer) error {
 	start := time.Now()
-	errs := append(r.checkModFiles(), r.checkFiles()...)
-	if len(errs) > 0 {
+	if errs := r.staticChecks(); len(errs) > 0 {
 		return errors.Join(errs...)
 	}
 	tmp, err := os.MkdirTemp("", "release-check-")
@@ -102,6 +105,17 @@ func check(r *repo, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "a program outside the workspace installed every published module, compiled every package of each, and built and ran the consumer (%.1fs)\n", time.Since(start).Seconds())
 	return nil
+}
+
+// staticChecks runs every check that reads the repository without
+// building it, and returns every problem found.
+func (r *repo) staticChecks() []error {
+	var errs []error
+	errs = append(errs, r.checkModFiles()...)
+	errs = append(errs, r.checkFiles()...)
+	errs = append(errs, r.checkInternalImports()...)
+	errs = append(errs, r.checkAPINamesNoInternal()...)
+	return errs
 }
 
 // prepare moves the module set named set to version, in versions.yaml and

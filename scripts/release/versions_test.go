@@ -16,8 +16,7 @@ import (
 func TestRepositoryIsReleasable(t *testing.T) {
 	r, err := loadRepo("../..")
 	require.NoError(t, err)
-	require.NoError(t, errors.Join(r.checkModFiles()...))
-	require.NoError(t, errors.Join(r.checkFiles()...))
+	require.NoError(t, errors.Join(r.staticChecks()...))
 }
 
 // fakeRepo writes a small repository of two modules, the core and one

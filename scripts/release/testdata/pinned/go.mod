@@ -1,0 +1,3 @@
+module github.com/agentcontract/tool
+
+go 1.26.0
