@@ -5,6 +5,7 @@
 //	go run ./scripts/release check             # is main releasable? (.ci/run runs it)
 //	go run ./scripts/release prepare SET VERSION # move a module set to VERSION
 //	go run ./scripts/release tags              # the tags that release the declared versions
+//	go run ./scripts/release pack DIR          # a module proxy on disk, for users before a tag
 //
 // check reads versions.yaml and every go.mod, and fails on a module in no
 // set, a placeholder or undeclared version of a module of the repository, a
@@ -23,6 +24,9 @@
 // prepare writes a set's new version into versions.yaml and into every
 // go.mod that requires a module of the set. tags prints, one a line, the
 // git tags that release every published module at its declared version.
+// pack writes every published module, at its declared version, into DIR,
+// laid out as a module proxy, and prints how to use it: until a version is
+// tagged, a user depends on the project through it (README.md).
 //
 // The exported API of every published package, and of every internal
 // package named under shared-internal, is pinned by this module's TestAPI
@@ -51,7 +55,7 @@ func main() {
 
 func run(args []string, out io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: release check | prepare SET VERSION | tags")
+		return errors.New("usage: release check | prepare SET VERSION | tags | pack DIR")
 	}
 	r, err := loadRepo(".")
 	if err != nil {
@@ -65,6 +69,11 @@ func run(args []string, out io.Writer) error {
 			return errors.New("usage: release prepare SET VERSION")
 		}
 		return prepare(r, args[1], args[2])
+	case "pack":
+		if len(args) != 2 {
+			return errors.New("usage: release pack DIR")
+		}
+		return packTo(r, args[1], out)
 	case "tags":
 		for _, m := range r.Modules {
 			if m.published() {

@@ -125,3 +125,34 @@ func packModule(dir string, m modEntry) error {
 	}
 	return nil
 }
+
+// packTo packs every published module into dir, a new or empty directory,
+// as pack does, and tells out how a module outside the repository uses it.
+func packTo(r *repo, dir string, out io.Writer) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if entries, err := os.ReadDir(abs); err == nil && len(entries) > 0 {
+		return fmt.Errorf("%s is not empty: pack writes into a new or empty directory", abs)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return err
+	}
+	if err := r.pack(abs); err != nil {
+		return err
+	}
+	packed, core := 0, ""
+	for _, m := range r.Modules {
+		if m.published() {
+			packed++
+			if m.Path == rootModule {
+				core = m.Path + "@" + m.Version
+			}
+		}
+	}
+	fmt.Fprintf(out, "packed %d modules into %s; in a module outside this repository:\n\n", packed, abs)
+	fmt.Fprintf(out, "\texport GOPROXY=file://%s,$(go env GOPROXY) GONOSUMDB=%s\n", filepath.ToSlash(abs), rootModule)
+	fmt.Fprintf(out, "\tgo get %s\n", core)
+	return nil
+}
