@@ -300,3 +300,22 @@ func valueKinds(vals []any) string {
 	}
 	return b.String()
 }
+
+// noUndo is the undo node of every subschema under which nothing is
+// undone: a leaf. It is shared and never modified (finish and markNeed
+// change only nodes with members, items or branches).
+var noUndo = &Undo{}
+
+// node returns u on the heap, its pointer at, or noUndo when u is empty.
+func (u *Undo) node(at string) *Undo {
+	if u.Items == noUndo {
+		u.Items = nil
+	}
+	if u.Props == nil && u.Nullable == nil && u.Items == nil && u.Branches == nil {
+		return noUndo
+	}
+	h := new(Undo)
+	*h = *u
+	h.at = at
+	return h
+}
