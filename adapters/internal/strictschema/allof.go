@@ -55,11 +55,11 @@ func (l *lowerer) mergeAllOf(m map[string]any, all any, ptr string) (map[string]
 type allOfMerge struct {
 	// node is a copy of the node without allOf.
 	node map[string]any
-	// ptr is the node's JSON pointer.
-	ptr string
-	// props and required are the node's, joined by the branches'.
-	props    map[string]any
-	required []any
+	// pointer is the node's JSON pointer.
+	pointer string
+	// properties and required are the node's, joined by the branches'.
+	properties map[string]any
+	required   []any
 	// rest are the branches that describe no object, left in allOf.
 	rest []any
 }
@@ -67,14 +67,14 @@ type allOfMerge struct {
 // startMerge copies m without its allOf; it blocks, and returns false,
 // when m's properties is not an object.
 func (l *lowerer) startMerge(m map[string]any, ptr string) (allOfMerge, bool) {
-	mg := allOfMerge{node: make(map[string]any, len(m)+2), ptr: ptr}
+	mg := allOfMerge{node: make(map[string]any, len(m)+2), pointer: ptr}
 	for k, v := range m {
 		if k != "allOf" {
 			mg.node[k] = v
 		}
 	}
-	mg.props, _ = mg.node["properties"].(map[string]any)
-	if _, ok := mg.node["properties"]; ok && mg.props == nil {
+	mg.properties, _ = mg.node["properties"].(map[string]any)
+	if _, ok := mg.node["properties"]; ok && mg.properties == nil {
 		l.block(ptr+"/properties", "properties is not an object")
 		return allOfMerge{}, false
 	}
@@ -115,7 +115,7 @@ func (l *lowerer) mergeType(mg *allOfMerge, t any, bp string) bool {
 		return false
 	}
 	if nt, ok := mg.node["type"]; ok && nt != "object" {
-		l.block(mg.ptr+"/type", "allOf merges object branches into a node of another type")
+		l.block(mg.pointer+"/type", "allOf merges object branches into a node of another type")
 		return false
 	}
 	mg.node["type"] = "object"
@@ -130,15 +130,15 @@ func (l *lowerer) mergeProperties(mg *allOfMerge, v any, bp string) bool {
 		l.block(bp+"/properties", "properties is not an object")
 		return false
 	}
-	if mg.props == nil {
-		mg.props = make(map[string]any, len(bprops))
+	if mg.properties == nil {
+		mg.properties = make(map[string]any, len(bprops))
 	}
 	for name, s := range bprops {
-		if _, dup := mg.props[name]; dup {
+		if _, dup := mg.properties[name]; dup {
 			l.block(bp+"/properties/"+escape(name), "allOf declares the member "+strconv.Quote(name)+" twice; the merged object could hold only one of its schemas")
 			return false
 		}
-		mg.props[name] = s
+		mg.properties[name] = s
 	}
 	return true
 }
@@ -162,8 +162,8 @@ func (l *lowerer) mergeRequired(mg *allOfMerge, v any, bp string) bool {
 // end returns the merged node: the joined properties and required names,
 // and in allOf the branches left.
 func (mg *allOfMerge) end() map[string]any {
-	if mg.props != nil {
-		mg.node["properties"] = mg.props
+	if mg.properties != nil {
+		mg.node["properties"] = mg.properties
 	}
 	if mg.required != nil {
 		mg.node["required"] = mg.required

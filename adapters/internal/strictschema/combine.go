@@ -7,16 +7,16 @@ import "strconv"
 
 // walkCombination lowers anyOf, allOf or oneOf.
 func (l *lowerer) walkCombination(n *nodeWalk, k string, v any) {
-	kp := lazyPath{n.ptr, k}
+	kp := lazyPath{n.pointer, k}
 	switch k {
 	case "anyOf":
 		n.typed = true
-		if lowered, ok := l.branches(v, kp.String(), &n.u, &n.height); ok {
+		if lowered, ok := l.branches(v, kp.String(), &n.undo, &n.height); ok {
 			n.out[k] = lowered
 		}
 	case "allOf":
 		if !l.rules.AllOf {
-			l.misplaced(k, n.ptr, n.root)
+			l.misplaced(k, n.pointer, n.atRoot)
 			delete(n.out, k)
 			return
 		}
@@ -66,11 +66,11 @@ func (l *lowerer) oneOfAsAnyOf(n *nodeWalk, v any, ptr string) ([]any, bool) {
 		l.block(ptr, "oneOf is not supported in strict mode unless its branches admit disjoint JSON types, so that it means anyOf")
 		return nil, false
 	}
-	if n.root {
+	if n.atRoot {
 		l.block(ptr, "the root of a strict schema cannot be anyOf, which this oneOf would be")
 		return nil, false
 	}
-	return l.branches(v, ptr, &n.u, &n.height)
+	return l.branches(v, ptr, &n.undo, &n.height)
 }
 
 // branches lowers the branches of an anyOf (or of a oneOf that means
@@ -82,7 +82,7 @@ func (l *lowerer) branches(v any, ptr string, u *Undo, height *int) ([]any, bool
 		l.block(ptr, "the branches are not a non-empty array")
 		return nil, false
 	}
-	l.res.Unions++
+	l.result.Unions++
 	lowered := make([]any, len(branches))
 	for i, b := range branches {
 		lb, bu, h := l.walk(b, ptr+"/"+strconv.Itoa(i), false)

@@ -3,14 +3,46 @@
 
 package strictschema
 
-import "github.com/agentcontract/tool/internal/keyword"
+import (
+	"slices"
+	"strconv"
+	"strings"
 
+	"github.com/agentcontract/tool/internal/keyword"
+)
+
+// dialect2020 is the name of JSON Schema 2020-12, the dialect of the
+// lowered schema, without the empty fragment.
 const dialect2020 = "https://json-schema.org/draft/2020-12/schema"
 
 // draft07 are the names of draft-07, without the empty fragment.
 var draft07 = map[string]bool{
 	"http://json-schema.org/draft-07/schema":  true,
 	"https://json-schema.org/draft-07/schema": true,
+}
+
+// readDialect reads the $schema of obj, the root. A schema of 2020-12, or
+// that declares none, is lowered as it is; one of draft-07 too, unless
+// one of its differences appears: those are then the findings, and
+// readDialect returns false, for the pass to end. Any other dialect
+// blocks.
+func (l *lowerer) readDialect(obj map[string]any) bool {
+	s, ok := obj["$schema"].(string)
+	if !ok {
+		return true
+	}
+	switch d := strings.TrimSuffix(s, "#"); {
+	case d == dialect2020:
+	case draft07[d]:
+		draft07Differences(obj, "", &l.result.Blocked)
+		if len(l.result.Blocked) > 0 {
+			slices.SortStableFunc(l.result.Blocked, func(a, b Finding) int { return strings.Compare(a.Pointer, b.Pointer) })
+			return false
+		}
+	default:
+		l.block("/$schema", "only JSON Schema 2020-12 and draft-07 are lowered; the schema declares "+strconv.Quote(s))
+	}
+	return true
 }
 
 // draft07Differences appends to out a finding for each place of node, a

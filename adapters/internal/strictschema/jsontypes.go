@@ -14,46 +14,49 @@ import (
 
 // JSON types as bits; integer is counted as number, of which it is a part.
 const (
-	tObject = 1 << iota
-	tArray
-	tString
-	tNumber
-	tBoolean
-	tNull
+	typeObject = 1 << iota
+	typeArray
+	typeString
+	typeNumber
+	typeBoolean
+	typeNull
 )
 
+// typeBit is the bit of the JSON type a type keyword names; 0 for a name
+// that is no type.
 func typeBit(name any) int {
 	switch name {
 	case "object":
-		return tObject
+		return typeObject
 	case "array":
-		return tArray
+		return typeArray
 	case "string":
-		return tString
+		return typeString
 	case "number", "integer":
-		return tNumber
+		return typeNumber
 	case "boolean":
-		return tBoolean
+		return typeBoolean
 	case "null":
-		return tNull
+		return typeNull
 	}
 	return 0
 }
 
+// valueBit is the bit of the JSON type of v, a decoded value.
 func valueBit(v any) int {
 	switch v.(type) {
 	case map[string]any:
-		return tObject
+		return typeObject
 	case []any:
-		return tArray
+		return typeArray
 	case string:
-		return tString
+		return typeString
 	case json.Number:
-		return tNumber
+		return typeNumber
 	case bool:
-		return tBoolean
+		return typeBoolean
 	case nil:
-		return tNull
+		return typeNull
 	}
 	return 0
 }
@@ -67,17 +70,17 @@ func (l *lowerer) typesOf(node any, depth int) int {
 	}
 	if ref, ok := m["$ref"].(string); ok {
 		if ref == "#" {
-			return l.typesOf(l.root, depth+1)
+			return l.typesOf(l.rootSchema, depth+1)
 		}
-		prefix := "#/" + l.defKey + "/"
-		if l.defKey == "" || !strings.HasPrefix(ref, prefix) {
+		prefix := "#/" + l.definitionsKeyword + "/"
+		if l.definitionsKeyword == "" || !strings.HasPrefix(ref, prefix) {
 			return 0
 		}
-		d, ok := l.defs[unescape(ref[len(prefix):])]
+		d, ok := l.definitions[unescape(ref[len(prefix):])]
 		if !ok {
 			return 0
 		}
-		return l.typesOf(d.raw, depth+1)
+		return l.typesOf(d.schema, depth+1)
 	}
 	switch t := m["type"].(type) {
 	case string:
@@ -119,6 +122,8 @@ func (l *lowerer) typesOf(node any, depth int) int {
 	return 0
 }
 
+// hasType reports whether the type keyword of node m names the type want,
+// alone or in a list.
 func hasType(m map[string]any, want string) bool {
 	switch t := m["type"].(type) {
 	case string:

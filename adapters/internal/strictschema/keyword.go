@@ -68,8 +68,10 @@ func (l *lowerer) misplaced(k, ptr string, root bool) bool {
 // lazyPath is the JSON pointer of a keyword, built only when needed.
 type lazyPath struct{ parent, key string }
 
+// String builds the pointer.
 func (p lazyPath) String() string { return p.parent + "/" + escape(p.key) }
 
+// escape escapes s as a reference token of a JSON pointer.
 func escape(s string) string { return keyword.Escape(s) }
 
 // unescape unescapes a reference token; a token with a bad escape is kept
@@ -81,6 +83,8 @@ func unescape(s string) string {
 	return s
 }
 
+// primitive reports whether v is a string, a number, a boolean or null:
+// the values strict mode takes in enum and const.
 func primitive(v any) bool {
 	switch v.(type) {
 	case string, json.Number, bool, nil:
@@ -89,6 +93,8 @@ func primitive(v any) bool {
 	return false
 }
 
+// primitiveChars counts the characters of v, a primitive, as Result
+// counts StringChars: those of a string or a number literal.
 func primitiveChars(v any) int {
 	switch x := v.(type) {
 	case string:

@@ -15,29 +15,37 @@ import (
 // original is what the checks after a node's walk need of the node as it
 // was.
 type original struct {
-	props               map[string]any
-	required            any
-	addProps            any
-	hasAddProps         bool
+	// properties is the node's properties, when it is an object.
+	properties map[string]any
+	// required is the node's required, as it is.
+	required any
+	// additionalProperties is the node's additionalProperties, as it is;
+	// hasAdditionalProperties says whether the node holds one.
+	additionalProperties    any
+	hasAdditionalProperties bool
+	// hasItems says whether the node holds items; itemsTrue whether that
+	// is the schema true, which says nothing of the items.
 	hasItems, itemsTrue bool
-	// minProps is minProperties when it is an integer, -1 when it is
+	// minProperties is minProperties when it is an integer, -1 when it is
 	// absent, 1 when it is not an integer.
-	minProps int64
+	minProperties int64
 }
 
+// origOf reads what the checks after the walk of node m need of it, before
+// the walk lowers m in place.
 func origOf(m map[string]any) original {
 	o := original{required: m["required"]}
-	o.props, _ = m["properties"].(map[string]any)
-	o.addProps, o.hasAddProps = m["additionalProperties"]
+	o.properties, _ = m["properties"].(map[string]any)
+	o.additionalProperties, o.hasAdditionalProperties = m["additionalProperties"]
 	var items any
 	items, o.hasItems = m["items"]
 	o.itemsTrue = items == true
-	o.minProps = -1
+	o.minProperties = -1
 	if v, ok := m["minProperties"]; ok {
-		o.minProps = 1
+		o.minProperties = 1
 		if n, isNum := v.(json.Number); isNum {
 			if i, err := n.Int64(); err == nil {
-				o.minProps = i
+				o.minProperties = i
 			}
 		}
 	}
@@ -52,11 +60,11 @@ func origOf(m map[string]any) original {
 // {}, which the canonical schema admits. Below the root such an object is
 // free-form data, and closing it would leave the model nothing to say.
 func (l *lowerer) closeObject(m original, out map[string]any, u *Undo, ptr string, root bool) {
-	props := m.props
+	props := m.properties
 	if len(props) == 0 {
-		switch ap, ok := m.addProps, m.hasAddProps; {
+		switch ap, ok := m.additionalProperties, m.hasAdditionalProperties; {
 		case ok && ap == false:
-		case root && !ok && m.minProps <= 0:
+		case root && !ok && m.minProperties <= 0:
 			out["properties"] = map[string]any{}
 			if l.rules.RequireAll {
 				out["required"] = []any{}
@@ -88,7 +96,7 @@ func (l *lowerer) closeObject(m original, out map[string]any, u *Undo, ptr strin
 		}
 	}
 	if !l.rules.RequireAll {
-		l.res.Optional += len(optional)
+		l.result.Optional += len(optional)
 		return
 	}
 	all := make([]any, len(names))
@@ -113,10 +121,10 @@ func (l *lowerer) closeObject(m original, out map[string]any, u *Undo, ptr strin
 			continue
 		}
 		member := lp[name].(map[string]any)
-		if !l.keep && admitsNull(member, l.defs, 0) {
+		if !l.keepRelaxed && admitsNull(member, 0) {
 			// The null this lowering adds and the member's own null read
 			// the same on the wire; Undo takes both as "not given".
-			l.res.Relaxed = append(l.res.Relaxed, Finding{ptr + "/properties/" + escape(name), "an explicit null for this optional member cannot be sent: strict mode requires every member and sends null for one not given, so a null is taken as not given"})
+			l.result.Relaxed = append(l.result.Relaxed, Finding{ptr + "/properties/" + escape(name), "an explicit null for this optional member cannot be sent: strict mode requires every member and sends null for one not given, so a null is taken as not given"})
 		}
 		lp[name] = l.nullable(member)
 	}
@@ -124,7 +132,7 @@ func (l *lowerer) closeObject(m original, out map[string]any, u *Undo, ptr strin
 
 // nullable returns s, lowered, made to admit null as well.
 func (l *lowerer) nullable(s map[string]any) map[string]any {
-	if admitsNull(s, l.defs, 0) {
+	if admitsNull(s, 0) {
 		return s
 	}
 	_, hasRef := s["$ref"]
@@ -133,7 +141,7 @@ func (l *lowerer) nullable(s map[string]any) map[string]any {
 	t, hasType := s["type"]
 	enum, hasEnum := s["enum"].([]any)
 	if hasRef || hasAnyOf || hasConst || !hasType && !hasEnum {
-		l.res.Unions++
+		l.result.Unions++
 		return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
 	}
 	// s is this lowering's own node, held by its parent only (a walked
@@ -144,20 +152,20 @@ func (l *lowerer) nullable(s map[string]any) map[string]any {
 		switch tt := t.(type) {
 		case string:
 			c["type"] = []any{tt, "null"}
-			l.res.Unions++
+			l.result.Unions++
 		case []any:
 			c["type"] = append(slices.Clone(tt), "null")
 		}
 	}
 	if hasEnum {
 		c["enum"] = append(slices.Clone(enum), nil)
-		l.res.EnumValues++
+		l.result.EnumValues++
 	}
 	return c
 }
 
 // admitsNull reports whether the lowered schema s surely admits null.
-func admitsNull(s map[string]any, defs map[string]*defState, depth int) bool {
+func admitsNull(s map[string]any, depth int) bool {
 	if depth > 32 {
 		return false
 	}
@@ -175,7 +183,7 @@ func admitsNull(s map[string]any, defs map[string]*defState, depth int) bool {
 	}
 	if b, ok := s["anyOf"].([]any); ok {
 		for _, x := range b {
-			if xm, ok := x.(map[string]any); ok && admitsNull(xm, defs, depth+1) {
+			if xm, ok := x.(map[string]any); ok && admitsNull(xm, depth+1) {
 				return true
 			}
 		}

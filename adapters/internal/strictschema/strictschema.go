@@ -20,11 +20,19 @@
 // provider cannot enforce it; Prepare still does). Checked is the lowered
 // schema with those constraints kept, the schema for which that holds
 // exactly.
+//
+// The strict lowering is split by concern: Lower and the state of its
+// pass are in strictschema.go; the walk of one node in walk.go; anyOf and
+// oneOf in combine.go; the merge of allOf in allof.go; closing objects in
+// object.go; $ref and definitions in reference.go; the JSON types a node
+// admits in jsontypes.go; what is known of keywords as such in
+// keyword.go; the dialects in dialect.go. Undo and its reading of the
+// arguments are in undo.go and scan.go, LowerOpen in open.go, the rule
+// sets in rules.go, Decode and Encode in tree.go.
 package strictschema
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -92,28 +100,28 @@ type Result struct {
 	Depth int
 }
 
-type defState struct {
-	name   string
-	raw    any
-	out    map[string]any
-	undo   *Undo
-	done   bool
-	active bool
-	height int
-	// recursive: some reference to this definition was met while it was
-	// being lowered.
-	recursive bool
-}
-
+// lowerer is one strict lowering of one canonical schema, from Lower or
+// Checked: what its walk reads and what it has found so far.
 type lowerer struct {
-	rules   Rules
-	defs    map[string]*defState
-	defKey  string
-	res     *Result
-	keep    bool
-	rootRec bool
-	root    any
-	rootU   *Undo
+	// rules is the rule set of the provider's strict mode.
+	rules Rules
+	// definitions are the root's definitions, by name, each lowered on
+	// demand by the first reference to it (see walkRef).
+	definitions map[string]*definition
+	// definitionsKeyword is the keyword the root holds its definitions
+	// under, "$defs" or "definitions"; "" when it holds none.
+	definitionsKeyword string
+	// result is the outcome being built: the findings and the counts.
+	result *Result
+	// keepRelaxed keeps the relaxed constraints in place of their
+	// description notes (the pass of Checked).
+	keepRelaxed bool
+	// rootSchema is the canonical schema, decoded: a reference "#" leads
+	// back to it.
+	rootSchema any
+	// rootUndo is the undo node of the root, allocated before the walk so
+	// that a reference to the root, met during the walk, can return it.
+	rootUndo *Undo
 }
 
 // Lower lowers schema, a canonical input schema, under rules. It never
@@ -139,8 +147,9 @@ func (r Result) Wire() []byte {
 	return Encode(r.Tree)
 }
 
-// lower runs one pass; keep keeps the relaxed constraints in place.
-func lower(schema []byte, rules Rules, keep bool) Result {
+// lower runs one pass; keepRelaxed keeps the relaxed constraints in
+// place.
+func lower(schema []byte, rules Rules, keepRelaxed bool) Result {
 	res := Result{}
 	root, err := Decode(schema)
 	if err != nil {
@@ -152,46 +161,18 @@ func lower(schema []byte, rules Rules, keep bool) Result {
 		res.Blocked = append(res.Blocked, Finding{"", "the schema is not a JSON object"})
 		return res
 	}
-	l := &lowerer{rules: rules, defs: map[string]*defState{}, res: &res, keep: keep, root: root, rootU: &Undo{}}
-	if s, ok := obj["$schema"].(string); ok {
-		switch d := strings.TrimSuffix(s, "#"); {
-		case d == dialect2020:
-		case draft07[d]:
-			draft07Differences(root, "", &res.Blocked)
-			if len(res.Blocked) > 0 {
-				slices.SortStableFunc(res.Blocked, func(a, b Finding) int { return strings.Compare(a.Pointer, b.Pointer) })
-				return res
-			}
-		default:
-			l.block("/$schema", "only JSON Schema 2020-12 and draft-07 are lowered; the schema declares "+strconv.Quote(s))
-		}
+	l := &lowerer{rules: rules, definitions: map[string]*definition{}, result: &res, keepRelaxed: keepRelaxed, rootSchema: root, rootUndo: &Undo{}}
+	if !l.readDialect(obj) {
+		return res
 	}
-	for _, key := range []string{"$defs", "definitions"} {
-		defs, ok := obj[key]
-		if !ok {
-			continue
-		}
-		m, ok := defs.(map[string]any)
-		if !ok {
-			l.block("/"+key, key+" is not an object")
-			continue
-		}
-		if l.defKey != "" {
-			l.block("/"+key, "both $defs and definitions are present")
-			continue
-		}
-		l.defKey = key
-		for name, d := range m {
-			l.defs[name] = &defState{name: name, raw: d, undo: &Undo{}}
-		}
-	}
+	l.collectDefinitions(obj)
 	if _, ok := obj["anyOf"]; ok {
 		l.block("/anyOf", "the root of a strict schema cannot be anyOf")
 	}
 	out, u, height := l.walk(root, "", true)
-	*l.rootU = *u
+	*l.rootUndo = *u
 	res.Depth = height
-	l.finish(l.rootU)
+	l.finish(l.rootUndo)
 	byPointer := func(a, b Finding) int { return strings.Compare(a.Pointer, b.Pointer) }
 	slices.SortStableFunc(res.Blocked, byPointer)
 	slices.SortStableFunc(res.Relaxed, byPointer)
@@ -199,37 +180,28 @@ func lower(schema []byte, rules Rules, keep bool) Result {
 		return res
 	}
 	outObj := out.(map[string]any)
-	var usedDefs map[string]any
-	for name, d := range l.defs {
-		if !d.done {
-			continue
-		}
-		if usedDefs == nil {
-			usedDefs = map[string]any{}
-		}
-		usedDefs[name] = d.out
-		res.StringChars += len(name)
+	if used := l.usedDefinitions(); used != nil {
+		outObj["$defs"] = used
 	}
-	if usedDefs != nil {
-		outObj["$defs"] = usedDefs
-	}
-	res.Undo = l.rootU
+	res.Undo = l.rootUndo
 	res.Tree = outObj
 	return res
 }
 
+// block records a Blocked finding: the node or keyword at ptr keeps the
+// schema from being strict, for the reason rule gives.
 func (l *lowerer) block(ptr, rule string) {
-	l.res.Blocked = append(l.res.Blocked, Finding{ptr, rule})
+	l.result.Blocked = append(l.result.Blocked, Finding{ptr, rule})
 }
 
 // relaxed moves keyword of out (lowered) into a note for its description,
 // unless the pass keeps relaxed constraints: the provider will not enforce
 // it.
 func (l *lowerer) relaxed(out map[string]any, notes *[]string, ptr, keyword string, value any) {
-	if l.keep {
+	if l.keepRelaxed {
 		return
 	}
 	delete(out, keyword)
 	*notes = append(*notes, keyword+": "+string(Encode(value)))
-	l.res.Relaxed = append(l.res.Relaxed, Finding{ptr + "/" + escape(keyword), keyword + " is not enforced in strict mode; moved into the description"})
+	l.result.Relaxed = append(l.result.Relaxed, Finding{ptr + "/" + escape(keyword), keyword + " is not enforced in strict mode; moved into the description"})
 }

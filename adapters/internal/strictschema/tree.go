@@ -34,6 +34,7 @@ func Encode(v any) []byte {
 	return appendValue(nil, v)
 }
 
+// appendValue appends v, encoded as Encode does, to b.
 func appendValue(b []byte, v any) []byte {
 	switch x := v.(type) {
 	case map[string]any:

@@ -33,26 +33,31 @@ func (l *lowerer) walk(node any, ptr string, root bool) (any, *Undo, int) {
 	// memoized, the root is referred to, never walked again). What the
 	// checks after the keywords need of the original is kept first.
 	orig := origOf(m)
-	n := nodeWalk{out: m, ptr: ptr, root: root}
+	n := nodeWalk{out: m, pointer: ptr, atRoot: root}
 	// Keys in map order: the findings are sorted at the end, the notes
 	// of a node in endNode, and the output is a map.
 	for k, v := range m {
 		l.walkKeyword(&n, k, v)
 	}
 	l.endNode(&n, orig)
-	return n.out, n.u.node(ptr), n.height
+	return n.out, n.undo.node(ptr), n.height
 }
 
 // nodeWalk is what the steps of one node's walk share: the node, lowered
 // in place, and what its keywords have found so far.
 type nodeWalk struct {
 	// out is the node, lowered keyword by keyword in place.
-	out  map[string]any
-	ptr  string
-	root bool
-	// u is built here and moved to the heap at the end only when it holds
-	// something: most nodes are leaves, which share noUndo.
-	u      Undo
+	out map[string]any
+	// pointer is the node's JSON pointer in the canonical schema.
+	pointer string
+	// atRoot: the node is the root of the schema.
+	atRoot bool
+	// undo is the node's undo, built here and moved to the heap at the end
+	// only when it holds something: most nodes are leaves, which share
+	// noUndo.
+	undo Undo
+	// height is the node's height in object nesting levels: the greatest
+	// of its subschemas' so far, one more once endNode finds an object.
 	height int
 	// typed: a keyword bounds the value's JSON type (type, enum, const,
 	// anyOf, or oneOf, which is either lowered or blocked).
@@ -82,7 +87,7 @@ func (l *lowerer) walkKeyword(n *nodeWalk, k string, v any) {
 	case "$defs", "definitions":
 		// Lowered on demand, by reference; only the used ones are put
 		// back, at the root.
-		l.misplaced(k, n.ptr, n.root)
+		l.misplaced(k, n.pointer, n.atRoot)
 		delete(n.out, k)
 	case "type", "enum", "const":
 		l.walkValueKeyword(n, k, v)
@@ -91,18 +96,18 @@ func (l *lowerer) walkKeyword(n *nodeWalk, k string, v any) {
 	case "properties", "additionalProperties":
 		l.walkObjectKeyword(n, k, v)
 	case "items":
-		lv, iu, h := l.walk(v, n.ptr+"/items", false)
+		lv, iu, h := l.walk(v, n.pointer+"/items", false)
 		n.out[k] = lv
-		n.u.Items = iu
+		n.undo.Items = iu
 		n.height = max(n.height, h)
 	default:
 		// The keywords with no handling of their own: the rule set says
 		// whether each is sent, relaxed, dropped or blocks.
 		switch l.rules.Action(k, v) {
 		case Relax:
-			l.relaxed(n.out, &n.notes, n.ptr, k, v)
+			l.relaxed(n.out, &n.notes, n.pointer, k, v)
 		case Block:
-			l.misplaced(k, n.ptr, n.root)
+			l.misplaced(k, n.pointer, n.atRoot)
 			delete(n.out, k)
 		case Drop:
 			delete(n.out, k)
@@ -115,11 +120,11 @@ func (l *lowerer) walkKeyword(n *nodeWalk, k string, v any) {
 // blocks.
 func (l *lowerer) walkValueKeyword(n *nodeWalk, k string, v any) {
 	n.typed = true
-	kp := lazyPath{n.ptr, k}
+	kp := lazyPath{n.pointer, k}
 	switch k {
 	case "type":
 		if types, isArr := v.([]any); isArr && len(types) > 1 {
-			l.res.Unions++
+			l.result.Unions++
 		}
 	case "enum":
 		vals, isArr := v.([]any)
@@ -134,16 +139,16 @@ func (l *lowerer) walkValueKeyword(n *nodeWalk, k string, v any) {
 			}
 			chars += primitiveChars(e)
 		}
-		l.res.EnumValues += len(vals)
-		l.res.StringChars += chars
+		l.result.EnumValues += len(vals)
+		l.result.StringChars += chars
 		if len(vals) > 250 {
-			l.res.LargeEnumChars += chars
+			l.result.LargeEnumChars += chars
 		}
 	case "const":
 		if !primitive(v) {
 			l.block(kp.String(), "const must be a string, number, boolean or null")
 		}
-		l.res.StringChars += primitiveChars(v)
+		l.result.StringChars += primitiveChars(v)
 	}
 	n.out[k] = v
 }
@@ -152,7 +157,7 @@ func (l *lowerer) walkValueKeyword(n *nodeWalk, k string, v any) {
 // additionalProperties, which closeObject sets for every object; a map of
 // additional members blocks.
 func (l *lowerer) walkObjectKeyword(n *nodeWalk, k string, v any) {
-	kp := lazyPath{n.ptr, k}
+	kp := lazyPath{n.pointer, k}
 	if k == "additionalProperties" {
 		delete(n.out, k)
 		if _, isObj := v.(map[string]any); isObj {
@@ -167,15 +172,15 @@ func (l *lowerer) walkObjectKeyword(n *nodeWalk, k string, v any) {
 	}
 	base := kp.String()
 	if len(props) > 0 {
-		n.u.Props = make(map[string]*Undo, len(props))
+		n.undo.Props = make(map[string]*Undo, len(props))
 	}
 	for name, pv := range props {
 		lv, pu, h := l.walk(pv, base+"/"+escape(name), false)
 		props[name] = lv
-		n.u.Props[name] = pu
+		n.undo.Props[name] = pu
 		n.height = max(n.height, h)
-		l.res.Properties++
-		l.res.StringChars += len(name)
+		l.result.Properties++
+		l.result.StringChars += len(name)
 	}
 }
 
@@ -184,7 +189,7 @@ func (l *lowerer) walkObjectKeyword(n *nodeWalk, k string, v any) {
 // object and blocks a node that admits any value or none, properties off
 // an object, an array without items and a root that is no object.
 func (l *lowerer) endNode(n *nodeWalk, orig original) {
-	m, ptr := n.out, n.ptr
+	m, ptr := n.out, n.pointer
 	if n.oneOf != nil {
 		delete(m, "oneOf")
 		m["anyOf"] = n.oneOf
@@ -197,14 +202,14 @@ func (l *lowerer) endNode(n *nodeWalk, orig original) {
 	l.unsatisfiable(m, ptr)
 	if hasType(m, "object") {
 		n.height++
-		l.closeObject(orig, m, &n.u, ptr, n.root)
+		l.closeObject(orig, m, &n.undo, ptr, n.atRoot)
 	} else if _, ok := m["properties"]; ok {
 		l.block(ptr+"/properties", "properties on a schema whose type does not include object")
 	}
 	if hasType(m, "array") && (!orig.hasItems || orig.itemsTrue) {
 		l.block(ptr, "an array must declare the schema of its items")
 	}
-	if n.root && !hasType(m, "object") {
+	if n.atRoot && !hasType(m, "object") {
 		l.block(ptr, "the root must be of type object")
 	}
 }
