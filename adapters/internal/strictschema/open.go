@@ -1,3 +1,6 @@
+// This file holds the open lowering: the rule set Open and LowerOpen,
+// which applies it.
+
 package strictschema
 
 import (

@@ -1,3 +1,6 @@
+// This file holds Decode and Encode, between schema text and the tree
+// the lowerings work on.
+
 package strictschema
 
 import (

@@ -1,3 +1,7 @@
+// This file holds Undo: the graph the strict lowering builds beside the
+// lowered schema (finish, kinds), and Apply, which reads the arguments
+// with the scanner of scan.go.
+
 package strictschema
 
 import "strings"
