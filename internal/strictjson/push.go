@@ -270,29 +270,15 @@ func (p *Push) closer() byte {
 }
 
 // step reads from the start of data, which is not empty, and returns how
-// many bytes it consumed: at least one unless it fails.
+// many bytes it consumed: at least one unless it fails. The bytes between
+// tokens are read here or, for the longer cases, by beginDocument,
+// memberName and afterValue; the bytes of a token by the reader of its
+// kind.
 func (p *Push) step(data []byte) (int, error) {
 	c := data[0]
 	switch p.state {
-	case pBegin:
-		if c == 0xEF && p.pos == 0 {
-			p.state = pBOM
-			p.utfN = 1
-			return 1, nil
-		}
-		if IsSpace(c) {
-			return 1, nil
-		}
-		return p.value(c)
-	case pBOM:
-		want := [3]byte{0xEF, 0xBB, 0xBF}
-		if c != want[p.utfN] {
-			return 0, p.failAt(0, "invalid character byte 0xEF, expected a value")
-		}
-		if p.utfN++; p.utfN == 3 {
-			return 0, p.failAt(0, "a byte-order mark is not allowed")
-		}
-		return 1, nil
+	case pBegin, pBOM:
+		return p.beginDocument(c)
 	case pValue:
 		if IsSpace(c) {
 			return 1, nil
@@ -307,17 +293,7 @@ func (p *Push) step(data []byte) (int, error) {
 		}
 		return p.value(c)
 	case pFirstName, pName:
-		if IsSpace(c) {
-			return 1, nil
-		}
-		if c == '}' && p.state == pFirstName {
-			return 1, p.close()
-		}
-		if c != '"' {
-			return 0, p.failf("invalid character %s, expected a member name", quoteByte(c))
-		}
-		p.openString(true)
-		return 1, nil
+		return p.memberName(c)
 	case pColon:
 		if IsSpace(c) {
 			return 1, nil
@@ -328,26 +304,7 @@ func (p *Push) step(data []byte) (int, error) {
 		p.state = pValue
 		return 1, nil
 	case pAfter:
-		if IsSpace(c) {
-			return 1, nil
-		}
-		if p.depth == 0 {
-			p.state = pEnd
-			return 0, nil
-		}
-		end := p.closer()
-		switch c {
-		case ',':
-			if end == '}' {
-				p.state = pName
-			} else {
-				p.state = pValue
-			}
-			return 1, nil
-		case end:
-			return 1, p.close()
-		}
-		return 0, p.failf("invalid character %s, expected ',' or '%c'", quoteByte(c), end)
+		return p.afterValue(c)
 	case pEnd:
 		if IsSpace(c) {
 			return 1, nil
@@ -362,19 +319,92 @@ func (p *Push) step(data []byte) (int, error) {
 	case pNumber:
 		return p.numberByte(c)
 	case pLiteral:
-		if c != p.lit[p.litN] {
-			return 0, p.failfAt(p.start, "invalid literal, expected %s", p.lit)
-		}
-		if p.litN++; p.litN < len(p.lit) {
-			return 1, nil
-		}
-		p.state = pAfter
-		p.pos++ // the Handler sees the offset after the literal
-		err := p.h.Literal(p.lit[0])
-		p.pos--
-		return 1, err
+		return p.literalByte(c)
 	}
 	return 0, p.fail("internal error: unknown state")
+}
+
+// beginDocument reads byte c before the document's value: white space, the
+// value's first byte, or a byte of a byte-order mark, which is refused
+// once whole (a first 0xEF that no mark follows is an invalid character).
+func (p *Push) beginDocument(c byte) (int, error) {
+	if p.state == pBOM {
+		want := [3]byte{0xEF, 0xBB, 0xBF}
+		if c != want[p.utfN] {
+			return 0, p.failAt(0, "invalid character byte 0xEF, expected a value")
+		}
+		if p.utfN++; p.utfN == 3 {
+			return 0, p.failAt(0, "a byte-order mark is not allowed")
+		}
+		return 1, nil
+	}
+	if c == 0xEF && p.pos == 0 {
+		p.state = pBOM
+		p.utfN = 1
+		return 1, nil
+	}
+	if IsSpace(c) {
+		return 1, nil
+	}
+	return p.value(c)
+}
+
+// memberName reads byte c where an object expects a member name: after
+// '{', where '}' may close the object instead, or after ','.
+func (p *Push) memberName(c byte) (int, error) {
+	if IsSpace(c) {
+		return 1, nil
+	}
+	if c == '}' && p.state == pFirstName {
+		return 1, p.close()
+	}
+	if c != '"' {
+		return 0, p.failf("invalid character %s, expected a member name", quoteByte(c))
+	}
+	p.openString(true)
+	return 1, nil
+}
+
+// afterValue reads byte c after a value: in a container, ',' or its
+// closing byte; after the document's value, nothing, which ends it
+// without consuming c.
+func (p *Push) afterValue(c byte) (int, error) {
+	if IsSpace(c) {
+		return 1, nil
+	}
+	if p.depth == 0 {
+		p.state = pEnd
+		return 0, nil
+	}
+	end := p.closer()
+	switch c {
+	case ',':
+		if end == '}' {
+			p.state = pName
+		} else {
+			p.state = pValue
+		}
+		return 1, nil
+	case end:
+		return 1, p.close()
+	}
+	return 0, p.failf("invalid character %s, expected ',' or '%c'", quoteByte(c), end)
+}
+
+// literalByte reads byte c of true, false or null, and reports the
+// literal to the Handler at its last byte.
+func (p *Push) literalByte(c byte) (int, error) {
+	if c != p.lit[p.litN] {
+		return 0, p.failfAt(p.start, "invalid literal, expected %s", p.lit)
+	}
+	if p.litN++; p.litN < len(p.lit) {
+		return 1, nil
+	}
+	p.state = pAfter
+	p.pos++ // the Handler sees the offset after the literal
+	err := p.h.Literal(p.lit[0])
+	p.pos--
+	return 1, err
 }
 
 // value starts the value whose first byte is c.
