@@ -80,16 +80,18 @@ type Push struct {
 	litN int
 }
 
-// States of a Push.
+// States of a Push. Those from pBegin to pEnd are between tokens, where
+// white space is skipped; the others are inside a token.
 const (
 	pBegin     = iota // before the document
-	pBOM              // after a first byte 0xEF: a byte-order mark or not
 	pValue            // a value is expected
 	pFirstItem        // after '[': a value or ']'
 	pFirstName        // after '{': a member name or '}'
 	pName             // after ',' in an object: a member name
 	pColon            // after a member name
 	pAfter            // after a value
+	pEnd              // after the document
+	pBOM              // after a first byte 0xEF: a byte-order mark or not
 	pString           // inside a string
 	pEscape           // after a backslash in a string
 	pHex              // inside the digits of a \u escape
@@ -99,7 +101,6 @@ const (
 	pUTF8             // inside a multi-byte UTF-8 sequence
 	pNumber           // inside a number
 	pLiteral          // inside true, false or null
-	pEnd              // after the document
 )
 
 // Where a number is.
@@ -270,45 +271,59 @@ func (p *Push) closer() byte {
 }
 
 // step reads from the start of data, which is not empty, and returns how
-// many bytes it consumed: at least one unless it fails. The bytes between
-// tokens are read here or, for the longer cases, by beginDocument,
-// memberName and afterValue; the bytes of a token by the reader of its
-// kind.
+// many bytes it consumed: at least one unless it fails. White space
+// between tokens is skipped first; the other bytes between tokens are read
+// here, those of the document's start by beginDocument, and those of a
+// token by the reader of its kind.
 func (p *Push) step(data []byte) (int, error) {
 	c := data[0]
+	if p.state <= pEnd && IsSpace(c) {
+		return 1, nil
+	}
 	switch p.state {
 	case pBegin, pBOM:
 		return p.beginDocument(c)
 	case pValue:
-		if IsSpace(c) {
-			return 1, nil
-		}
 		return p.value(c)
 	case pFirstItem:
-		if IsSpace(c) {
-			return 1, nil
-		}
 		if c == ']' {
 			return 1, p.close()
 		}
 		return p.value(c)
 	case pFirstName, pName:
-		return p.memberName(c)
-	case pColon:
-		if IsSpace(c) {
-			return 1, nil
+		if c == '}' && p.state == pFirstName {
+			return 1, p.close()
 		}
+		if c != '"' {
+			return 0, p.failf("invalid character %s, expected a member name", quoteByte(c))
+		}
+		p.openString(true)
+		return 1, nil
+	case pColon:
 		if c != ':' {
 			return 0, p.fail("expected ':' after the member name")
 		}
 		p.state = pValue
 		return 1, nil
 	case pAfter:
-		return p.afterValue(c)
-	case pEnd:
-		if IsSpace(c) {
-			return 1, nil
+		if p.depth == 0 {
+			p.state = pEnd
+			return 0, nil
 		}
+		end := p.closer()
+		switch c {
+		case ',':
+			if end == '}' {
+				p.state = pName
+			} else {
+				p.state = pValue
+			}
+			return 1, nil
+		case end:
+			return 1, p.close()
+		}
+		return 0, p.failf("invalid character %s, expected ',' or '%c'", quoteByte(c), end)
+	case pEnd:
 		return 0, p.fail("unexpected data after the JSON value")
 	case pString:
 		return p.stringBytes(data)
@@ -319,14 +334,25 @@ func (p *Push) step(data []byte) (int, error) {
 	case pNumber:
 		return p.numberByte(c)
 	case pLiteral:
-		return p.literalByte(c)
+		if c != p.lit[p.litN] {
+			return 0, p.failfAt(p.start, "invalid literal, expected %s", p.lit)
+		}
+		if p.litN++; p.litN < len(p.lit) {
+			return 1, nil
+		}
+		p.state = pAfter
+		p.pos++ // the Handler sees the offset after the literal
+		err := p.h.Literal(p.lit[0])
+		p.pos--
+		return 1, err
 	}
 	return 0, p.fail("internal error: unknown state")
 }
 
-// beginDocument reads byte c before the document's value: white space, the
-// value's first byte, or a byte of a byte-order mark, which is refused
-// once whole (a first 0xEF that no mark follows is an invalid character).
+// beginDocument reads byte c, not white space, before the document's
+// value: the value's first byte, or a byte of a byte-order mark, which is
+// refused once whole (a first 0xEF that no mark follows is an invalid
+// character).
 func (p *Push) beginDocument(c byte) (int, error) {
 	if p.state == pBOM {
 		want := [3]byte{0xEF, 0xBB, 0xBF}
@@ -343,68 +369,7 @@ func (p *Push) beginDocument(c byte) (int, error) {
 		p.utfN = 1
 		return 1, nil
 	}
-	if IsSpace(c) {
-		return 1, nil
-	}
 	return p.value(c)
-}
-
-// memberName reads byte c where an object expects a member name: after
-// '{', where '}' may close the object instead, or after ','.
-func (p *Push) memberName(c byte) (int, error) {
-	if IsSpace(c) {
-		return 1, nil
-	}
-	if c == '}' && p.state == pFirstName {
-		return 1, p.close()
-	}
-	if c != '"' {
-		return 0, p.failf("invalid character %s, expected a member name", quoteByte(c))
-	}
-	p.openString(true)
-	return 1, nil
-}
-
-// afterValue reads byte c after a value: in a container, ',' or its
-// closing byte; after the document's value, nothing, which ends it
-// without consuming c.
-func (p *Push) afterValue(c byte) (int, error) {
-	if IsSpace(c) {
-		return 1, nil
-	}
-	if p.depth == 0 {
-		p.state = pEnd
-		return 0, nil
-	}
-	end := p.closer()
-	switch c {
-	case ',':
-		if end == '}' {
-			p.state = pName
-		} else {
-			p.state = pValue
-		}
-		return 1, nil
-	case end:
-		return 1, p.close()
-	}
-	return 0, p.failf("invalid character %s, expected ',' or '%c'", quoteByte(c), end)
-}
-
-// literalByte reads byte c of true, false or null, and reports the
-// literal to the Handler at its last byte.
-func (p *Push) literalByte(c byte) (int, error) {
-	if c != p.lit[p.litN] {
-		return 0, p.failfAt(p.start, "invalid literal, expected %s", p.lit)
-	}
-	if p.litN++; p.litN < len(p.lit) {
-		return 1, nil
-	}
-	p.state = pAfter
-	p.pos++ // the Handler sees the offset after the literal
-	err := p.h.Literal(p.lit[0])
-	p.pos--
-	return 1, err
 }
 
 // value starts the value whose first byte is c.
