@@ -29,6 +29,18 @@ func (x *reflector) annotate(s *jsonschema.Schema, t reflect.Type) {
 		s = x.defs[name]
 	}
 	switch t.Kind() {
+	case reflect.Struct, reflect.Slice, reflect.Array, reflect.Map:
+		x.annotateElements(s, t)
+	default:
+		x.annotateRange(s, t)
+	}
+}
+
+// annotateElements annotates the schema s of t, a struct, slice, array or
+// map: the schemas of its fields, items or values, each made nullable when
+// it is a pointer's; a slice or array of bytes is a base64 string.
+func (x *reflector) annotateElements(s *jsonschema.Schema, t reflect.Type) {
+	switch t.Kind() {
 	case reflect.Struct:
 		x.annotateFields(s, t)
 	case reflect.Slice, reflect.Array:
@@ -53,6 +65,12 @@ func (x *reflector) annotate(s *jsonschema.Schema, t reflect.Type) {
 			s.PatternProperties[k] = nullable(ps, t.Elem())
 		}
 	}
+}
+
+// annotateRange adds to the schema s of t, a type that holds no other
+// values, the range of numbers t holds when it is an integer or float32
+// type, as far as the schema states ranges (see below).
+func (x *reflector) annotateRange(s *jsonschema.Schema, t reflect.Type) {
 	if x.exact && t.Kind() == reflect.Float32 && s.Type == "number" {
 		// The largest float32, rounded up to the digits that name it: a
 		// number up to it decodes to the nearest float32.

@@ -42,33 +42,10 @@ func main() {
 	}
 }
 
+// run wires the example together and runs the model's turn; auto has the
+// desk approve the refund by itself.
 func run(ctx context.Context, out io.Writer, auto bool) error {
-	// The wiring: the registry, one store for every replica, a dispatcher
-	// for the runtime and one for the desk, the desk, the OpenAI tools.
-	reg, err := tool.NewRegistry(mustBind(refundTool()))
-	if err != nil {
-		return err
-	}
-	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{}) // replicas share stores/sqlstore
-	if err != nil {
-		return err
-	}
-	config := dispatch.Config{Registry: reg, Store: store, SealKeys: []dispatch.SealKey{{ID: "2026-12", Secret: secret}}}
-	runtime, err := dispatch.New(config)
-	if err != nil {
-		return err
-	}
-	deskSide, err := dispatch.New(config) // the desk's replica
-	if err != nil {
-		return err
-	}
-	approvals, err := desk.New(desk.Config{
-		Dispatcher: deskSide, Store: store,
-		Person: func(*http.Request) (string, error) { return "operator", nil }, // your authentication
-		Authorize: func(_ context.Context, person string, p dispatch.Pending) (bool, error) {
-			return person == "operator" && p.Tool == "refund", nil
-		},
-	})
+	reg, runtime, approvals, err := wire()
 	if err != nil {
 		return err
 	}
@@ -83,57 +60,125 @@ func run(ctx context.Context, out io.Writer, auto bool) error {
 	}
 	api, stopAPI := scriptedAPI()
 	defer stopAPI()
-	client := openai.NewClient(option.WithBaseURL(api), option.WithAPIKey("not needed"))
+	c := conversation{
+		client:  openai.NewClient(option.WithBaseURL(api), option.WithAPIKey("not needed")),
+		tools:   tools,
+		runtime: runtime,
+		deskURL: deskURL,
+		auto:    auto,
+		out:     out,
+	}
+	return c.turn(ctx)
+}
 
-	// The turn.
+// wire builds the library's side: the registry, one store for every
+// replica, a dispatcher for the runtime and one for the desk, and the desk.
+func wire() (*tool.Registry, *dispatch.Dispatcher, *desk.Desk, error) {
+	reg, err := tool.NewRegistry(mustBind(refundTool()))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{}) // replicas share stores/sqlstore
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	config := dispatch.Config{Registry: reg, Store: store, SealKeys: []dispatch.SealKey{{ID: "2026-12", Secret: secret}}}
+	runtime, err := dispatch.New(config)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	deskSide, err := dispatch.New(config) // the desk's replica
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	approvals, err := desk.New(desk.Config{
+		Dispatcher: deskSide, Store: store,
+		Person: func(*http.Request) (string, error) { return "operator", nil }, // your authentication
+		Authorize: func(_ context.Context, person string, p dispatch.Pending) (bool, error) {
+			return person == "operator" && p.Tool == "refund", nil
+		},
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return reg, runtime, approvals, nil
+}
+
+// conversation is the runtime's side of the conversation: the model's API,
+// the tools it is offered, the dispatcher that runs its calls, and where
+// the desk is.
+type conversation struct {
+	client  openai.Client
+	tools   *toolopenai.Tools
+	runtime *dispatch.Dispatcher
+	deskURL string
+	auto    bool // the desk approves by itself
+	out     io.Writer
+}
+
+// turn is the model's turn: it asks the model, runs the calls it makes and
+// sends their results back, until the model answers in words.
+func (c conversation) turn(ctx context.Context) error {
 	params := openai.ChatCompletionNewParams{
 		Model:    openai.ChatModelGPT5_5,
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(userSays)},
-		Tools:    tools.ChatTools(),
+		Tools:    c.tools.ChatTools(),
 	}
-	fmt.Fprintf(out, "user: %s\n", userSays)
+	fmt.Fprintf(c.out, "user: %s\n", userSays)
 	for {
-		completion, err := client.Chat.Completions.New(ctx, params)
+		completion, err := c.client.Chat.Completions.New(ctx, params)
 		if err != nil {
 			return err
 		}
 		msg := completion.Choices[0].Message
-		calls, err := tools.ChatCalls(msg)
+		calls, err := c.tools.ChatCalls(msg)
 		if err != nil {
 			return err
 		}
 		if len(calls) == 0 {
-			fmt.Fprintf(out, "assistant: %s\n", msg.Content)
+			fmt.Fprintf(c.out, "assistant: %s\n", msg.Content)
 			return nil
 		}
-		for i := range calls {
-			calls[i].TurnID = "conversation-1/turn-1" // RunAll saves the turn of a call that waits
-			fmt.Fprintf(out, "assistant calls %s %s\n", calls[i].Request.Name, calls[i].Request.Arguments)
-		}
-		outcomes := runtime.RunAll(ctx, calls)
-		if waiting(outcomes) {
-			fmt.Fprintf(out, "the refund waits for a person at %s\n", deskURL)
-			if auto {
-				go func() {
-					if err := approveFirst(ctx, deskURL); err != nil {
-						fmt.Fprintln(os.Stderr, "approval: the desk could not approve:", err)
-					}
-				}()
-			}
-			if outcomes, err = runtime.WaitTurn(ctx, "conversation-1/turn-1"); err != nil {
-				return err
-			}
-		}
-		results, err := toolopenai.ChatResults(outcomes)
+		results, err := c.runCalls(ctx, calls)
 		if err != nil {
 			return err
 		}
-		for _, r := range results {
-			b, _ := json.Marshal(r)
-			fmt.Fprintf(out, "tool message: %s\n", b)
-		}
 		params.Messages = append(append(params.Messages, msg.ToParam()), results...)
 	}
+}
+
+// runCalls runs the calls of one message of the model and returns their
+// tool messages. When a call waits for a person, it waits for the turn to
+// end, which another replica (the desk's) brings about.
+func (c conversation) runCalls(ctx context.Context, calls []dispatch.Call) ([]openai.ChatCompletionMessageParamUnion, error) {
+	for i := range calls {
+		calls[i].TurnID = "conversation-1/turn-1" // RunAll saves the turn of a call that waits
+		fmt.Fprintf(c.out, "assistant calls %s %s\n", calls[i].Request.Name, calls[i].Request.Arguments)
+	}
+	outcomes := c.runtime.RunAll(ctx, calls)
+	if waiting(outcomes) {
+		fmt.Fprintf(c.out, "the refund waits for a person at %s\n", c.deskURL)
+		if c.auto {
+			go func() {
+				if err := approveFirst(ctx, c.deskURL); err != nil {
+					fmt.Fprintln(os.Stderr, "approval: the desk could not approve:", err)
+				}
+			}()
+		}
+		var err error
+		if outcomes, err = c.runtime.WaitTurn(ctx, "conversation-1/turn-1"); err != nil {
+			return nil, err
+		}
+	}
+	results, err := toolopenai.ChatResults(outcomes)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range results {
+		b, _ := json.Marshal(r)
+		fmt.Fprintf(c.out, "tool message: %s\n", b)
+	}
+	return results, nil
 }
 
 // waiting reports whether a call of the turn waits for a person.

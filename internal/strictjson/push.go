@@ -80,16 +80,18 @@ type Push struct {
 	litN int
 }
 
-// States of a Push.
+// States of a Push. Those from pBegin to pEnd are between tokens, where
+// white space is skipped; the others are inside a token.
 const (
 	pBegin     = iota // before the document
-	pBOM              // after a first byte 0xEF: a byte-order mark or not
 	pValue            // a value is expected
 	pFirstItem        // after '[': a value or ']'
 	pFirstName        // after '{': a member name or '}'
 	pName             // after ',' in an object: a member name
 	pColon            // after a member name
 	pAfter            // after a value
+	pEnd              // after the document
+	pBOM              // after a first byte 0xEF: a byte-order mark or not
 	pString           // inside a string
 	pEscape           // after a backslash in a string
 	pHex              // inside the digits of a \u escape
@@ -99,7 +101,6 @@ const (
 	pUTF8             // inside a multi-byte UTF-8 sequence
 	pNumber           // inside a number
 	pLiteral          // inside true, false or null
-	pEnd              // after the document
 )
 
 // Where a number is.
@@ -270,46 +271,26 @@ func (p *Push) closer() byte {
 }
 
 // step reads from the start of data, which is not empty, and returns how
-// many bytes it consumed: at least one unless it fails.
+// many bytes it consumed: at least one unless it fails. White space
+// between tokens is skipped first; the other bytes between tokens are read
+// here, those of the document's start by beginDocument, and those of a
+// token by the reader of its kind.
 func (p *Push) step(data []byte) (int, error) {
 	c := data[0]
-	switch p.state {
-	case pBegin:
-		if c == 0xEF && p.pos == 0 {
-			p.state = pBOM
-			p.utfN = 1
-			return 1, nil
-		}
-		if IsSpace(c) {
-			return 1, nil
-		}
-		return p.value(c)
-	case pBOM:
-		want := [3]byte{0xEF, 0xBB, 0xBF}
-		if c != want[p.utfN] {
-			return 0, p.failAt(0, "invalid character byte 0xEF, expected a value")
-		}
-		if p.utfN++; p.utfN == 3 {
-			return 0, p.failAt(0, "a byte-order mark is not allowed")
-		}
+	if p.state <= pEnd && IsSpace(c) {
 		return 1, nil
+	}
+	switch p.state {
+	case pBegin, pBOM:
+		return p.beginDocument(c)
 	case pValue:
-		if IsSpace(c) {
-			return 1, nil
-		}
 		return p.value(c)
 	case pFirstItem:
-		if IsSpace(c) {
-			return 1, nil
-		}
 		if c == ']' {
 			return 1, p.close()
 		}
 		return p.value(c)
 	case pFirstName, pName:
-		if IsSpace(c) {
-			return 1, nil
-		}
 		if c == '}' && p.state == pFirstName {
 			return 1, p.close()
 		}
@@ -319,18 +300,12 @@ func (p *Push) step(data []byte) (int, error) {
 		p.openString(true)
 		return 1, nil
 	case pColon:
-		if IsSpace(c) {
-			return 1, nil
-		}
 		if c != ':' {
 			return 0, p.fail("expected ':' after the member name")
 		}
 		p.state = pValue
 		return 1, nil
 	case pAfter:
-		if IsSpace(c) {
-			return 1, nil
-		}
 		if p.depth == 0 {
 			p.state = pEnd
 			return 0, nil
@@ -349,9 +324,6 @@ func (p *Push) step(data []byte) (int, error) {
 		}
 		return 0, p.failf("invalid character %s, expected ',' or '%c'", quoteByte(c), end)
 	case pEnd:
-		if IsSpace(c) {
-			return 1, nil
-		}
 		return 0, p.fail("unexpected data after the JSON value")
 	case pString:
 		return p.stringBytes(data)
@@ -375,6 +347,29 @@ func (p *Push) step(data []byte) (int, error) {
 		return 1, err
 	}
 	return 0, p.fail("internal error: unknown state")
+}
+
+// beginDocument reads byte c, not white space, before the document's
+// value: the value's first byte, or a byte of a byte-order mark, which is
+// refused once whole (a first 0xEF that no mark follows is an invalid
+// character).
+func (p *Push) beginDocument(c byte) (int, error) {
+	if p.state == pBOM {
+		want := [3]byte{0xEF, 0xBB, 0xBF}
+		if c != want[p.utfN] {
+			return 0, p.failAt(0, "invalid character byte 0xEF, expected a value")
+		}
+		if p.utfN++; p.utfN == 3 {
+			return 0, p.failAt(0, "a byte-order mark is not allowed")
+		}
+		return 1, nil
+	}
+	if c == 0xEF && p.pos == 0 {
+		p.state = pBOM
+		p.utfN = 1
+		return 1, nil
+	}
+	return p.value(c)
 }
 
 // value starts the value whose first byte is c.

@@ -1,3 +1,6 @@
+// This file holds the open lowering: the rule set Open and LowerOpen,
+// which applies it.
+
 package strictschema
 
 import (
@@ -45,23 +48,25 @@ type Node struct {
 	Pointer string
 	// Notes are written, joined, into Out's description after Finish.
 	Notes []string
-	l     *openLowering
+	// lowering is the run of LowerOpen the node belongs to, which records
+	// the findings.
+	lowering *openLowering
 }
 
 // Relax records a Relaxed finding at keyword k of n.
 func (n *Node) Relax(k, rule string) {
-	n.l.relaxed = append(n.l.relaxed, Finding{keyword.Append(n.Pointer, k), rule})
+	n.lowering.relaxed = append(n.lowering.relaxed, Finding{keyword.Append(n.Pointer, k), rule})
 }
 
 // Block records a Blocked finding at keyword k of n.
 func (n *Node) Block(k, rule string) {
-	n.l.blocked = append(n.l.blocked, Finding{keyword.Append(n.Pointer, k), rule})
+	n.lowering.blocked = append(n.lowering.blocked, Finding{keyword.Append(n.Pointer, k), rule})
 }
 
 // Lower returns the value v of keyword k of n lowered: its subschemas
 // lowered by the same rule set, in a value of the same shape.
 func (n *Node) Lower(k string, v any) any {
-	return n.l.value(k, v, n.Pointer)
+	return n.lowering.value(k, v, n.Pointer)
 }
 
 // OpenResult is the outcome of LowerOpen.
@@ -74,6 +79,8 @@ type OpenResult struct {
 	Relaxed, Blocked []Finding
 }
 
+// openLowering is one run of LowerOpen: its rule set and the findings
+// so far.
 type openLowering struct {
 	rules            Open
 	relaxed, blocked []Finding
@@ -89,12 +96,14 @@ func LowerOpen(doc any, rules Open) OpenResult {
 	return OpenResult{Tree: tree, Relaxed: l.relaxed, Blocked: l.blocked}
 }
 
+// node lowers v, the subschema at ptr: a schema object keyword by
+// keyword, in name order; true or false as it is.
 func (l *openLowering) node(v any, ptr string) any {
 	in, ok := v.(map[string]any)
 	if !ok {
 		return v // true or false
 	}
-	n := &Node{In: in, Out: make(map[string]any, len(in)), Pointer: ptr, l: l}
+	n := &Node{In: in, Out: make(map[string]any, len(in)), Pointer: ptr, lowering: l}
 	for _, k := range keyword.SortedNames(in) {
 		val := in[k]
 		action := Drop

@@ -1,3 +1,6 @@
+// This file holds the rule sets of the strict modes: Action, what Rules
+// decide keyword by keyword, and the rules of OpenAI and Anthropic.
+
 package strictschema
 
 import (

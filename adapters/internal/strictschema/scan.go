@@ -1,3 +1,7 @@
+// This file holds the scanner that Undo.Apply reads the arguments with:
+// one pass over the text, checking it is one JSON value and recording
+// the spans to cut.
+
 package strictschema
 
 import (
@@ -22,53 +26,56 @@ const maxDepth = strictjson.MaxDepth
 // reader, whose stricter rules (RFC 7493) still apply to every value the
 // cut keeps, and a cut removes only a member whose value is null.
 type scanner struct {
-	s string
-	i int
-	// The spans to cut: the first few in place (a slice of them would
-	// leave the stack), the others in more.
-	first [8]span
-	n     int
-	more  []span
+	// text is the argument text; pos is the offset of the next byte to
+	// read.
+	text string
+	pos  int
+	// The spans to cut, cutCount of them: the first few in place (a slice
+	// of them would leave the stack), the others in more.
+	first    [8]span
+	cutCount int
+	more     []span
 	// names are where the member names of the objects being read are
-	// written, the innermost object's last; nn of them are in use.
-	names [2 * fewNames]span
-	nn    int
+	// written, the innermost object's last; namesInUse of them are in use.
+	names      [2 * fewNames]span
+	namesInUse int
 }
 
 // cut records a span to cut, after those recorded before.
 func (sc *scanner) cut(from, to int) {
-	if sc.n < len(sc.first) {
-		sc.first[sc.n] = span{from, to}
+	if sc.cutCount < len(sc.first) {
+		sc.first[sc.cutCount] = span{from, to}
 	} else {
 		sc.more = append(sc.more, span{from, to})
 	}
-	sc.n++
+	sc.cutCount++
 }
 
 // result is the text with the recorded spans cut out.
 func (sc *scanner) result() string {
 	var b strings.Builder
-	b.Grow(len(sc.s))
+	b.Grow(len(sc.text))
 	last := 0
-	for i := range sc.n {
+	for i := range sc.cutCount {
 		var sp span
 		if i < len(sc.first) {
 			sp = sc.first[i]
 		} else {
 			sp = sc.more[i-len(sc.first)]
 		}
-		b.WriteString(sc.s[last:sp.from])
+		b.WriteString(sc.text[last:sp.from])
 		last = sp.to
 	}
-	b.WriteString(sc.s[last:])
+	b.WriteString(sc.text[last:])
 	return b.String()
 }
 
+// space skips white space.
 func (sc *scanner) space() {
-	for sc.i < len(sc.s) {
-		switch sc.s[sc.i] {
+	for sc.pos < len(sc.text) {
+		switch sc.text[sc.pos] {
 		case ' ', '\t', '\n', '\r':
-			sc.i++
+			sc.pos++
 		default:
 			return
 		}
@@ -78,16 +85,16 @@ func (sc *scanner) space() {
 // end reports whether only white space is left.
 func (sc *scanner) end() bool {
 	sc.space()
-	return sc.i == len(sc.s)
+	return sc.pos == len(sc.text)
 }
 
 // peek returns the next byte after white space, 0 at the end.
 func (sc *scanner) peek() byte {
 	sc.space()
-	if sc.i == len(sc.s) {
+	if sc.pos == len(sc.text) {
 		return 0
 	}
-	return sc.s[sc.i]
+	return sc.text[sc.pos]
 }
 
 // value reads one value, undoing u on it; false when the text is not JSON
@@ -115,35 +122,36 @@ func (sc *scanner) value(u *Undo, depth int) bool {
 	return sc.number()
 }
 
+// literal reads lit (true, false or null) at the position.
 func (sc *scanner) literal(lit string) bool {
-	if !strings.HasPrefix(sc.s[sc.i:], lit) {
+	if !strings.HasPrefix(sc.text[sc.pos:], lit) {
 		return false
 	}
-	sc.i += len(lit)
+	sc.pos += len(lit)
 	return true
 }
 
 // number reads -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?.
 func (sc *scanner) number() bool {
-	if sc.i < len(sc.s) && sc.s[sc.i] == '-' {
-		sc.i++
+	if sc.pos < len(sc.text) && sc.text[sc.pos] == '-' {
+		sc.pos++
 	}
 	switch {
-	case sc.i < len(sc.s) && sc.s[sc.i] == '0':
-		sc.i++
+	case sc.pos < len(sc.text) && sc.text[sc.pos] == '0':
+		sc.pos++
 	case !sc.digits():
 		return false
 	}
-	if sc.i < len(sc.s) && sc.s[sc.i] == '.' {
-		sc.i++
+	if sc.pos < len(sc.text) && sc.text[sc.pos] == '.' {
+		sc.pos++
 		if !sc.digits() {
 			return false
 		}
 	}
-	if sc.i < len(sc.s) && (sc.s[sc.i] == 'e' || sc.s[sc.i] == 'E') {
-		sc.i++
-		if sc.i < len(sc.s) && (sc.s[sc.i] == '+' || sc.s[sc.i] == '-') {
-			sc.i++
+	if sc.pos < len(sc.text) && (sc.text[sc.pos] == 'e' || sc.text[sc.pos] == 'E') {
+		sc.pos++
+		if sc.pos < len(sc.text) && (sc.text[sc.pos] == '+' || sc.text[sc.pos] == '-') {
+			sc.pos++
 		}
 		if !sc.digits() {
 			return false
@@ -154,24 +162,24 @@ func (sc *scanner) number() bool {
 
 // digits reads one or more decimal digits.
 func (sc *scanner) digits() bool {
-	start := sc.i
-	for sc.i < len(sc.s) && sc.s[sc.i] >= '0' && sc.s[sc.i] <= '9' {
-		sc.i++
+	start := sc.pos
+	for sc.pos < len(sc.text) && sc.text[sc.pos] >= '0' && sc.text[sc.pos] <= '9' {
+		sc.pos++
 	}
-	return sc.i > start
+	return sc.pos > start
 }
 
 // str reads a string and returns its text between the quotes, as written,
 // and whether it holds an escape.
 func (sc *scanner) str() (raw string, escaped, ok bool) {
-	sc.i++ // the opening quote
-	start := sc.i
-	for sc.i < len(sc.s) {
-		c := sc.s[sc.i]
+	sc.pos++ // the opening quote
+	start := sc.pos
+	for sc.pos < len(sc.text) {
+		c := sc.text[sc.pos]
 		switch {
 		case c == '"':
-			raw = sc.s[start:sc.i]
-			sc.i++
+			raw = sc.text[start:sc.pos]
+			sc.pos++
 			return raw, escaped, true
 		case c == '\\':
 			escaped = true
@@ -181,13 +189,13 @@ func (sc *scanner) str() (raw string, escaped, ok bool) {
 		case c < 0x20:
 			return "", false, false
 		case c < utf8.RuneSelf:
-			sc.i++
+			sc.pos++
 		default:
-			r, size := utf8.DecodeRuneInString(sc.s[sc.i:])
+			r, size := utf8.DecodeRuneInString(sc.text[sc.pos:])
 			if r == utf8.RuneError && size == 1 {
 				return "", false, false
 			}
-			sc.i += size
+			sc.pos += size
 		}
 	}
 	return "", false, false
@@ -196,104 +204,32 @@ func (sc *scanner) str() (raw string, escaped, ok bool) {
 // escape reads one escape sequence; a \u escape of a surrogate must be
 // the first half of a pair whose second half follows as a \u escape.
 func (sc *scanner) escape() bool {
-	if sc.i+1 >= len(sc.s) {
+	if sc.pos+1 >= len(sc.text) {
 		return false
 	}
-	if _, ok := strictjson.Unescape(sc.s[sc.i+1]); ok {
-		sc.i += 2
+	if _, ok := strictjson.Unescape(sc.text[sc.pos+1]); ok {
+		sc.pos += 2
 		return true
 	}
-	if sc.s[sc.i+1] != 'u' {
+	if sc.text[sc.pos+1] != 'u' {
 		return false
 	}
-	r, ok := strictjson.Hex4(sc.s[sc.i+2:])
+	r, ok := strictjson.Hex4(sc.text[sc.pos+2:])
 	if !ok {
 		return false
 	}
-	sc.i += 6
+	sc.pos += 6
 	if !utf16.IsSurrogate(r) {
 		return true
 	}
-	if r >= 0xdc00 || !strings.HasPrefix(sc.s[sc.i:], `\u`) {
+	if r >= 0xdc00 || !strings.HasPrefix(sc.text[sc.pos:], `\u`) {
 		return false
 	}
-	r2, ok := strictjson.Hex4(sc.s[sc.i+2:])
+	r2, ok := strictjson.Hex4(sc.text[sc.pos+2:])
 	if !ok || utf16.DecodeRune(r, r2) == utf8.RuneError {
 		return false
 	}
-	sc.i += 6
-	return true
-}
-
-// unquote decodes the text of a string that str accepted.
-func unquote(raw string) string {
-	var b strings.Builder
-	for i := 0; i < len(raw); {
-		if raw[i] != '\\' {
-			b.WriteByte(raw[i])
-			i++
-			continue
-		}
-		if c := raw[i+1]; c != 'u' {
-			u, _ := strictjson.Unescape(c)
-			b.WriteByte(u)
-			i += 2
-			continue
-		}
-		r, _ := strictjson.Hex4(raw[i+2:])
-		i += 6
-		if utf16.IsSurrogate(r) {
-			r2, _ := strictjson.Hex4(raw[i+2:])
-			r = utf16.DecodeRune(r, r2)
-			i += 6
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// fewNames is the most member names of one object compared one by one
-// to find a name given twice; an object with more puts them in a set, as
-// does one with a name that holds an escape.
-const fewNames = 12
-
-// objectNames are the names of one object's members: at first on the
-// scanner's stack of names, from base on; in set once there are many, the
-// stack is full, or one holds an escape.
-type objectNames struct {
-	base int
-	set  map[string]bool
-}
-
-// add records the name of a member of an object, written between its
-// quotes at sc.s[at:at+len(raw)]; false when the object already has it.
-func (sc *scanner) add(on *objectNames, at int, raw string, escaped bool) bool {
-	if on.set == nil && !escaped && sc.nn < len(sc.names) && sc.nn-on.base < fewNames {
-		for _, prev := range sc.names[on.base:sc.nn] {
-			if sc.s[prev.from:prev.to] == raw {
-				return false
-			}
-		}
-		sc.names[sc.nn] = span{at, at + len(raw)}
-		sc.nn++
-		return true
-	}
-	if on.set == nil {
-		// The names so far hold no escape: as written, they are decoded.
-		on.set = make(map[string]bool, 2*fewNames)
-		for _, prev := range sc.names[on.base:sc.nn] {
-			on.set[sc.s[prev.from:prev.to]] = true
-		}
-		sc.nn = on.base
-	}
-	name := raw
-	if escaped {
-		name = unquote(raw)
-	}
-	if on.set[name] {
-		return false
-	}
-	on.set[name] = true
+	sc.pos += 6
 	return true
 }
 
@@ -304,27 +240,27 @@ func (sc *scanner) object(u *Undo, depth int) bool {
 	if depth > maxDepth {
 		return false
 	}
-	sc.i++ // {
+	sc.pos++ // {
 	// lead is where the member starts, right after the value before it
 	// (or the brace), so that a cut takes the comma before it along.
-	lead := sc.i
+	lead := sc.pos
 	if sc.peek() == '}' {
-		sc.i++
+		sc.pos++
 		return true
 	}
 	cutting := u != nil && u.need
-	names := objectNames{base: sc.nn}
+	names := objectNames{base: sc.namesInUse}
 	kept, pendingComma := false, false
 	for {
 		if sc.peek() != '"' {
 			return false
 		}
-		at := sc.i + 1
+		at := sc.pos + 1
 		raw, escaped, ok := sc.str()
 		if !ok || !sc.add(&names, at, raw, escaped) || sc.peek() != ':' {
 			return false
 		}
-		sc.i++
+		sc.pos++
 		var nullable bool
 		var below *Undo
 		if cutting {
@@ -338,13 +274,13 @@ func (sc *scanner) object(u *Undo, depth int) bool {
 			if !sc.literal("null") {
 				return false
 			}
-			sc.cut(lead, sc.i)
+			sc.cut(lead, sc.pos)
 			pendingComma = pendingComma || !kept
 		} else {
 			if pendingComma {
 				// The first kept member after removed leading ones loses
 				// the comma before it.
-				comma := strings.IndexByte(sc.s[lead:], ',')
+				comma := strings.IndexByte(sc.text[lead:], ',')
 				sc.cut(lead, lead+comma+1)
 				pendingComma = false
 			}
@@ -353,13 +289,13 @@ func (sc *scanner) object(u *Undo, depth int) bool {
 				return false
 			}
 		}
-		lead = sc.i
+		lead = sc.pos
 		switch sc.peek() {
 		case ',':
-			sc.i++
+			sc.pos++
 		case '}':
-			sc.i++
-			sc.nn = names.base
+			sc.pos++
+			sc.namesInUse = names.base
 			return true
 		default:
 			return false
@@ -372,9 +308,9 @@ func (sc *scanner) array(u *Undo, depth int) bool {
 	if depth > maxDepth {
 		return false
 	}
-	sc.i++ // [
+	sc.pos++ // [
 	if sc.peek() == ']' {
-		sc.i++
+		sc.pos++
 		return true
 	}
 	var items *Undo
@@ -387,9 +323,9 @@ func (sc *scanner) array(u *Undo, depth int) bool {
 		}
 		switch sc.peek() {
 		case ',':
-			sc.i++
+			sc.pos++
 		case ']':
-			sc.i++
+			sc.pos++
 			return true
 		default:
 			return false

@@ -1,3 +1,6 @@
+// This file holds Decode and Encode, between schema text and the tree
+// the lowerings work on.
+
 package strictschema
 
 import (
@@ -34,6 +37,7 @@ func Encode(v any) []byte {
 	return appendValue(nil, v)
 }
 
+// appendValue appends v, encoded as Encode does, to b.
 func appendValue(b []byte, v any) []byte {
 	switch x := v.(type) {
 	case map[string]any:

@@ -1,3 +1,7 @@
+// This file holds Undo: the graph the strict lowering builds beside the
+// lowered schema (finish, kinds), and Apply, which reads the arguments
+// with the scanner of scan.go.
+
 package strictschema
 
 import "strings"
@@ -57,7 +61,9 @@ func (u *Undo) member(key string) (bool, *Undo) {
 type Branch struct {
 	Kinds string
 	Undo  *Undo
-	node  any
+	// node is the lowered branch while the lowering runs, for finish to
+	// compute Kinds from; nil once Lower returns.
+	node any
 }
 
 // Apply undoes the lowering on args, the argument text a provider sent. It
@@ -72,8 +78,8 @@ func (u *Undo) Apply(args string) string {
 	if u == nil || !u.need || !strings.Contains(args, "null") {
 		return args
 	}
-	sc := scanner{s: args}
-	if !sc.value(u, 0) || !sc.end() || sc.n == 0 {
+	sc := scanner{text: args}
+	if !sc.value(u, 0) || !sc.end() || sc.cutCount == 0 {
 		return args
 	}
 	return sc.result()
@@ -209,6 +215,8 @@ func ambiguous(branches []Branch) bool {
 	return false
 }
 
+// overlap reports whether the JSON kinds a and b share one; "" stands
+// for every kind.
 func overlap(a, b string) bool {
 	if a == "" || b == "" {
 		return true
@@ -265,8 +273,8 @@ func (l *lowerer) kinds(node any, depth int) string {
 			return "{"
 		}
 		name := unescape(strings.TrimPrefix(ref, "#/$defs/"))
-		if d, ok := l.defs[name]; ok {
-			return l.kinds(d.out, depth+1)
+		if d, ok := l.definitions[name]; ok {
+			return l.kinds(d.lowered, depth+1)
 		}
 		return ""
 	}
@@ -284,6 +292,7 @@ func (l *lowerer) kinds(node any, depth int) string {
 	return ""
 }
 
+// valueKinds returns the JSON kinds of vals, primitive values.
 func valueKinds(vals []any) string {
 	var b strings.Builder
 	for _, v := range vals {
@@ -299,4 +308,23 @@ func valueKinds(vals []any) string {
 		}
 	}
 	return b.String()
+}
+
+// noUndo is the undo node of every subschema under which nothing is
+// undone: a leaf. It is shared and never modified (finish and markNeed
+// change only nodes with members, items or branches).
+var noUndo = &Undo{}
+
+// node returns u on the heap, its pointer at, or noUndo when u is empty.
+func (u *Undo) node(at string) *Undo {
+	if u.Items == noUndo {
+		u.Items = nil
+	}
+	if u.Props == nil && u.Nullable == nil && u.Items == nil && u.Branches == nil {
+		return noUndo
+	}
+	h := new(Undo)
+	*h = *u
+	h.at = at
+	return h
 }
