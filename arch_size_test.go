@@ -36,26 +36,10 @@ var largeFiles = map[string]int{
 	"internal/regex/bound.go":  871,
 }
 
-// longFunction names one function or method (without its receiver) of one
-// file, by slash-separated path from the repository root.
-type longFunction struct{ file, name string }
-
-// TEMPORARY ALLOWANCE, to be removed when the split of scripts/release
-// merges: these four functions of scripts/release are over
-// maxFunctionLines today and are split in that work. The test fails once
-// one of them is no longer over the limit, so that the entry is removed
-// then; the map must end empty, and then go.
-var longFunctionsAllowedUntilReleaseSplit = map[longFunction]bool{
-	{"scripts/release/pack.go", "consume"}:           true,
-	{"scripts/release/versions.go", "checkModFiles"}: true,
-	{"scripts/release/api.go", "exportedAPI"}:        true,
-	{"scripts/release/versions.go", "loadRepo"}:      true,
-}
-
 // TestArchSize walks every non-test Go file of the repository, in every
 // module of go.work (testdata and node_modules left out), and fails on a
-// function over maxFunctionLines and on a file over maxFileLines, except
-// those listed above.
+// function over maxFunctionLines and on a file over maxFileLines (but for
+// the files of largeFiles, held at their length).
 func TestArchSize(t *testing.T) {
 	root := repositoryRoot(t)
 	sizes := measureTree(t, root)
@@ -70,23 +54,13 @@ func TestArchSize(t *testing.T) {
 		}
 	}
 	for _, fn := range sizes.functions {
-		over := fn.lines > maxFunctionLines
-		allowed := longFunctionsAllowedUntilReleaseSplit[longFunction{fn.path, fn.name}]
-		if over && !allowed {
+		if fn.lines > maxFunctionLines {
 			problems = append(problems, fmt.Sprintf("%s:%d: %s is %d lines, over the limit of %d: split it by concern", fn.path, fn.line, fn.display, fn.lines, maxFunctionLines))
-		}
-		if allowed && !over {
-			problems = append(problems, fmt.Sprintf("%s:%d: %s is %d lines now: remove it from longFunctionsAllowedUntilReleaseSplit", fn.path, fn.line, fn.display, fn.lines))
 		}
 	}
 	for path := range largeFiles {
 		if !slices.ContainsFunc(sizes.files, func(f fileSize) bool { return f.path == path }) {
 			problems = append(problems, fmt.Sprintf("%s: listed in largeFiles but not found: remove it from the list", path))
-		}
-	}
-	for fn := range longFunctionsAllowedUntilReleaseSplit {
-		if !slices.ContainsFunc(sizes.functions, func(f functionSize) bool { return f.path == fn.file && f.name == fn.name }) {
-			problems = append(problems, fmt.Sprintf("%s: %s is allowed in longFunctionsAllowedUntilReleaseSplit but not found: remove it", fn.file, fn.name))
 		}
 	}
 	slices.Sort(problems)

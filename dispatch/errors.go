@@ -40,3 +40,18 @@ var (
 	// another process wrote it in between. Read it again and decide anew.
 	ErrConflict = errprefix.New("record changed")
 )
+
+// The error types of this package show their body to the errors of this
+// project that quote them through errprefix's registry, so that the
+// "tool: " prefix is written once.
+func init() {
+	errprefix.RegisterBodies(func(err error) (string, bool) {
+		switch e := err.(type) {
+		case *AnsweredError:
+			return e.errorBody(), true
+		case *RefusedCall:
+			return e.errorBody(), true
+		}
+		return "", false
+	})
+}

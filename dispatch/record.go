@@ -272,9 +272,13 @@ const (
 
 // Error says which checkpoint was answered, how and when, without the
 // answer.
-func (e *AnsweredError) Error() string {
+func (e *AnsweredError) Error() string { return errprefix.Text(e.errorBody()) }
+
+// errorBody is the text of Error without its "tool: " prefix, as another
+// error of this project quotes e.
+func (e *AnsweredError) errorBody() string {
 	if e == nil {
-		return ErrAlreadyAnswered.Error()
+		return errprefix.Body(ErrAlreadyAnswered)
 	}
 	how := "answered"
 	switch {
@@ -293,7 +297,7 @@ func (e *AnsweredError) Error() string {
 		recorded = fmt.Sprintf("another process holds its call until %s; send the same answer again after that to learn its outcome, or to recover a call that process left",
 			e.Claim.LeaseExpires.UTC().Format("2006-01-02T15:04:05Z07:00"))
 	}
-	return fmt.Sprintf("%v: checkpoint %s was %s at %s; %s", ErrAlreadyAnswered, e.Claim.CheckpointID, how,
+	return fmt.Sprintf("%s: checkpoint %s was %s at %s; %s", errprefix.Body(ErrAlreadyAnswered), e.Claim.CheckpointID, how,
 		e.Claim.ClaimedAt.UTC().Format("2006-01-02T15:04:05Z07:00"), recorded)
 }
 

@@ -201,9 +201,13 @@ type RefusedCall struct {
 }
 
 // Error says which call was refused, and why.
-func (e *RefusedCall) Error() string {
+func (e *RefusedCall) Error() string { return errprefix.Text(e.errorBody()) }
+
+// errorBody is the text of Error without its "tool: " prefix, as another
+// error of this project quotes e.
+func (e *RefusedCall) errorBody() string {
 	if e == nil {
-		return tool.ErrInvalidInvocation.Error()
+		return errprefix.Body(tool.ErrInvalidInvocation)
 	}
 	message := ""
 	if r, ok := tool.ClassifyInputRejection(e.Err); ok {
@@ -211,7 +215,7 @@ func (e *RefusedCall) Error() string {
 	} else if e.Err != nil {
 		message = errprefix.Body(e.Err)
 	}
-	return tool.ErrInvalidInvocation.Error() + ": call " + strconv.Quote(e.Call.ID) + " refused while its arguments streamed: " + message
+	return errprefix.Body(tool.ErrInvalidInvocation) + ": call " + strconv.Quote(e.Call.ID) + " refused while its arguments streamed: " + message
 }
 
 // Unwrap returns the refusal.

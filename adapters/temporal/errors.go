@@ -49,12 +49,28 @@ type AnswerIDError struct {
 
 // Error says which ID was used before, and for which call, without
 // either answer.
-func (e *AnswerIDError) Error() string {
+func (e *AnswerIDError) Error() string { return errprefix.Text(e.errorBody()) }
+
+// errorBody is the text of Error without its "tool: " prefix, as another
+// error of this project quotes e.
+func (e *AnswerIDError) errorBody() string {
 	if e == nil {
-		return dispatch.ErrInvalidAnswer.Error()
+		return errprefix.Body(dispatch.ErrInvalidAnswer)
 	}
-	return fmt.Sprintf("%v: answer ID %q was used for another answer: the answer accepted under it, for the call with idempotency key %q at %s, stands; this one was not accepted",
-		dispatch.ErrInvalidAnswer, e.Receipt.AnswerID, e.Receipt.IdempotencyKey, e.Receipt.AcceptedAt.UTC().Format("2006-01-02T15:04:05Z07:00"))
+	return fmt.Sprintf("%s: answer ID %q was used for another answer: the answer accepted under it, for the call with idempotency key %q at %s, stands; this one was not accepted",
+		errprefix.Body(dispatch.ErrInvalidAnswer), e.Receipt.AnswerID, e.Receipt.IdempotencyKey, e.Receipt.AcceptedAt.UTC().Format("2006-01-02T15:04:05Z07:00"))
+}
+
+// The error types of this package show their body to the errors of this
+// project that quote them through errprefix's registry, so that the
+// "tool: " prefix is written once.
+func init() {
+	errprefix.RegisterBodies(func(err error) (string, bool) {
+		if e, ok := err.(*AnswerIDError); ok {
+			return e.errorBody(), true
+		}
+		return "", false
+	})
 }
 
 // Unwrap returns [dispatch.ErrInvalidAnswer].
