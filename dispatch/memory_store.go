@@ -149,7 +149,10 @@ func (s *MemoryStore) Claim(ctx context.Context, c Claim) (*Claim, error) {
 		}
 		return &prior, nil
 	}
-	c.State, c.Version = StateClaimed, 1
+	if c.State == "" {
+		c.State = StateClaimed
+	}
+	c.Version = 1
 	c.TurnID, c.CallIndex = "", 0
 	if p, ok := s.places[c.CheckpointID]; ok {
 		c.TurnID, c.CallIndex = p.turn, p.index

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/internal/errprefix"
 )
@@ -150,10 +152,13 @@ func (d *Dispatcher) Resume(ctx context.Context, cp Checkpoint, a Answer) (Outco
 // again when the tool's Effect makes a replay under its key safe.
 func (d *Dispatcher) toRun(cp Checkpoint, c Claim, info CallInfo, start time.Time, call Call, binding tool.Binding, invocation tool.Invocation) claimedCall {
 	effect := binding.Contract().Effect()
+	arguments := jsontext.Value(invocation.Arguments())
+	_ = arguments.Canonicalize(jsontext.CanonicalizeRawInts(false), jsontext.CanonicalizeRawFloats(false)) // admitted: it canonicalizes
 	return claimedCall{cp: cp, claim: c, info: info, start: start, effect: effect, key: call.IdempotencyKey, runsTool: true, redo: effect.Replayable(),
+		binding: binding, arguments: arguments,
 		run: func(ctx context.Context) Outcome {
 			o := Outcome{CallID: call.ID, Tool: call.Request.Name, Effect: effect, IdempotencyKey: call.IdempotencyKey}
-			result, err := d.callTool(ctx, binding, invocation, call.Progress)
+			result, _, err := d.callTool(ctx, binding, invocation, call.Progress, nil)
 			return d.settle(o, call, result, err)
 		},
 	}

@@ -88,10 +88,14 @@ func (c *clock) time() time.Time             { return time.Unix(0, c.now.Load())
 func (c *clock) advance(d time.Duration)     { c.now.Add(int64(d)) }
 func (c *clock) config(cfg *dispatch.Config) { cfg.Clock = c.time }
 
-// suspended runs a new call of g on d and returns its checkpoint.
+// suspended runs a new call of g and returns its checkpoint, sealed with
+// the key d opens. The call runs on a dispatcher of its own, whose store
+// is not d's: the tests that use it fault d's store on the resume's
+// claim, not on the call record of the run that asked.
 func suspended(t *testing.T, d *dispatch.Dispatcher, g *gated) dispatch.Checkpoint {
 	t.Helper()
-	o := d.Run(context.Background(), dispatch.Call{ID: "c", Request: tool.Request{Name: g.name, Arguments: `{}`}})
+	_ = d
+	o := gatedDispatcher(t, memoryStore(t), g).Run(context.Background(), dispatch.Call{ID: "c", Request: tool.Request{Name: g.name, Arguments: `{}`}})
 	require.Equal(t, dispatch.KindSuspended, o.Kind, "%v", o.Err)
 	return *o.Checkpoint
 }
