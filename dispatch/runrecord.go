@@ -286,7 +286,8 @@ const maxRounds = 4
 //   - running here, or under another process's lease that has not
 //     ended: nothing runs; the outcome is unknown, its Err wraps
 //     ErrConflict and says until when;
-//   - run here, its outcome not recorded: that outcome, recorded now;
+//   - run here, its outcome not recorded: that outcome, recorded now
+//     (an unknown one is then reconciled, as below);
 //   - claimed, or unknown with an outcome that says its tool never
 //     started: its next attempt runs;
 //   - stranded (its lease ended, or it is this Dispatcher's and no
@@ -318,6 +319,12 @@ func (d *Dispatcher) again(ctx context.Context, rc *recordedCall, prior Claim, r
 	case held != nil:
 		o := d.recordRun(ctx, rc, prior, *held)
 		o.Replayed, o.CallID = true, rc.call.ID
+		if held.Kind == KindUnknown && round+1 < maxRounds {
+			// Recorded unknown now: reconciled as any other.
+			if now, err := d.claimed(ctx, id); err == nil && now.Stage() == StateUnknown {
+				return d.again(ctx, rc, now, round+1)
+			}
+		}
 		return o, ""
 	case prior.LeaseOwner != d.leaseOwner() && !prior.Stranded(d.clock()):
 		return rc.inFlight(prior, false), ""

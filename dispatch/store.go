@@ -130,7 +130,11 @@ type CallStore interface {
 	// it again), and ErrInvalidRecord for a step the record cannot take.
 	// As with Claim, what Advance returns is what the store holds: a
 	// store resolves a write whose result it cannot tell before it
-	// answers.
+	// answers. A store that resolves it by finding the record as the
+	// step makes it may take an equal step of another process for its
+	// own, so of two equal steps decided on one version both may
+	// succeed; steps that differ (another lease owner, another outcome)
+	// never do.
 	Advance(ctx context.Context, id string, s Step) (Claim, error)
 	// Claimed returns the claim of checkpoint id, with its outcome if
 	// recorded, or an error wrapping ErrNotFound.

@@ -143,7 +143,8 @@ func testUnknownSteps(t *testing.T, s dispatch.CallStore) {
 
 // Of the processes that decide, at once, what becomes of one call
 // recorded unknown — some run its next attempt, some finish it as
-// reconciled —, exactly one lands; the others are told the record moved.
+// reconciled, each its own way —, exactly one lands; the others are told
+// the record moved.
 func testConcurrentReconcile(t *testing.T, s dispatch.CallStore) {
 	const racers = 16
 	rec := runRecord(0, "owner-a", base.Add(time.Minute))
@@ -159,7 +160,10 @@ func testConcurrentReconcile(t *testing.T, s dispatch.CallStore) {
 		wg.Go(func() {
 			step := running(lost.Version, 2, fmt.Sprintf("owner-%d", r), base.Add(time.Minute))
 			if r%2 == 1 {
-				out := completed("call_0", "refunded")
+				// Each racer's own output: a store may take a write
+				// equal to the one that landed for its own (see
+				// dispatch.CallStore.Advance).
+				out := completed("call_0", fmt.Sprintf("refunded, says racer %d", r))
 				step = dispatch.Step{Version: lost.Version, State: dispatch.StateFinished, Attempt: 1, Outcome: &out, Reconciled: true}
 			}
 			_, err := s.Advance(context.Background(), id, step)

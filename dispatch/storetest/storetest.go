@@ -37,7 +37,8 @@ var base = time.Now().UTC().Truncate(time.Second)
 // Dispatchers: two calls of one saved turn answered at the same moment,
 // each asking again, keep both new questions pending in the turn (100
 // rounds; 10 under -short); and a turn waited for on one Dispatcher
-// finishes when a person answers on the other.
+// finishes when a person answers on the other; and the fault matrix of
+// calls run under their call records (ExactlyOnce).
 func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 	t.Helper()
 	t.Run("CallStore", func(t *testing.T) {
@@ -49,6 +50,7 @@ func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 	t.Run("TurnWaiter", func(t *testing.T) { TurnWaiter(t, newStore) })
 	t.Run("Lister", func(t *testing.T) { Lister(t, newStore) })
 	t.Run("Sweeper", func(t *testing.T) { Sweeper(t, newStore) })
+	t.Run("ExactlyOnce", func(t *testing.T) { ExactlyOnce(t, newStore) })
 	t.Run("QuestionsKept", func(t *testing.T) { testQuestionsKept(t, newStore(t)) })
 	t.Run("TurnFinishes", func(t *testing.T) { testTurnFinishes(t, newStore(t)) })
 }
