@@ -17,7 +17,10 @@ type Config struct {
 	Registry *tool.Registry
 	// NewKey chooses the idempotency key of a call that does not carry one.
 	// nil gives a random 128-bit key written in hex. It is never given
-	// anything the model wrote, and must be safe for concurrent use.
+	// anything the model wrote, and must be safe for concurrent use. A
+	// key it chooses is new to the call, so such a call is never
+	// deduplicated: a runtime that retries a call sets Call.IdempotencyKey
+	// itself (see "Exactly once" in the package documentation).
 	NewKey func() (tool.IdempotencyKey, error)
 	// MaxConcurrency bounds how many calls of one RunAll run at once;
 	// 0 and 1 run them in order, one at a time. A call that outlived its

@@ -28,7 +28,10 @@ type MemoryStoreConfig struct {
 	//
 	// A claim holds room for its outcome from the moment it is recorded
 	// until Finish records one: an eighth of MaxBytes, at most 10 MiB
-	// (an Output of tool.MaxOutputBytes with room to spare). A claim that
+	// (an Output of tool.MaxOutputBytes with room to spare). The record
+	// of every call Run runs under a key (see "Exactly once" in the
+	// package documentation) is such a claim while its tool runs, so a
+	// store holds room for seven such calls at once per 64 MiB. A claim that
 	// does not fit with that room is refused before its call runs, so
 	// that the store does not run a call whose outcome it then cannot
 	// keep. An outcome larger than its room is kept if the store has room
