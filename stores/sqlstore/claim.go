@@ -27,7 +27,8 @@ const claimBound = 30 * time.Second
 // the saved turn whose pending call has its checkpoint, read from the
 // store's own rows of the turns' outcomes just before the insert (the
 // first by turn ID and position if several turns hold it; unplaced if
-// none does), whatever the caller set.
+// none does, and never looked up for the record of a call Run ran,
+// whose ID is no checkpoint's), whatever the caller set.
 //
 // Once the insert starts, ctx no longer ends it: the insert and whatever
 // resolves it run on a context of their own, bounded by 30 seconds, so
@@ -61,8 +62,11 @@ func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, e
 		c.State = dispatch.StateClaimed
 	}
 	c.Version = 1
-	if c.TurnID, c.CallIndex, err = s.place(ctx, c.CheckpointID); err != nil {
-		return nil, err
+	c.TurnID, c.CallIndex = "", 0
+	if c.AnswerSHA256 != dispatch.RunSHA256 { // a run's record is no pending call of a turn
+		if c.TurnID, c.CallIndex, err = s.place(ctx, c.CheckpointID); err != nil {
+			return nil, err
+		}
 	}
 	data, err := jsonv2.Marshal(c)
 	if err != nil {
