@@ -43,13 +43,7 @@ func TestCallTimeoutBoundsLeaks(t *testing.T) {
 			b, err := tool.Bind(stubborn)
 			require.NoError(t, err)
 			require.NoError(t, reg.Register(b))
-			// Every call runs under a call record, which stays open
-			// while its abandoned tool runs, holding room for its
-			// outcome: a store with room for all of them.
-			store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{MaxBytes: 256 << 20})
-			require.NoError(t, err)
 			d := newDispatcher(t, reg, func(c *dispatch.Config) {
-				c.Store = store
 				c.MaxConcurrency = tt.limit
 				c.MaxAbandoned = tt.abandoned
 				c.CallTimeout = 2 * time.Millisecond

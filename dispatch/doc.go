@@ -297,8 +297,10 @@
 //     a claim that does not fit before the call runs. A failure nobody
 //     can foresee (an outage at Finish) takes the path above. Every
 //     effectful call Run runs holds such room while its tool runs (an
-//     abandoned one until its tool returns): size a MemoryStore for the
-//     calls that run at once (the default one holds room for seven).
+//     abandoned one until its tool returns), so the room is a
+//     sixty-fourth of the store (the default store runs 64 such calls at
+//     once, with room for an outcome of 1 MiB each): an outcome larger
+//     than its room is recorded only if the store has room to spare.
 //   - The record of a call Run runs is written running, with its intent:
 //     one write, not two (claimed, then running), because nothing can
 //     happen between the two that a process could later tell apart; a

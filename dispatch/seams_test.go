@@ -253,17 +253,19 @@ func TestLostDecline(t *testing.T) {
 	require.Zero(t, g.runs.Load())
 }
 
-// A MemoryStore never runs a call whose outcome it cannot keep: 20
-// approvals of a tool whose outcomes fill the store (the default store
-// with 6 MiB outcomes, scaled down 64 times to spare the race
-// detector) either run and are recorded, or are refused before they run.
+// A MemoryStore never runs a call whose outcome it cannot keep, when
+// the outcome fits the room a claim holds (a sixty-fourth of the
+// store): 120 approvals of a tool whose outcomes fill the store (the
+// default store with outcomes of 768 KiB, under its 1 MiB of room,
+// scaled down 64 times to spare the race detector) either run and are
+// recorded, or are refused before they run.
 func TestMemoryStoreKeepsWhatItRuns(t *testing.T) {
-	g := &gated{name: "export", size: 6 << 20 / 64}
+	g := &gated{name: "export", size: 768 << 10 / 64}
 	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{MaxBytes: dispatch.DefaultMemoryStoreBytes / 64})
 	require.NoError(t, err)
 	d := gatedDispatcher(t, store, g)
 	ran, refused := 0, 0
-	for range 20 {
+	for range 120 {
 		cp := suspended(t, d, g)
 		before := g.runs.Load()
 		o, err := d.Resume(context.Background(), cp, yes(""))
