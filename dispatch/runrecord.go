@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -35,7 +37,11 @@ func newRunRecords(config Config) (runRecords, error) {
 	if r.keyTTL == 0 {
 		r.keyTTL = DefaultKeyTTL
 	}
-	for name, f := range config.Reconcilers {
+	// In the order of the names, so that a Config with several faults
+	// is refused for the same one every time (a workflow makes its
+	// Dispatcher in replayed code).
+	for _, name := range slices.Sorted(maps.Keys(config.Reconcilers)) {
+		f := config.Reconcilers[name]
 		switch {
 		case name == "":
 			return runRecords{}, errprefix.Errorf("%w: Reconcilers has a reconciler for the empty tool name", ErrInvalidConfig)
