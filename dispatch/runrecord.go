@@ -186,6 +186,9 @@ func recordText(s string) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
+	if len(s) <= maxRecordText {
+		return s
+	}
 	return truncate(s, maxRecordText-len("…"))
 }
 
