@@ -15,7 +15,8 @@ import (
 
 // init lets package dispatch check a call's arguments against the
 // compiled input schema while they stream in, before Prepare judges them
-// whole; see internal/contractschema.
+// whole, and stamp a call record with the contract's digest; see
+// internal/contractschema.
 func init() {
 	contractschema.Register(func(contract any) *engine.Schema {
 		c, ok := contract.(Contract)
@@ -23,6 +24,14 @@ func init() {
 			return nil
 		}
 		return c.core.frozen.input.s.engine
+	})
+	// The contract's identity, for the call records of package dispatch.
+	contractschema.RegisterDigest(func(contract any) ([32]byte, bool) {
+		c, ok := contract.(Contract)
+		if !ok || c.core == nil {
+			return [32]byte{}, false
+		}
+		return c.core.digest, true
 	})
 }
 

@@ -88,7 +88,9 @@ func (d *Desk) locate(w http.ResponseWriter, r *http.Request, q func(string) str
 	}
 	claim, err := d.store.Claimed(r.Context(), cp)
 	switch {
-	case errors.Is(err, dispatch.ErrNotFound):
+	case errors.Is(err, dispatch.ErrNotFound), err == nil && claim.AnswerSHA256 == dispatch.RunSHA256:
+		// The record of a call Run ran (no question, no answer) is no
+		// call of the desk's.
 		return notFound()
 	case err != nil:
 		d.storeFailed(w, r, err)

@@ -175,3 +175,19 @@ func ExampleConfig_maySee() {
 	fmt.Println(see, answer)
 	// Output: true false
 }
+
+// The record of a call Run ran under its key (it asked nobody and was
+// answered by nobody) is no call of the desk's: its ID names no page,
+// although the store keeps it beside the claims of answered calls.
+func TestDeskHidesRunRecords(t *testing.T) {
+	f := newFixture(t, nil)
+	o := f.d.Run(t.Context(), dispatch.Call{ID: "call-1", Request: tool.Request{Name: "refund", Arguments: `{"order":"A-7","cents":1}`}, IdempotencyKey: "k1"})
+	require.Equal(t, dispatch.KindSuspended, o.Kind, "%v", o.Err)
+	id := dispatch.RunRecordID("refund", "", "k1")
+	c, err := f.store.Claimed(t.Context(), id)
+	require.NoError(t, err, "the store keeps the run's record")
+	require.Equal(t, dispatch.RunSHA256, c.AnswerSHA256)
+	status, page := f.get(t, "/call?"+url.Values{"i": {"0"}, "cp": {id}}.Encode(), "ann")
+	require.Equal(t, http.StatusNotFound, status, page)
+	require.Contains(t, page, "There is no such call.")
+}

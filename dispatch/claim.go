@@ -28,6 +28,11 @@ type claimedCall struct {
 	// the process that ran it was lost: the tool's Effect allows a
 	// replay, or nothing runs (a decline).
 	redo bool
+	// binding and arguments (canonical JSON) are the tool's and the
+	// call's, for the Reconciler of a call whose outcome was lost; zero
+	// for a decline.
+	binding   tool.Binding
+	arguments []byte
 	// rekey, when set, returns the claimed call made anew under the
 	// idempotency key an earlier claim of the same edit ran with (an
 	// edited call draws a new key on every Supersede): the call runs
@@ -57,6 +62,10 @@ func (d *Dispatcher) claimAndRun(ctx context.Context, cc claimedCall) (Outcome, 
 	}
 	cc.claim.Nonce = nonce
 	cc.claim.State = StateClaimed
+	if cc.runsTool {
+		// The call starts at once: claimed and started in one write.
+		cc.claim.State, cc.claim.Attempt = StateRunning, 1
+	}
 	cc.claim.LeaseOwner, cc.claim.LeaseExpires = owner, d.clock().UTC().Add(d.lease)
 	// The flight starts before the claim is written, so that another
 	// request of this process that finds the claim without an outcome
@@ -77,16 +86,26 @@ func (d *Dispatcher) claimAndRun(ctx context.Context, cc claimedCall) (Outcome, 
 	case prior == nil:
 		d.flights.own(cc.cp.id, nonce, cc.cp.expiresAt)
 		won := cc.claim
-		won.State, won.Version = StateClaimed, 1
-		return d.startAndRun(ctx, cc, won)
-	case prior.Outcome == nil:
+		won.Version = 1
+		return d.startAndRun(ctx, cc, won, cc.runsTool)
+	case prior.Outcome == nil, prior.Stage() == StateUnknown && d.reconcilerOf(cc) != nil:
 		return d.unrecorded(ctx, cc, *prior)
 	}
 	return d.replayRecorded(ctx, cc, *prior)
 }
 
+// reconcilerOf returns the Reconciler of cc's tool, nil when it has none
+// (or cc runs no tool).
+func (d *Dispatcher) reconcilerOf(cc claimedCall) Reconciler {
+	if !cc.runsTool {
+		return nil
+	}
+	return d.runs.reconcilers[cc.cp.request.Name]
+}
+
 // unrecorded answers a claim of the same answer as prior, a record
-// without an outcome:
+// without an outcome, or recorded unknown when its tool has a
+// Reconciler:
 //
 //   - its call runs in this process now: an *AnsweredError that says so;
 //   - it ran here, and the store did not record its outcome: the outcome
@@ -94,62 +113,150 @@ func (d *Dispatcher) claimAndRun(ctx context.Context, cc claimedCall) (Outcome, 
 //   - another process holds it (its lease has not ended): an
 //     *AnsweredError that says until when;
 //   - nobody holds it: recovery. A call that never started (claimed) is
-//     started now; one that was running is run again under the same key
-//     when cc.redo, and otherwise recorded unknown, and that outcome
-//     returned.
+//     started now; one that was running, or recorded unknown, is
+//     reconciled (recoverRun).
 func (d *Dispatcher) unrecorded(ctx context.Context, cc claimedCall, prior Claim) (Outcome, error) {
-	running, held := d.flights.lookup(cc.cp.id, prior.Nonce)
-	switch {
-	case running:
-		return d.refuseClaim(ctx, cc.info, &AnsweredError{Claim: prior, state: answerRunning})
-	case held != nil:
-		if err := d.recordOutcome(ctx, cc.cp, *held); err != nil {
-			return d.refuseClaim(ctx, cc.info, err)
+	if prior.Stage() != StateUnknown {
+		running, held := d.flights.lookup(cc.cp.id, prior.Nonce)
+		switch {
+		case running:
+			return d.refuseClaim(ctx, cc.info, &AnsweredError{Claim: prior, state: answerRunning})
+		case held != nil:
+			if err := d.recordOutcome(ctx, cc.cp, *held); err != nil {
+				return d.refuseClaim(ctx, cc.info, err)
+			}
+			d.flights.done(cc.cp.id, *held, true, d.clock())
+			return d.replayRecorded(ctx, cc, prior.withOutcome(NewSavedOutcome(*held)))
+		case prior.LeaseOwner != d.leaseOwner() && !prior.Stranded(d.clock()):
+			// Held elsewhere. A record this Dispatcher holds with no flight
+			// here ran, or was about to run, here and no longer does.
+			return d.refuseClaim(ctx, cc.info, &AnsweredError{Claim: prior, state: answerHeld})
 		}
-		d.flights.done(cc.cp.id, *held, true, d.clock())
-		return d.replayRecorded(ctx, cc, prior.withOutcome(NewSavedOutcome(*held)))
-	case prior.LeaseOwner != d.leaseOwner() && !prior.Stranded(d.clock()):
-		// Held elsewhere. A record this Dispatcher holds with no flight
-		// here ran, or was about to run, here and no longer does.
-		return d.refuseClaim(ctx, cc.info, &AnsweredError{Claim: prior, state: answerHeld})
 	}
 	if !d.flights.start(cc.cp.id, prior.Nonce, cc.cp.expiresAt) {
 		return d.refuseClaim(ctx, cc.info, &AnsweredError{Claim: prior, state: answerRunning})
 	}
-	if prior.Stage() == StateRunning && !cc.redo {
-		return d.recordUnknown(ctx, cc, prior)
+	if prior.Stage() == StateRunning || prior.Stage() == StateUnknown {
+		return d.recoverRun(ctx, cc, prior)
 	}
-	if cc.rekey != nil && prior.Edit != nil {
-		again, err := cc.rekey(prior.Edit.IdempotencyKey)
-		if err != nil {
-			d.flights.drop(cc.cp.id, prior.Nonce)
-			return d.refuseClaim(ctx, cc.info, err)
-		}
-		cc = again
+	cc, err := d.rekeyed(cc, prior)
+	if err != nil {
+		return d.refuseClaim(ctx, cc.info, err)
 	}
-	return d.startAndRun(ctx, cc, prior)
+	return d.startAndRun(ctx, cc, prior, false)
+}
+
+// rekeyed returns cc made anew under the key of prior's edit, when cc is
+// an edited call and prior an earlier claim of the same edit (see
+// claimedCall.rekey), and cc otherwise. On error, the flight of prior
+// is dropped.
+func (d *Dispatcher) rekeyed(cc claimedCall, prior Claim) (claimedCall, error) {
+	if cc.rekey == nil || prior.Edit == nil {
+		return cc, nil
+	}
+	again, err := cc.rekey(prior.Edit.IdempotencyKey)
+	if err != nil {
+		d.flights.drop(cc.cp.id, prior.Nonce)
+		return cc, err
+	}
+	return again, nil
+}
+
+// recoverRun recovers the call of prior, cc's record, whose outcome is
+// unknown: left running by a process that no longer holds it, or
+// recorded unknown. The tool's Reconciler, when it has one, is asked
+// first: done finishes the record with its output (reconciledAnswer);
+// not done runs the call again under the same key. Cannot tell, or no
+// Reconciler, runs it again when cc.redo (a replay under its key is
+// safe), and otherwise records it unknown (a running record) or returns
+// the unknown outcome recorded. The caller started the flight of prior.
+func (d *Dispatcher) recoverRun(ctx context.Context, cc claimedCall, prior Claim) (Outcome, error) {
+	r := d.reconcilerOf(cc)
+	if r == nil && !cc.redo {
+		return d.recordUnknown(ctx, cc, prior, "the tool's effect does not allow running it again")
+	}
+	cc, err := d.rekeyed(cc, prior)
+	if err != nil {
+		return d.refuseClaim(ctx, cc.info, err)
+	}
+	if r == nil {
+		return d.startAndRun(ctx, cc, prior, false)
+	}
+	key := cc.key
+	if prior.Edit != nil {
+		key = prior.Edit.IdempotencyKey
+	}
+	v := ask(context.WithoutCancel(ctx), r, cc.binding.Contract(), Reconciliation{
+		Tool: cc.cp.request.Name, IdempotencyKey: key, Principal: cc.cp.principal,
+		Arguments: append([]byte(nil), cc.arguments...), Record: prior,
+	})
+	cc.info.Reconciled = v.Kind()
+	switch v.Kind() {
+	case VerdictDone:
+		return d.reconciledAnswer(ctx, cc, prior, key, v.output)
+	case VerdictNotDone:
+		return d.startAndRun(ctx, cc, prior, false)
+	}
+	why := "the tool's Reconciler could not tell whether it ran (" + cannotTellWhy(v) + "), and its effect does not allow running it again"
+	if d.logger != nil {
+		d.logger.WarnContext(ctx, "tool call not reconciled", "tool", truncate(cc.cp.request.Name, 128), "call_id", cc.cp.callID, "checkpoint_id", cc.cp.id, "error", cannotTellWhy(v))
+	}
+	switch {
+	case cc.redo:
+		return d.startAndRun(ctx, cc, prior, false)
+	case prior.Stage() == StateRunning:
+		return d.recordUnknown(ctx, cc, prior, why)
+	}
+	d.flights.drop(cc.cp.id, prior.Nonce)
+	return d.replayRecorded(ctx, cc, prior)
+}
+
+// reconciledAnswer finishes prior, cc's record, with the completed
+// outcome of output, which the tool's Reconciler said the call (under
+// key) produced, marked as reconciled, and returns that outcome, as
+// replayed: nothing ran. The outcome takes its place in its turn, as an
+// answered call's does.
+func (d *Dispatcher) reconciledAnswer(ctx context.Context, cc claimedCall, prior Claim, key tool.IdempotencyKey, output tool.Output) (Outcome, error) {
+	o := Outcome{CallID: cc.cp.callID, Tool: cc.cp.request.Name, Kind: KindCompleted, Output: output, Effect: cc.effect, IdempotencyKey: key, Replayed: true}
+	o = withEditNote(o, prior.Edit)
+	o.Duration = time.Since(cc.start)
+	saved := NewSavedOutcome(o)
+	_, err := d.advance(ctx, cc.cp.id, Step{Version: prior.Version, State: StateFinished, Attempt: prior.Attempt, Outcome: &saved, Reconciled: true})
+	d.flights.drop(cc.cp.id, prior.Nonce)
+	if err != nil {
+		return d.lostStart(ctx, cc, err)
+	}
+	ctx = d.callStart(ctx, cc.info)
+	d.log(ctx, o)
+	d.callDone(ctx, cc.info, o)
+	err = d.placeInTurn(ctx, prior, o)
+	d.answeredCall(ctx, cc, prior, o)
+	return o, err
 }
 
 // startAndRun starts the call of rec, the record of cc's checkpoint,
 // under this Dispatcher's lease, runs it and records its outcome. The
-// record moves to running first (a decline, which starts nothing,
-// skips that), and the lease is renewed while the call runs. When the
-// record cannot be moved, nothing runs.
-func (d *Dispatcher) startAndRun(ctx context.Context, cc claimedCall, rec Claim) (Outcome, error) {
+// record moves to running first, unless started says it was written
+// running (a decline, which starts nothing, skips that too), and the
+// lease is renewed while the call runs. When the record cannot be
+// moved, nothing runs.
+func (d *Dispatcher) startAndRun(ctx context.Context, cc claimedCall, rec Claim, started bool) (Outcome, error) {
 	if cc.runsTool {
-		started, err := d.advance(ctx, cc.cp.id, d.held(rec.Version, rec.Attempt+1))
-		if err != nil {
-			d.flights.drop(cc.cp.id, rec.Nonce)
-			return d.lostStart(ctx, cc, err)
+		if !started {
+			next, err := d.advance(ctx, cc.cp.id, d.held(rec.Version, rec.Attempt+1))
+			if err != nil {
+				d.flights.drop(cc.cp.id, rec.Nonce)
+				return d.lostStart(ctx, cc, err)
+			}
+			rec = next
 		}
-		rec = started
 		defer d.hold(cc.cp.id, rec)()
-	} else if rec.Version == 1 {
-		// A decline starts nothing: read the record the store placed in
-		// its turn, so that the decline takes its place there.
-		if placed, err := d.claimed(ctx, cc.cp.id); err == nil {
-			rec = placed
-		}
+	}
+	if rec.Version == 1 {
+		// Claimed (or started) in this very write: read the record the
+		// store placed in its turn, so that the outcome takes its place
+		// there. A store that keeps no turns is not asked.
+		rec = d.placed(ctx, rec)
 	}
 	o, err := d.runAndFinish(ctx, cc)
 	if err == nil && !o.Replayed {
@@ -157,6 +264,20 @@ func (d *Dispatcher) startAndRun(ctx context.Context, cc claimedCall, rec Claim)
 		d.answeredCall(ctx, cc, rec, o)
 	}
 	return o, err
+}
+
+// placed returns rec, a record this Dispatcher just wrote, with the turn
+// and position the store placed it in (Claim.TurnID, CallIndex), read
+// back when the store keeps turns; rec as it is otherwise, or when it
+// cannot be read.
+func (d *Dispatcher) placed(ctx context.Context, rec Claim) Claim {
+	if _, ok := d.store.(TurnStore); !ok {
+		return rec
+	}
+	if now, err := d.claimed(ctx, rec.CheckpointID); err == nil {
+		rec.TurnID, rec.CallIndex = now.TurnID, now.CallIndex
+	}
+	return rec
 }
 
 // answeredCall tells the Observer that the answered call of rec, whose
@@ -184,16 +305,17 @@ func (d *Dispatcher) lostStart(ctx context.Context, cc claimedCall, err error) (
 }
 
 // recordUnknown records the call of prior, which was running in a
-// process that no longer holds it, as unknown: its tool's effect does
-// not allow running it again, and whether it ran is not known. The
-// unknown outcome is returned, as the call's.
-func (d *Dispatcher) recordUnknown(ctx context.Context, cc claimedCall, prior Claim) (Outcome, error) {
+// process that no longer holds it, as unknown: why says what keeps it
+// from running again (its tool's effect, and its Reconciler when it has
+// one), and whether it ran is not known. The unknown outcome is
+// returned, as the call's.
+func (d *Dispatcher) recordUnknown(ctx context.Context, cc claimedCall, prior Claim, why string) (Outcome, error) {
 	o := Outcome{CallID: cc.cp.callID, Tool: cc.cp.request.Name, Effect: cc.effect, IdempotencyKey: cc.key}
 	if prior.Edit != nil {
 		o.IdempotencyKey = prior.Edit.IdempotencyKey
 	}
-	o = unknown(o, errprefix.Part("the call was started (attempt %d) by a process that no longer holds it, which recorded no outcome; the tool's effect does not allow running it again, so whether it ran is not known: ask the backend or a person",
-		prior.Attempt))
+	o = unknown(o, errprefix.Part("the call was started (attempt %d) by a process that no longer holds it, which recorded no outcome; %s, so whether it ran is not known: ask the backend or a person",
+		prior.Attempt, why))
 	o.Duration = time.Since(cc.start)
 	saved := NewSavedOutcome(o)
 	_, err := d.advance(ctx, cc.cp.id, Step{Version: prior.Version, State: StateUnknown, Attempt: prior.Attempt, Outcome: &saved})

@@ -17,7 +17,10 @@ type Config struct {
 	Registry *tool.Registry
 	// NewKey chooses the idempotency key of a call that does not carry one.
 	// nil gives a random 128-bit key written in hex. It is never given
-	// anything the model wrote, and must be safe for concurrent use.
+	// anything the model wrote, and must be safe for concurrent use. A
+	// key it chooses is new to the call, so such a call is never
+	// deduplicated: a runtime that retries a call sets Call.IdempotencyKey
+	// itself (see "Exactly once" in the package documentation).
 	NewKey func() (tool.IdempotencyKey, error)
 	// MaxConcurrency bounds how many calls of one RunAll run at once;
 	// 0 and 1 run them in order, one at a time. A call that outlived its
@@ -111,14 +114,36 @@ type Config struct {
 	// MaxCheckpointTTL, is refused. Expiry is judged on the clock of the
 	// process that resumes; see MaxClockSkew.
 	CheckpointTTL time.Duration
-	// Lease is how long this Dispatcher's hold on a call it runs for a
-	// resume, decline or supersede lasts unless renewed: it renews the
+	// Lease is how long this Dispatcher's hold on a call it runs under a
+	// call record (a Run of a tool that is not tool.EffectSafe, a
+	// resume, decline or supersede) lasts unless renewed: it renews the
 	// hold a third of the way through while the call runs, and another
-	// process recovers the call (see Resume, "Uncertain paths") only once
-	// the hold ended. 0 means DefaultLease (a minute); a negative Lease
-	// is refused. Holds are judged on the clock of the process that reads
+	// process recovers the call (see Resume, "Uncertain paths", and
+	// "Exactly once" in the package documentation) only once the hold
+	// ended. 0 means DefaultLease (a minute); a negative Lease is
+	// refused. Holds are judged on the clock of the process that reads
 	// them (Clock): the replicas' clocks must agree to well within it.
 	Lease time.Duration
+	// KeyTTL is how long the record of a call Run ran keeps its
+	// idempotency key's promise: for KeyTTL after the call started, a
+	// call of the same tool, principal and key returns the first
+	// recorded outcome and runs nothing (see "Exactly once" in the
+	// package documentation); the Store may delete the record after it
+	// (Sweeper), and the key then runs a new call. 0 means
+	// DefaultKeyTTL (a day); a negative KeyTTL, or one longer than
+	// MaxKeyTTL, is refused. A runtime that retries a call later than
+	// that must keep its records longer.
+	KeyTTL time.Duration
+	// Reconcilers are the tools' reconcilers, by tool name: the one a
+	// Dispatcher asks, before it runs again a call whose earlier
+	// attempt's outcome is unknown, what became of that attempt (see
+	// Reconciler). A tool without one is run again only when its
+	// Effect makes a replay under its key safe. New copies the map; a
+	// nil Reconciler, an empty name, or Reconcilers on a dispatcher
+	// without a Store (which keeps no call records, so has nothing to
+	// reconcile) is refused with ErrInvalidConfig. A name that no tool
+	// of the Registry has is allowed (the tool may be registered later).
+	Reconcilers map[string]Reconciler
 	// Clock tells the time a checkpoint is issued and the time it is
 	// resumed at, and when a lease ends. nil means time.Now. It must be safe for concurrent use.
 	// A Clock that is not the machine's (a workflow's own time, say) is
@@ -130,3 +155,12 @@ type Config struct {
 // DefaultMaxAbandoned is the Config.MaxAbandoned of a Config that sets
 // none.
 const DefaultMaxAbandoned = 64
+
+// DefaultKeyTTL is the Config.KeyTTL of a Config that sets none: a day,
+// as long as a checkpoint can be answered by default (a runtime's own
+// retries of one call come within minutes or hours).
+const DefaultKeyTTL = 24 * time.Hour
+
+// MaxKeyTTL is the longest Config.KeyTTL New accepts: MaxCheckpointTTL,
+// for the same reason (a record's times must fit Unix nanoseconds).
+const MaxKeyTTL = MaxCheckpointTTL

@@ -97,6 +97,14 @@ func randomKey() (tool.IdempotencyKey, error) {
 // it, and when ctx ends while the tool runs, Run returns at once with an
 // unknown outcome, even if the tool ignores ctx (see Config.CallTimeout,
 // which also bounds the call).
+//
+// On a dispatcher with the suspension layer (Config.Store), a call whose
+// tool is not tool.EffectSafe runs under a call record, written before
+// its tool starts: the same key of the same tool and principal then
+// returns the first recorded outcome (Outcome.Replayed) and runs
+// nothing, and a call whose earlier outcome is unknown is run again
+// only when its Reconciler, or its Effect, says that is safe. See
+// "Exactly once" in the package documentation for every case.
 func (d *Dispatcher) Run(ctx context.Context, call Call) Outcome {
 	return d.runLogged(ctx, call)
 }
@@ -136,21 +144,27 @@ func (d *Dispatcher) runLogged(ctx context.Context, call Call) Outcome {
 	start := time.Now()
 	info := CallInfo{Op: OpRun, CallID: call.ID, Tool: call.Request.Name, Arguments: call.Request.Arguments, IdempotencyKey: call.IdempotencyKey, Principal: call.Principal, TurnID: call.TurnID}
 	ctx = d.callStart(ctx, info)
-	o := d.run(ctx, call)
+	o, verdict := d.run(ctx, call)
 	o.Duration = time.Since(start)
 	d.log(ctx, o)
+	info.Reconciled = verdict
 	d.callDone(ctx, info, o)
 	return o
 }
 
-// run admits call, runs its tool and settles what the tool returned.
-func (d *Dispatcher) run(ctx context.Context, call Call) Outcome {
+// run admits call, runs its tool and settles what the tool returned: under
+// a call record when the suspension layer keeps one for it (see
+// runRecorded), with the verdict of the Reconciler it asked, if any.
+func (d *Dispatcher) run(ctx context.Context, call Call) (Outcome, VerdictKind) {
 	o, binding, invocation, admitted := d.admit(call)
 	if !admitted {
-		return o
+		return o, ""
 	}
-	result, err := d.callTool(ctx, binding, invocation, call.Progress)
-	return d.settle(o, call, result, err)
+	if d.suspension != nil && o.Effect != tool.EffectSafe {
+		return d.runRecorded(ctx, call, o, binding, invocation)
+	}
+	result, _, err := d.callTool(ctx, binding, invocation, call.Progress, nil)
+	return d.settle(o, call, result, err), ""
 }
 
 // admit checks call's principal, resolves its tool, chooses its
@@ -216,66 +230,93 @@ func (d *Dispatcher) unknownTool(o Outcome) Outcome {
 	return o
 }
 
+// notStarted returns the error of a call that must not start: its ctx
+// ended, or Config.MaxAbandoned abandoned tools still run. nil when it
+// may start. The error is a *notStartedError.
+func (d *Dispatcher) notStarted(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return &notStartedError{errprefix.Part("the call was not started: %w", context.Cause(ctx))}
+	}
+	if n := d.abandoned.Load(); n >= d.maxAbandoned {
+		return &notStartedError{errprefix.Part("the call was not started: %d calls abandoned at the end of their context still run, the most Config.MaxAbandoned allows", n)}
+	}
+	return nil
+}
+
+// notStartedError is the error of a call whose tool was not started: the
+// tool provably did nothing (see ErrorClassNotStarted).
+type notStartedError struct{ err error }
+
+func (e *notStartedError) Error() string { return e.err.Error() }
+func (e *notStartedError) Unwrap() error { return e.err }
+
 // callTool runs the binding, within Config.CallTimeout when one is set.
 // A ctx that ended already starts nothing; a tool that has not returned
 // when its ctx ends is abandoned: callTool returns an error that wraps
-// the context's cause, and the tool goes on in its goroutine, counted in
-// d.abandoned until it returns. While Config.MaxAbandoned tools are
-// abandoned, nothing is started.
-func (d *Dispatcher) callTool(ctx context.Context, binding tool.Binding, invocation tool.Invocation, progress tool.ProgressReporter) (tool.Result, error) {
-	if ctx.Err() != nil {
-		return tool.Result{}, errprefix.Part("the call was not started: %w", context.Cause(ctx))
-	}
-	if n := d.abandoned.Load(); n >= d.maxAbandoned {
-		return tool.Result{}, errprefix.Part("the call was not started: %d calls abandoned at the end of their context still run, the most Config.MaxAbandoned allows", n)
+// the context's cause, and abandoned true, and the tool goes on in its
+// goroutine, counted in d.abandoned until it returns; late, when not
+// nil, is then called on that goroutine with what the tool returned.
+// While Config.MaxAbandoned tools are abandoned, nothing is started.
+func (d *Dispatcher) callTool(ctx context.Context, binding tool.Binding, invocation tool.Invocation, progress tool.ProgressReporter, late func(tool.Result, error)) (result tool.Result, abandoned bool, err error) {
+	if err := d.notStarted(ctx); err != nil {
+		return tool.Result{}, false, err
 	}
 	if d.callTimeout <= 0 && ctx.Done() == nil {
-		return callSafely(ctx, binding, invocation, progress)
+		result, err := callSafely(ctx, binding, invocation, progress)
+		return result, false, err
 	}
 	cancel := context.CancelFunc(func() {})
 	if d.callTimeout > 0 {
 		ctx, cancel = context.WithTimeoutCause(ctx, d.callTimeout,
 			errprefix.Part("the tool did not return within the call timeout of %s: %w", d.callTimeout, context.DeadlineExceeded))
 	}
-	var late *lateReporter
+	var lateProgress *lateReporter
 	if progress != nil {
-		late = &lateReporter{next: progress}
-		progress = late
+		lateProgress = &lateReporter{next: progress}
+		progress = lateProgress
 	}
 	type returned struct {
 		result tool.Result
 		err    error
 	}
 	done := make(chan returned, 1)
-	var abandoned atomic.Bool
+	// left is set by whichever comes second of the tool's return and its
+	// abandonment, and tells the other that it came first.
+	var left atomic.Bool
 	go func() {
 		defer cancel()
 		result, err := callSafely(ctx, binding, invocation, progress)
 		done <- returned{result, err}
-		if abandoned.Swap(true) {
+		if left.Swap(true) {
 			d.abandoned.Add(-1)
+			if late != nil {
+				late(result, err)
+			}
 		}
 	}()
 	select {
 	case r := <-done:
-		return r.result, r.err
+		return r.result, false, r.err
 	case <-ctx.Done():
 	}
 	// A result the tool completed as the deadline came is still its result.
 	select {
 	case r := <-done:
-		return r.result, r.err
+		return r.result, false, r.err
 	default:
 	}
-	if late != nil {
-		late.closed.Store(true)
+	if lateProgress != nil {
+		lateProgress.closed.Store(true)
 	}
 	d.abandoned.Add(1)
-	if abandoned.Swap(true) {
-		// The tool returned in between: it is no longer abandoned.
+	if left.Swap(true) {
+		// The tool returned in between: it is no longer abandoned, and
+		// what it returned is in done.
 		d.abandoned.Add(-1)
+		r := <-done
+		return r.result, false, r.err
 	}
-	return tool.Result{}, errprefix.Part("the outcome is unknown: %w", context.Cause(ctx))
+	return tool.Result{}, true, errprefix.Part("the outcome is unknown: %w", context.Cause(ctx))
 }
 
 // lateReporter passes progress on until the call it belongs to has ended

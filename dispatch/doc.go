@@ -32,7 +32,8 @@
 // The runtime, never the model, names each logical call. A [Call] may carry
 // the key the runtime chose; otherwise the Dispatcher asks
 // [Config.NewKey], whose default is a random 128-bit key. The key is kept
-// across the call's suspension and resumption.
+// across the call's suspension and resumption. On a dispatcher with a
+// store, the key is also what makes a call run once (see "Exactly once").
 //
 // # Several calls in one turn
 //
@@ -57,7 +58,9 @@
 // long tools into unknown outcomes that did complete. An unknown outcome
 // is retried only when [Outcome.Retryable] says so (a tool.EffectSafe or
 // tool.EffectIdempotent tool); otherwise the runtime finds out from the
-// backend or a person what happened.
+// backend or a person what happened — or, on a dispatcher with a store,
+// retries under the same key and lets the tool's Reconciler find out
+// (see "Exactly once").
 //
 // # Text-only providers
 //
@@ -96,7 +99,8 @@
 // checkpoint with, and a store in which each checkpoint is claimed once.
 // [Config.Store] and [Config.SealKeys], set together, add the suspension
 // layer: sealing, [Dispatcher.Resume], [Dispatcher.Decline],
-// [Dispatcher.Supersede], the call records and the saved turns. On a
+// [Dispatcher.Supersede], the call records (of Run's calls too: see
+// "Exactly once") and the saved turns. On a
 // dispatcher without it, a tool that asks a person gets an unknown
 // outcome whose Err wraps [ErrInvalidConfig] and says why (logged as an
 // error): nobody was asked, and the call cannot be resumed; the methods
@@ -108,6 +112,66 @@
 // that wait; a [Lister] lists pending calls and claims for a desk and an
 // audit; a [Sweeper] deletes what expired. [Store] joins them, and
 // [MemoryStore] and the SQL store implement it whole.
+//
+// # Exactly once
+//
+// A dispatcher without a store ([Config.Store]) promises no exactly-once:
+// every Run runs its tool, and a call retried after a lost reply, a
+// timeout or a crash may have its effect twice. With the suspension
+// layer (a Store and seal keys), Run and RunAll keep a call record of
+// every call whose tool is not [tool.EffectSafe] (an idempotent tool's
+// included), so that one logical call has its effect once across the
+// runtime's retries, its replicas and its crashes:
+//
+//   - Intent before effect. Once the call is admitted (Prepare passed)
+//     and before its tool starts, the record is written, in one write,
+//     running under this Dispatcher's lease ([Config.Lease], renewed
+//     while the tool runs): its ID derived from the tool, the principal
+//     and the key ([RunRecordID]), the digests of the contract and of
+//     the canonical arguments, [RunSHA256] as its answer digest. The
+//     outcome is recorded once when the tool returns: two writes in all
+//     when nothing fails. A store that refuses the record, or is full,
+//     runs nothing (the outcome is unknown, its Err wraps [ErrStore]).
+//     A call that may not start (its ctx ended, [Config.MaxAbandoned]
+//     reached) before its record is written gets none; one that may not
+//     start after it is recorded with an outcome of
+//     [ErrorClassNotStarted], which the next attempt runs without asking.
+//   - The same key returns the first recorded outcome. A call of the same
+//     tool, principal and key finds the record: a finished one gives its
+//     outcome back with [Outcome.Replayed] set, and nothing runs (a
+//     suspended one gives its checkpoint back); one still running, here
+//     or under another process's live lease, runs nothing and is unknown,
+//     in flight (Err wraps [ErrConflict], and says until when); one of
+//     other arguments or another contract is another call, and runs
+//     nothing (Err wraps ErrConflict). The promise lasts as long as the
+//     record: [Config.KeyTTL], a day by default.
+//   - An unknown outcome is reconciled before anything runs again. A call
+//     whose earlier attempt's outcome is unknown (a panic, a timeout, a
+//     process that died while it ran, an outcome the store did not take)
+//     is run again only once somebody says that is safe: the tool's
+//     [Reconciler], registered by tool name in [Config.Reconcilers],
+//     which is asked what became of the attempt (done, with the output
+//     the call produced: the record is finished with it, marked as
+//     reconciled, and nothing runs; not done: the call runs again, as its
+//     next attempt, under the same key; cannot tell); else its Effect,
+//     when a replay under its key is safe ([tool.EffectIdempotent]).
+//     Otherwise its outcome stays unknown, is returned as unknown, and
+//     the record says so ([StateUnknown]): somebody must find out from
+//     the backend or a person. Resume's recovery of a call a lost
+//     process left running asks the same Reconciler. The Observer sees
+//     each verdict ([CallInfo].Reconciled).
+//   - A tool abandoned at the end of its ctx keeps its record running,
+//     and its lease renewed, until it really returns: its late outcome
+//     is then recorded, and a call of the same key meanwhile is in
+//     flight.
+//
+// How a runtime keeps one key across its own retries: it sets
+// [Call.IdempotencyKey] from its own durable ID of the call — a workflow
+// activity's ID, the provider's tool call ID stored with the
+// conversation, a job's ID in its queue —, never from anything the model
+// wrote, and sends the same key every time it retries that call. A call
+// without a key gets a fresh one from [Config.NewKey], so it is never
+// deduplicated: a retry of it is a new call.
 //
 // # Suspending and resuming
 //
@@ -231,7 +295,22 @@
 //   - A store runs nothing it cannot record when it can foresee it: a
 //     [MemoryStore] holds room for each open claim's outcome, and refuses
 //     a claim that does not fit before the call runs. A failure nobody
-//     can foresee (an outage at Finish) takes the path above.
+//     can foresee (an outage at Finish) takes the path above. Every
+//     effectful call Run runs holds such room while its tool runs (an
+//     abandoned one until its tool returns), so the room is a
+//     sixty-fourth of the store (the default store runs 64 such calls at
+//     once, with room for an outcome of 1 MiB each): an outcome larger
+//     than its room is recorded only if the store has room to spare.
+//   - The record of a call Run runs is written running, with its intent:
+//     one write, not two (claimed, then running), because nothing can
+//     happen between the two that a process could later tell apart; a
+//     resumed call is claimed running the same way. Its ID is derived,
+//     not drawn, so that a retry finds it with no index on the key.
+//   - A call whose tool provably did not start after its record was
+//     written is recorded unknown with an outcome that says so, not
+//     deleted and not finished: the store keeps no delete, a finished
+//     record would be replayed, and the next attempt then runs it
+//     without asking anybody.
 //   - A tool that ignores its context does not hold up the calls after
 //     it: it is abandoned, within [Config.MaxAbandoned].
 //   - A refusal of the wrong principal names neither the checkpoint's

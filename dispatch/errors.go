@@ -38,6 +38,8 @@ var (
 	// ErrConflict: a write decided on a version of a record that is no
 	// longer the stored one (CallStore.Advance, TurnStore.SaveTurn):
 	// another process wrote it in between. Read it again and decide anew.
+	// In the Err of an unknown Outcome of Run: the key's call record
+	// belongs to another call, or its call is in flight; nothing ran.
 	ErrConflict = errprefix.New("record changed")
 )
 

@@ -185,8 +185,8 @@ func ExampleDispatcher_Decline() {
 	// true
 }
 
-// A MemoryStore keeps the claims of one process; its audit lists who
-// answered what and when, and how it ended.
+// A MemoryStore keeps the call records of one process; its audit lists
+// the calls that ran, who answered what and when, and how each ended.
 func ExampleMemoryStore() {
 	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{MaxBytes: 1 << 20})
 	if err != nil {
@@ -202,10 +202,16 @@ func ExampleMemoryStore() {
 		panic(err)
 	}
 	for _, c := range claims {
-		fmt.Println(c.Tool, c.CallID, c.Principal, c.Outcome.Kind)
+		if c.AnswerSHA256 == dispatch.RunSHA256 {
+			// The record of the run that asked (see "Exactly once").
+			fmt.Println("ran", c.Tool, c.CallID, c.Outcome.Kind)
+			continue
+		}
+		fmt.Println("answered", c.Tool, c.CallID, c.Principal, c.Outcome.Kind)
 	}
 	// Output:
-	// refund toolu_03 user-7 completed
+	// ran refund toolu_03 suspended
+	// answered refund toolu_03 user-7 completed
 }
 
 // Text keeps a note of every media block for providers that carry text only.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/agentcontract/tool/internal/errprefix"
@@ -20,10 +21,15 @@ func (d *Dispatcher) held(version int64, attempt int) Step {
 // returned function is called. It stops renewing when the record is no
 // longer its own to renew (another process recovered the call, or it
 // was finished); a store that fails is asked again at the next renewal,
-// and the lease may end meanwhile.
-func (d *Dispatcher) hold(id string, rec Claim) (stop func()) {
+// and the lease may end meanwhile. stop waits for a renewal under way
+// to end, so that nothing renews the record after it, and returns the
+// record as the last renewal left it (rec when none landed); it may be
+// called more than once.
+func (d *Dispatcher) hold(id string, rec Claim) (stop func() Claim) {
 	done := make(chan struct{})
+	exited := make(chan struct{})
 	go func() {
+		defer close(exited)
 		tick := time.NewTicker(d.lease / 3)
 		defer tick.Stop()
 		for {
@@ -51,7 +57,12 @@ func (d *Dispatcher) hold(id string, rec Claim) (stop func()) {
 			}
 		}
 	}()
-	return func() { close(done) }
+	var once sync.Once
+	return func() Claim {
+		once.Do(func() { close(done) })
+		<-exited
+		return rec
+	}
 }
 
 // placeInTurn puts o, the outcome of rec's call, in place of the

@@ -32,6 +32,10 @@ type Step struct {
 	// Outcome is the outcome of a step to StateFinished or StateUnknown
 	// (of KindUnknown for the latter); nil otherwise.
 	Outcome *SavedOutcome
+	// Reconciled marks a step to StateFinished decided by a
+	// reconciliation: the tool's Reconciler said the call was done
+	// (see Claim.Reconciled). false for every other step.
+	Reconciled bool
 }
 
 // Stage returns c's State, reading a record made before states were
@@ -60,21 +64,36 @@ func (c Claim) Stranded(now time.Time) bool {
 }
 
 // Apply returns the record c becomes by step s, with its Version one
-// more; c itself is not changed. Errors wrap ErrConflict when s was
-// decided on another version than c's, and ErrInvalidRecord for a step
-// the record cannot take: out of a final state, back to claimed, to
-// running without a lease or with an attempt that is neither the same
-// one renewed by its owner nor the next, to finished or unknown without
-// an outcome (unknown: one of KindUnknown, from running only), and an
-// outcome with any other step.
+// more; c itself is not changed. The steps a record may take:
+//
+//   - claimed or running to running: the next attempt (Attempt one
+//     more), or the same attempt renewed by its lease's owner; with a
+//     lease, without an outcome;
+//   - unknown to running: the next attempt, with a lease; the record's
+//     outcome is cleared (a reconciliation said the call was not done,
+//     or the outcome says its tool never started);
+//   - claimed, running or unknown to finished, with an outcome (from
+//     unknown, a reconciliation that said the call was done);
+//   - running to unknown, with an outcome of KindUnknown.
+//
+// Errors wrap ErrConflict when s was decided on another version than
+// c's, and ErrInvalidRecord for any other step: out of finished, which
+// is final; back to claimed; unknown to unknown; to running without a
+// lease or with an attempt that is neither the same one renewed by its
+// owner nor the next (from unknown: not the next); to finished or
+// unknown without an outcome (unknown: one of KindUnknown, from running
+// only); an outcome with any other step; Reconciled with a step to any
+// state but finished.
 func (c Claim) Apply(s Step) (Claim, error) {
 	id := c.CheckpointID
 	from := c.Stage()
 	switch {
 	case s.Version != c.Version:
 		return Claim{}, errprefix.Errorf("%w: claim %s is at version %d; the step was decided on version %d", ErrConflict, id, c.Version, s.Version)
-	case from == StateFinished || from == StateUnknown:
+	case from == StateFinished:
 		return Claim{}, errprefix.Errorf("%w: claim %s is %s, which is final", ErrInvalidRecord, id, from)
+	case s.Reconciled && s.State != StateFinished:
+		return Claim{}, errprefix.Errorf("%w: claim %s: only a step to finished is reconciled", ErrInvalidRecord, id)
 	}
 	switch s.State {
 	case StateRunning:
@@ -95,6 +114,8 @@ func (c Claim) Apply(s Step) (Claim, error) {
 		}
 	case StateUnknown:
 		switch {
+		case from == StateUnknown:
+			return Claim{}, errprefix.Errorf("%w: claim %s is unknown already: it moves to running (its next attempt) or finished (reconciled) only", ErrInvalidRecord, id)
 		case from != StateRunning:
 			return Claim{}, errprefix.Errorf("%w: claim %s: only a running call can be recorded unknown, not a %s one", ErrInvalidRecord, id, from)
 		case s.Outcome == nil || s.Outcome.Kind != KindUnknown:
@@ -112,8 +133,10 @@ func (c Claim) Apply(s Step) (Claim, error) {
 	next.State, next.Version = s.State, c.Version+1
 	next.Attempt = max(s.Attempt, c.Attempt)
 	next.LeaseOwner, next.LeaseExpires = "", time.Time{}
+	next.Reconciled = s.Reconciled
 	if s.State == StateRunning {
 		next.LeaseOwner, next.LeaseExpires = s.LeaseOwner, s.LeaseExpires
+		next.Outcome = nil // an unknown call's next attempt
 	}
 	if s.Outcome != nil {
 		o := *s.Outcome

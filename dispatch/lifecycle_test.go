@@ -15,8 +15,9 @@ import (
 )
 
 // dying is a store that dies once a call was started through it: every
-// call after the step to running fails, as a process killed between the
-// claim and the outcome (or cut from its database) would leave it.
+// call after the step to running (an Advance, or a Claim that starts its
+// call at once) fails, as a process killed between the claim and the
+// outcome (or cut from its database) would leave it.
 type dying struct {
 	dispatch.Store
 	dead atomic.Bool
@@ -33,6 +34,18 @@ func (s *dying) Advance(ctx context.Context, id string, step dispatch.Step) (dis
 		s.dead.Store(true)
 	}
 	return c, err
+}
+
+// Claim dies once it recorded a claim that starts its call at once.
+func (s *dying) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, error) {
+	if s.dead.Load() {
+		return nil, errDead
+	}
+	prior, err := s.Store.Claim(ctx, c)
+	if err == nil && prior == nil && c.State == dispatch.StateRunning {
+		s.dead.Store(true)
+	}
+	return prior, err
 }
 
 func (s *dying) Finish(ctx context.Context, id string, o dispatch.SavedOutcome) error {

@@ -27,13 +27,19 @@ type MemoryStoreConfig struct {
 	// nothing: a claim must outlive its checkpoint.
 	//
 	// A claim holds room for its outcome from the moment it is recorded
-	// until Finish records one: an eighth of MaxBytes, at most 10 MiB
-	// (an Output of tool.MaxOutputBytes with room to spare). A claim that
-	// does not fit with that room is refused before its call runs, so
-	// that the store does not run a call whose outcome it then cannot
-	// keep. An outcome larger than its room is kept if the store has room
-	// for the rest; otherwise Finish fails (see Dispatcher.Resume for what
-	// becomes of a call whose outcome was not recorded).
+	// until Finish records one: a sixty-fourth of MaxBytes (1 MiB in the
+	// default store), at most 10 MiB (an Output of tool.MaxOutputBytes
+	// with room to spare). The record of every call Run runs under a key
+	// (see "Exactly once" in the package documentation) is such a claim
+	// while its tool runs, so a store holds room for 64 calls that run at
+	// once, as many as DefaultMaxAbandoned. A claim that does not fit
+	// with that room is refused before its call runs, so that the store
+	// does not run a call whose outcome it then cannot keep. An outcome
+	// larger than its room is kept if the store has room for the rest;
+	// otherwise Finish fails (see Dispatcher.Resume, and "Exactly once",
+	// for what becomes of a call whose outcome was not recorded): give a
+	// store whose tools return large outputs a MaxBytes 64 times the
+	// largest.
 	MaxBytes int
 	// Clock tells the time the store deletes expired records at when it
 	// is full. nil means time.Now.
@@ -105,7 +111,7 @@ func NewMemoryStore(config MemoryStoreConfig) (*MemoryStore, error) {
 	maxBytes := cmp.Or(config.MaxBytes, DefaultMemoryStoreBytes)
 	s := &MemoryStore{
 		maxBytes: maxBytes,
-		reserve:  min(maxBytes/8, maxOutcomeReserve),
+		reserve:  min(maxBytes/64, maxOutcomeReserve),
 		clock:    clock,
 		claims:   map[string]*memRecord{},
 		turns:    map[string]*memRecord{},
@@ -149,7 +155,10 @@ func (s *MemoryStore) Claim(ctx context.Context, c Claim) (*Claim, error) {
 		}
 		return &prior, nil
 	}
-	c.State, c.Version = StateClaimed, 1
+	if c.State == "" {
+		c.State = StateClaimed
+	}
+	c.Version = 1
 	c.TurnID, c.CallIndex = "", 0
 	if p, ok := s.places[c.CheckpointID]; ok {
 		c.TurnID, c.CallIndex = p.turn, p.index

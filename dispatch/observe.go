@@ -174,6 +174,13 @@ type CallInfo struct {
 	// Run; in Answered, the turn the store placed the answered call in.
 	// Empty when none is known.
 	TurnID string
+	// Reconciled is, in CallDone (and Answered), the verdict of the
+	// tool's Reconciler when the call asked it what became of an
+	// earlier attempt whose outcome was unknown (see Reconciler):
+	// VerdictDone, VerdictNotDone or VerdictCannotTell. Empty when no
+	// Reconciler was asked, and in CallStart. It says what happened to
+	// the call, never what the Reconciler found out.
+	Reconciled VerdictKind
 }
 
 // watch is what a Dispatcher reports its calls to: the Config's Logger

@@ -79,8 +79,11 @@ type Outcome struct {
 	// Duration is how long the call took, from lookup to outcome.
 	Duration time.Duration
 	// Replayed is true for the outcome Resume or Decline returns for an
-	// answer that was already claimed with the same answer: the outcome
-	// recorded then, returned again without running anything. Its Err is
+	// answer that was already claimed with the same answer, and for the
+	// outcome Run returns for a key whose call ran before (see "Exactly
+	// once" in the package documentation): the outcome recorded then —
+	// or the one a Reconciler said the earlier attempt had, or its
+	// unknown outcome —, returned without running anything. Its Err is
 	// the reduced error the Store kept (see SavedOutcome).
 	Replayed bool
 }

@@ -14,15 +14,21 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Claim is the call record of a checkpoint that was answered or
-// declined: the claim a Store keeps so that the checkpoint is answered
-// once, the state of the call it let run (see State), and the audit of
-// who did it. Stores copy it; it holds no answer, only its digest, unless
-// the runtime asked for the answer (Response).
+// Claim is a call record: the record of a checkpoint that was answered
+// or declined — the claim a Store keeps so that the checkpoint is
+// answered once —, or the record of a call Run ran under an idempotency
+// key (AnswerSHA256 is RunSHA256; see "Exactly once" in the package
+// documentation); with the state of the call it let run (see State),
+// and the audit of who did it. Stores copy it; it holds no answer, only
+// its digest, unless the runtime asked for the answer (Response).
 type Claim struct {
-	// CheckpointID is the claimed Checkpoint's ID.
+	// CheckpointID is the claimed Checkpoint's ID, or, in the record of
+	// a call Run ran, the RunRecordID of its tool, principal and key.
 	CheckpointID string `json:"checkpoint_id"`
-	// CallID, Tool and IdempotencyKey are the checkpoint's, for the audit.
+	// CallID, Tool and IdempotencyKey are the checkpoint's (or the
+	// call's, in the record of a call Run ran), for the audit; a call ID
+	// or key longer than 1024 bytes, or not UTF-8, is kept cut to fit,
+	// its whole value being in the record's ID.
 	CallID         string              `json:"call_id,omitempty"`
 	Tool           string              `json:"tool"`
 	IdempotencyKey tool.IdempotencyKey `json:"idempotency_key,omitempty"`
@@ -34,20 +40,22 @@ type Claim struct {
 	Nonce string `json:"nonce,omitempty"`
 	// Principal is who answered: Answer.Principal, which is the
 	// checkpoint's principal when it names one. Empty when the runtime
-	// gave none.
+	// gave none, and in the record of a call Run ran (nobody answered).
 	Principal string `json:"principal,omitempty"`
 	// Declined is true for a claim made by Decline.
 	Declined bool `json:"declined,omitempty"`
 	// AnswerSHA256 is the SHA-256, in lowercase hex, of the answer's
 	// canonical JSON (compact, members sorted by name, strings and
-	// numbers as written), or DeclineSHA256 for a decline. Two claims of
-	// one checkpoint are the same answer exactly when it is equal.
+	// numbers as written), DeclineSHA256 for a decline, or RunSHA256
+	// in the record of a call Run ran. Two claims of one checkpoint are
+	// the same answer exactly when it is equal.
 	AnswerSHA256 string `json:"answer_sha256"`
 	// ClaimedAt is when the claim was made, on the claiming process's
 	// clock.
 	ClaimedAt time.Time `json:"claimed_at"`
-	// ExpiresAt is the checkpoint's expiry: the Store keeps the claim at
-	// least until MaxClockSkew after it.
+	// ExpiresAt is the checkpoint's expiry (in the record of a call Run
+	// ran, ClaimedAt plus Config.KeyTTL: how long its key deduplicates):
+	// the Store keeps the claim at least until MaxClockSkew after it.
 	ExpiresAt time.Time `json:"expires_at"`
 	// Response is the answer itself, kept only when the runtime asked for
 	// it (Answer.Record): what the person answered, for the audit. Nil
@@ -59,14 +67,17 @@ type Claim struct {
 	// otherwise.
 	Edit *EditRecord `json:"edit,omitempty"`
 	// SealedPrincipal is the principal the checkpoint was sealed for
-	// (Call.Principal), empty when it named none: with Principal, the
-	// record says both whose call it is and who answered it.
+	// (Call.Principal; in the record of a call Run ran, the call's
+	// Principal), empty when it named none: with Principal, the record
+	// says both whose call it is and who answered it.
 	SealedPrincipal string `json:"sealed_principal,omitempty"`
 	// ContractSHA256 is the digest of the tool's contract the call was
 	// admitted under (its name, schemas and effect), and ArgumentsSHA256
 	// the SHA-256, in lowercase hex, of the canonical JSON of the
 	// arguments it runs with: what a reconciliation compares before the
-	// call runs again. Empty in records made before they were kept.
+	// call runs again. Empty in records made before they were kept. In
+	// the record of a call Run ran, a call under the same key whose
+	// digests differ is another call, and is refused (ErrConflict).
 	ContractSHA256  string `json:"contract_sha256,omitempty"`
 	ArgumentsSHA256 string `json:"arguments_sha256,omitempty"`
 	// TurnID and CallIndex place the call in the saved turn whose pending
@@ -76,8 +87,9 @@ type Claim struct {
 	TurnID    string `json:"turn_id,omitempty"`
 	CallIndex int    `json:"call_index,omitempty"`
 
-	// State is where the call stands: StateClaimed when recorded, then
-	// as CallStore.Advance and Finish move it (see State). Empty in a
+	// State is where the call stands: StateClaimed when recorded (or
+	// StateRunning, for a call whose tool starts at once), then as
+	// CallStore.Advance and Finish move it (see State). Empty in a
 	// record made before states were kept: it reads as StateFinished
 	// when the record has an Outcome and StateRunning, with a lease long
 	// expired, when it has none (see Claim.Stage).
@@ -88,6 +100,8 @@ type Claim struct {
 	Version int64 `json:"version,omitempty"`
 	// Attempt is how many times the call's tool was started: 0 while
 	// claimed, 1 once running, one more for each run a recovery made.
+	// (A call recorded unknown with an outcome of ErrorClassNotStarted
+	// counts the attempt that did not start its tool.)
 	Attempt int `json:"attempt,omitempty"`
 	// LeaseOwner names the Dispatcher that holds the call (a random ID
 	// each Dispatcher draws), and LeaseExpires is when its hold ends
@@ -97,9 +111,16 @@ type Claim struct {
 	LeaseExpires time.Time `json:"lease_expires,omitzero"`
 
 	// Outcome is the outcome recorded by Finish, or by the Advance that
-	// finished the call or recorded it unknown; nil until then. It is nil
-	// in a claim passed to Store.Claim.
+	// finished the call or recorded it unknown; nil until then, and again
+	// while a call recorded unknown runs its next attempt. It is nil in a
+	// claim passed to Store.Claim.
 	Outcome *SavedOutcome `json:"outcome,omitempty"`
+	// Reconciled is true for a record finished by a reconciliation: the
+	// tool's Reconciler said the call's earlier attempt, whose outcome
+	// was unknown, was done, and the Outcome is the completed one it
+	// gave (see Reconciler). Set by the step that finished it
+	// (Step.Reconciled).
+	Reconciled bool `json:"reconciled,omitempty"`
 }
 
 // Superseded reports whether the claim superseded its checkpoint with an
@@ -144,6 +165,13 @@ type EditRecord struct {
 // canonical form.
 const DeclineSHA256 = "fd5f8cbed3d05d63b3076b2d1fb011a3d1dbefed44211503bde4de377258b395"
 
+// RunSHA256 is the AnswerSHA256 of every record of a call Run ran
+// without a question (see "Exactly once" in the package documentation):
+// the SHA-256 of the bytes "run", which are not a JSON document and so
+// no answer's canonical form. A desk or an audit that lists answers
+// leaves such records out.
+const RunSHA256 = "acba25512100f80b56fc3ccd14c65be55d94800cda77585c5f41a887e398f9be"
+
 // Validate reports whether c is a claim a Store can record: a checkpoint
 // ID and a Nonce of 32 lowercase hex digits, an AnswerSHA256 of 64,
 // non-zero times,
@@ -159,6 +187,10 @@ func (c Claim) Validate() error {
 		return errprefix.Errorf("%w: claim %s: answer digest %q is not 64 lowercase hex digits", ErrInvalidRecord, c.CheckpointID, truncate(c.AnswerSHA256, 80))
 	case c.Declined != (c.AnswerSHA256 == DeclineSHA256):
 		return errprefix.Errorf("%w: claim %s: a decline has DeclineSHA256 as its digest, and only a decline has it", ErrInvalidRecord, c.CheckpointID)
+	case c.AnswerSHA256 == RunSHA256 && c.Edit != nil:
+		return errprefix.Errorf("%w: claim %s: the record of a call Run ran holds no edit", ErrInvalidRecord, c.CheckpointID)
+	case c.Reconciled && c.State != StateFinished:
+		return errprefix.Errorf("%w: claim %s: only a finished record can be reconciled", ErrInvalidRecord, c.CheckpointID)
 	case c.ClaimedAt.IsZero() || c.ExpiresAt.IsZero():
 		return errprefix.Errorf("%w: claim %s: ClaimedAt and ExpiresAt are required", ErrInvalidRecord, c.CheckpointID)
 	case c.Tool == "":
@@ -219,14 +251,16 @@ func (c Claim) withOutcome(o SavedOutcome) Claim {
 }
 
 // checkNewClaim refuses what CallStore.Claim may not record: a claim
-// that is not valid, or that has an outcome, a version, an attempt or a
-// state beyond StateClaimed.
+// that is not valid, or that has an outcome or a version, or that is
+// neither claimed at no attempt nor running at attempt 1 with a lease.
 func checkNewClaim(c Claim) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	if c.Outcome != nil || c.Version != 0 || c.Attempt != 0 || (c.State != "" && c.State != StateClaimed) {
-		return errprefix.Errorf("%w: claim %s: a new claim is claimed, at no version or attempt, without an outcome", ErrInvalidRecord, c.CheckpointID)
+	claimed := (c.State == "" || c.State == StateClaimed) && c.Attempt == 0
+	running := c.State == StateRunning && c.Attempt == 1 && c.LeaseOwner != "" && !c.LeaseExpires.IsZero()
+	if c.Outcome != nil || c.Version != 0 || c.Reconciled || !(claimed || running) {
+		return errprefix.Errorf("%w: claim %s: a new claim is claimed at no attempt, or running at attempt 1 with a lease, at no version, without an outcome", ErrInvalidRecord, c.CheckpointID)
 	}
 	return nil
 }
@@ -319,16 +353,23 @@ func (e *AnsweredError) Outcome() (Outcome, bool) {
 	return o, true
 }
 
-// State is where the call of a record stands. A record moves forward
-// only, one compare-and-set write at a time (CallStore.Advance, Finish):
+// State is where the call of a record stands. A record moves one
+// compare-and-set write at a time (CallStore.Advance, Finish; see
+// Claim.Apply for each step):
 //
 //	claimed ──▶ running ──▶ finished
-//	   │         │  ▲
+//	   │         │  ▲            ▲
 //	   │         └──┘ the lease renewed, or the call run again
-//	   │         └──────▶ unknown
+//	   │         │  ▲            │
+//	   │         ▼  │ next       │ reconciled: done
+//	   │        unknown ─────────┘
 //	   └────────────────▶ finished   (a decline: nothing runs)
 //
-// finished and unknown are final: the record keeps its outcome.
+// A record is written claimed, or running when its tool starts at once
+// (Run, and a resumed call). finished is final: the record keeps its
+// outcome. unknown keeps its outcome until a reconciliation decides:
+// done finishes it, not done (or an outcome that says the tool never
+// started) runs its next attempt; nothing else moves it.
 type State string
 
 const (
@@ -343,10 +384,14 @@ const (
 	StateRunning State = "running"
 	// StateFinished: the outcome is recorded.
 	StateFinished State = "finished"
-	// StateUnknown: the call ran in a process that was lost, and its
-	// tool's effect forbids running it again; the record holds an
-	// unknown outcome that says so. Somebody must find out, from the
-	// backend or a person, what happened.
+	// StateUnknown: whether the call had its effect is not known — its
+	// outcome was unknown (a panic, a timeout), or it ran in a process
+	// that was lost —, and nothing may run it again before somebody
+	// finds out what happened: the tool's Reconciler (see Reconciler),
+	// the backend or a person. The record holds an unknown outcome
+	// that says so. One whose outcome is of ErrorClassNotStarted is a
+	// call whose tool provably never started: its next attempt runs
+	// without asking.
 	StateUnknown State = "unknown"
 )
 

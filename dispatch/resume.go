@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/agentcontract/tool"
 	"github.com/agentcontract/tool/internal/errprefix"
 )
@@ -84,9 +86,10 @@ const DeclinedText = "The person declined the call to %s."
 // told that its claim failed ran nothing, and the checkpoint can be
 // answered again.
 //
-// The claim is the call's record (see Claim and State): written claimed,
-// with this Dispatcher's lease (Config.Lease), moved to running just
-// before the tool starts, its lease renewed while the tool runs, and
+// The claim is the call's record (see Claim and State): written running,
+// with this Dispatcher's lease (Config.Lease), in the one write that
+// claims it just before the tool starts (a decline's is written
+// claimed: nothing starts), its lease renewed while the tool runs, and
 // finished with the outcome. When step 8 fails, the call ran: Resume
 // returns its Outcome together with an error wrapping ErrStore, and this
 // Dispatcher keeps the Outcome. A resend of the same answer, the record
@@ -102,16 +105,23 @@ const DeclinedText = "The person declined the call to %s."
 //   - once the lease has ended (the process died, lost its store, or
 //     kept an outcome it could not record), recovery, in whichever
 //     process the resend reaches: a call whose record is still claimed
-//     provably never started, and is started now; a running one is run
-//     again under the same idempotency key when its tool's Effect makes
-//     a replay under its key safe (tool.EffectSafe, tool.EffectIdempotent)
-//     and its outcome recorded (when two are, the first stands, and both
-//     callers get it); any other is recorded unknown, and that unknown
-//     outcome returned: it is never run again silently, nor reported
-//     completed, and the runtime finds out from the backend or a person
-//     what happened. Of two processes that recover one call at once, one
-//     does; the other is told as above. Lister.Stranded lists the calls
-//     that wait for such a resend.
+//     provably never started, and is started now; a running one is
+//     reconciled first — its tool's Reconciler (Config.Reconcilers),
+//     when it has one, is asked what became of it: done finishes the
+//     record with the output it gives, marked as reconciled, and runs
+//     nothing; not done runs the call again under the same key —;
+//     without a verdict either way, it is run again under the same
+//     idempotency key when its tool's Effect makes a replay under its
+//     key safe (tool.EffectSafe, tool.EffectIdempotent) and its outcome
+//     recorded (when two are, the first stands, and both callers get
+//     it); any other is recorded unknown, and that unknown outcome
+//     returned: it is never run again silently, nor reported completed,
+//     and the runtime finds out from the backend or a person what
+//     happened. A resend of an answer whose call was recorded unknown
+//     asks the tool's Reconciler again, when it has one (and otherwise
+//     returns the unknown outcome recorded). Of two processes that
+//     recover one call at once, one does; the other is told as above.
+//     Lister.Stranded lists the calls that wait for such a resend.
 //
 // The outcome of an answered call takes the place of the checkpoint it
 // answered in the saved turn that listed it (Claim.TurnID): a new
@@ -150,10 +160,13 @@ func (d *Dispatcher) Resume(ctx context.Context, cp Checkpoint, a Answer) (Outco
 // again when the tool's Effect makes a replay under its key safe.
 func (d *Dispatcher) toRun(cp Checkpoint, c Claim, info CallInfo, start time.Time, call Call, binding tool.Binding, invocation tool.Invocation) claimedCall {
 	effect := binding.Contract().Effect()
+	arguments := jsontext.Value(invocation.Arguments())
+	_ = arguments.Canonicalize(jsontext.CanonicalizeRawInts(false), jsontext.CanonicalizeRawFloats(false)) // admitted: it canonicalizes
 	return claimedCall{cp: cp, claim: c, info: info, start: start, effect: effect, key: call.IdempotencyKey, runsTool: true, redo: effect.Replayable(),
+		binding: binding, arguments: arguments,
 		run: func(ctx context.Context) Outcome {
 			o := Outcome{CallID: call.ID, Tool: call.Request.Name, Effect: effect, IdempotencyKey: call.IdempotencyKey}
-			result, err := d.callTool(ctx, binding, invocation, call.Progress)
+			result, _, err := d.callTool(ctx, binding, invocation, call.Progress, nil)
 			return d.settle(o, call, result, err)
 		},
 	}

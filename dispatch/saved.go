@@ -55,6 +55,11 @@ const (
 	ErrorClassDeadline = "deadline_exceeded"
 	// ErrorClassInvalidResult: the tool's result broke its contract.
 	ErrorClassInvalidResult = "invalid_result"
+	// ErrorClassNotStarted: the call's tool was not started (its
+	// context ended first, or Config.MaxAbandoned was reached), so it
+	// did nothing; a call record with this outcome runs its next
+	// attempt without asking (see StateUnknown).
+	ErrorClassNotStarted = "not_started"
 	// ErrorClassError: any other error.
 	ErrorClassError = "error"
 )
@@ -102,7 +107,10 @@ func errorClass(o Outcome) string {
 		return ErrorClassInputRejection
 	}
 	var panicked *tool.PanicError
+	var notStarted *notStartedError
 	switch {
+	case errors.As(o.Err, &notStarted):
+		return ErrorClassNotStarted
 	case errors.As(o.Err, &panicked):
 		return ErrorClassPanic
 	case errors.Is(o.Err, context.Canceled):

@@ -23,7 +23,8 @@ type suspension struct {
 	ttl     time.Duration
 	clock   func() time.Time
 	lease   time.Duration
-	flights flights // claimed calls that run, or lost their outcome
+	flights flights    // claimed calls that run, or lost their outcome
+	runs    runRecords // what Run's call records need: see runrecord.go
 
 	// owner is this dispatcher's name in the leases it holds, drawn at
 	// its first claim: New reads no random source, so that a workflow
@@ -52,6 +53,8 @@ func (s *suspension) leaseOwner() string {
 func newSuspension(config Config) (*suspension, error) {
 	hasStore := config.Store != nil && !isTypedNil(config.Store)
 	switch {
+	case !hasStore && len(config.SealKeys) == 0 && len(config.Reconcilers) > 0:
+		return nil, errprefix.Errorf("%w: Reconcilers without a Store: a dispatcher of a registry alone keeps no call records, so it has nothing to reconcile and promises no exactly-once", ErrInvalidConfig)
 	case !hasStore && len(config.SealKeys) == 0:
 		return nil, nil
 	case !hasStore:
@@ -81,8 +84,12 @@ func newSuspension(config Config) (*suspension, error) {
 	// The defaults are function values, not calls, so that nothing a
 	// dispatcher with a deterministic NewCheckpointID and Clock runs
 	// reaches a clock or a random source.
+	runs, err := newRunRecords(config)
+	if err != nil {
+		return nil, err
+	}
 	s := &suspension{store: config.Store, keys: keys, newID: config.NewCheckpointID, ttl: config.CheckpointTTL, clock: config.Clock,
-		lease: cmp.Or(config.Lease, DefaultLease)}
+		lease: cmp.Or(config.Lease, DefaultLease), runs: runs}
 	if s.newID == nil {
 		s.newID = randomCheckpointID
 	}

@@ -88,10 +88,14 @@ func (c *clock) time() time.Time             { return time.Unix(0, c.now.Load())
 func (c *clock) advance(d time.Duration)     { c.now.Add(int64(d)) }
 func (c *clock) config(cfg *dispatch.Config) { cfg.Clock = c.time }
 
-// suspended runs a new call of g on d and returns its checkpoint.
+// suspended runs a new call of g and returns its checkpoint, sealed with
+// the key d opens. The call runs on a dispatcher of its own, whose store
+// is not d's: the tests that use it fault d's store on the resume's
+// claim, not on the call record of the run that asked.
 func suspended(t *testing.T, d *dispatch.Dispatcher, g *gated) dispatch.Checkpoint {
 	t.Helper()
-	o := d.Run(context.Background(), dispatch.Call{ID: "c", Request: tool.Request{Name: g.name, Arguments: `{}`}})
+	_ = d
+	o := gatedDispatcher(t, memoryStore(t), g).Run(context.Background(), dispatch.Call{ID: "c", Request: tool.Request{Name: g.name, Arguments: `{}`}})
 	require.Equal(t, dispatch.KindSuspended, o.Kind, "%v", o.Err)
 	return *o.Checkpoint
 }
@@ -249,17 +253,19 @@ func TestLostDecline(t *testing.T) {
 	require.Zero(t, g.runs.Load())
 }
 
-// A MemoryStore never runs a call whose outcome it cannot keep: 20
-// approvals of a tool whose outcomes fill the store (the default store
-// with 6 MiB outcomes, scaled down 64 times to spare the race
-// detector) either run and are recorded, or are refused before they run.
+// A MemoryStore never runs a call whose outcome it cannot keep, when
+// the outcome fits the room a claim holds (a sixty-fourth of the
+// store): 120 approvals of a tool whose outcomes fill the store (the
+// default store with outcomes of 768 KiB, under its 1 MiB of room,
+// scaled down 64 times to spare the race detector) either run and are
+// recorded, or are refused before they run.
 func TestMemoryStoreKeepsWhatItRuns(t *testing.T) {
-	g := &gated{name: "export", size: 6 << 20 / 64}
+	g := &gated{name: "export", size: 768 << 10 / 64}
 	store, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{MaxBytes: dispatch.DefaultMemoryStoreBytes / 64})
 	require.NoError(t, err)
 	d := gatedDispatcher(t, store, g)
 	ran, refused := 0, 0
-	for range 20 {
+	for range 120 {
 		cp := suspended(t, d, g)
 		before := g.runs.Load()
 		o, err := d.Resume(context.Background(), cp, yes(""))

@@ -13,7 +13,8 @@ import (
 // for each claim, the turns whose calls wait for an answer, and, through
 // the claims, who answered what and when. It is the union of the small
 // interfaces a part of the house needs: a Dispatcher claims through a
-// CallStore on every Resume and Decline and saves turns through a
+// CallStore on every Resume and Decline, records through it every call
+// Run runs that is not tool.EffectSafe, and saves turns through a
 // TurnStore (and waits for a turn's change through a TurnWaiter); an
 // approval desk lists through a Lister; a runtime sweeps through a
 // Sweeper. The package storetest holds the conformance tests
@@ -61,20 +62,26 @@ type Store interface {
 }
 
 // CallStore keeps the call records: the claim of each checkpoint, made
-// once, the state of the call it lets run (see State), and the outcome
-// recorded for it. It is all a Dispatcher needs to resume, decline and
+// once, the record of each call Run runs under a key (see "Exactly
+// once" in the package documentation), the state of the call each lets
+// run (see State), and the outcome recorded for it. It is all a
+// Dispatcher needs to run calls exactly once and to resume, decline and
 // supersede; Config.Store takes one. See Store for what it may persist,
 // how it fails and which errors it returns.
 type CallStore interface {
-	// Claim records c, the claim of checkpoint c.CheckpointID, atomically:
-	// of all the claims of one ID, in any number of processes, one is
+	// Claim records c, the claim of checkpoint c.CheckpointID (or the
+	// record of a call Run runs, under its RunRecordID), atomically: of
+	// all the claims of one ID, in any number of processes, one is
 	// recorded.
 	//
-	//   - No claim of the ID exists: c is recorded, as StateClaimed at
-	//     Version 1, and Claim returns nil, nil. The caller won: it starts
-	//     the call (Advance) and records its outcome (Finish). A store
-	//     that keeps turns sets the record's TurnID and CallIndex from the
-	//     saved turn whose pending call has this checkpoint, if one does.
+	//   - No claim of the ID exists: c is recorded at Version 1, as
+	//     StateClaimed, or as StateRunning at Attempt 1 with its lease
+	//     when c is so (a call whose tool starts at once: its intent and
+	//     its start in one write), and Claim returns nil, nil. The caller
+	//     won: it starts the call (Advance, unless it is running
+	//     already) and records its outcome (Finish). A store that keeps
+	//     turns sets the record's TurnID and CallIndex from the saved
+	//     turn whose pending call has this checkpoint, if one does.
 	//   - A claim exists with the same Nonce (the caller's own, sent
 	//     again after an error that left it unsure): Claim returns nil,
 	//     nil, as when it won. Nothing is recorded.
@@ -85,9 +92,10 @@ type CallStore interface {
 	//     decline): Claim returns nil and an *AnsweredError holding the
 	//     recorded claim.
 	//
-	// A claim that is not valid (see Claim.Validate), or that has an
-	// Outcome, a Version, an Attempt or a State other than StateClaimed,
-	// is an error wrapping ErrInvalidRecord.
+	// A claim that is not valid (see Claim.Validate), that has an
+	// Outcome, a Version or Reconciled, or that is neither StateClaimed
+	// (or no State) at Attempt 0 nor StateRunning at Attempt 1 with a
+	// LeaseOwner and LeaseExpires, is an error wrapping ErrInvalidRecord.
 	//
 	// What Claim returns is what the store holds, whatever ctx does: a
 	// Claim that returns an error has recorded nothing, and must not
@@ -110,7 +118,9 @@ type CallStore interface {
 	// ErrNotFound. A claim that has an outcome keeps it: finishing it
 	// again with an equal outcome returns nil, with another an error
 	// wrapping ErrInvalidRecord. When two processes ran the call (a
-	// recovery replayed it), the first outcome recorded stands.
+	// recovery replayed it), the first outcome recorded stands. A record
+	// in StateUnknown has an outcome too, and keeps it: only Advance
+	// moves it on (a reconciliation).
 	Finish(ctx context.Context, id string, outcome SavedOutcome) error
 	// Advance moves the record of checkpoint id by step s, atomically and
 	// only from the version s was decided on, and returns the record as
@@ -120,7 +130,11 @@ type CallStore interface {
 	// it again), and ErrInvalidRecord for a step the record cannot take.
 	// As with Claim, what Advance returns is what the store holds: a
 	// store resolves a write whose result it cannot tell before it
-	// answers.
+	// answers. A store that resolves it by finding the record as the
+	// step makes it may take an equal step of another process for its
+	// own, so of two equal steps decided on one version both may
+	// succeed; steps that differ (another lease owner, another outcome)
+	// never do.
 	Advance(ctx context.Context, id string, s Step) (Claim, error)
 	// Claimed returns the claim of checkpoint id, with its outcome if
 	// recorded, or an error wrapping ErrNotFound.

@@ -19,6 +19,11 @@ import (
 // same answer, the same key, under the retry policy of the tool's effect.
 // So Claim always wins here: there is nothing left for a store to stop.
 //
+// The records of calls the activity runs without a question (a Run's
+// call record, written running; see "Exactly once" in package dispatch)
+// win here too, and are kept nowhere: a retried activity runs its call
+// again, as the retry policy chosen from the tool's effect allows.
+//
 // It must never serve anywhere else. A runtime without such a history
 // that claimed through it would let one checkpoint be answered any number
 // of times, which is the replay the claim store exists to stop; that is

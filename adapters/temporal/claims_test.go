@@ -10,8 +10,8 @@ import (
 	"github.com/agentcontract/tool/dispatch"
 )
 
-// History is the claim: the activity's store lets every valid claim win,
-// again and again (the workflow accepted the answer once; Temporal may
+// History is the claim: the activity's store lets every valid claim win
+// (one written running, as a Run's call record is, too), again and again (the workflow accepted the answer once; Temporal may
 // retry the activity), keeps nothing, and refuses an invalid record. It
 // is a CallStore only: no turns, nothing to list or sweep.
 func TestHistoryClaims(t *testing.T) {
@@ -27,6 +27,14 @@ func TestHistoryClaims(t *testing.T) {
 		prior, err := s.Claim(ctx, c)
 		require.NoError(t, err)
 		require.Nil(t, prior, "wins: nothing recorded before")
+	}
+	run := c
+	run.AnswerSHA256 = dispatch.RunSHA256
+	run.State, run.Attempt, run.LeaseOwner, run.LeaseExpires = dispatch.StateRunning, 1, "o", now.Add(time.Minute)
+	for range 2 {
+		prior, err := s.Claim(ctx, run)
+		require.NoError(t, err)
+		require.Nil(t, prior, "a claim written running wins too")
 	}
 	bad := c
 	bad.CheckpointID = "not an ID"

@@ -210,8 +210,19 @@ func testInvalid(t *testing.T, s dispatch.CallStore) {
 		{"no claim time", func(c *dispatch.Claim) { c.ClaimedAt = time.Time{} }},
 		{"principal not UTF-8", func(c *dispatch.Claim) { c.Principal = "\xff" }},
 		{"a new claim at a version", func(c *dispatch.Claim) { c.Version = 3 }},
-		{"a new claim running", func(c *dispatch.Claim) {
-			c.State, c.Attempt, c.LeaseOwner, c.LeaseExpires = dispatch.StateRunning, 1, "owner", base
+		{"a new claim running at attempt 2", func(c *dispatch.Claim) {
+			c.State, c.Attempt, c.LeaseOwner, c.LeaseExpires = dispatch.StateRunning, 2, "owner", base
+		}},
+		{"a new claim running without a lease", func(c *dispatch.Claim) { c.State, c.Attempt = dispatch.StateRunning, 1 }},
+		{"a new claim claimed at attempt 1", func(c *dispatch.Claim) { c.Attempt = 1 }},
+		{"a new claim finished", func(c *dispatch.Claim) {
+			out := completed("call_0", "done")
+			c.State, c.Outcome = dispatch.StateFinished, &out
+		}},
+		{"a new claim reconciled", func(c *dispatch.Claim) { c.Reconciled = true }},
+		{"a run record with an edit", func(c *dispatch.Claim) {
+			c.AnswerSHA256 = dispatch.RunSHA256
+			c.Edit = &dispatch.EditRecord{Proposed: "{}", Approved: "{}", Executed: "{}", IdempotencyKey: "other"}
 		}},
 		{"a lease without an owner", func(c *dispatch.Claim) { c.LeaseExpires = base }},
 		{"an arguments digest too short", func(c *dispatch.Claim) { c.ArgumentsSHA256 = "abc" }},
@@ -301,10 +312,17 @@ func testAdvance(t *testing.T, s dispatch.CallStore) {
 	if lost.State != dispatch.StateUnknown || lost.Outcome == nil || lost.Outcome.Kind != dispatch.KindUnknown || lost.LeaseOwner != "" || !lost.LeaseExpires.IsZero() {
 		t.Fatalf("a call recorded unknown keeps its outcome and no lease: got %+v", lost)
 	}
-	_, err = s.Advance(ctx, id(0), running(5, 3, "owner-c", lease))
-	wantIs(t, err, dispatch.ErrInvalidRecord, "out of a final state")
+	_, err = s.Advance(ctx, id(0), dispatch.Step{Version: 5, State: dispatch.StateUnknown, Attempt: 2, Outcome: &unknown})
+	wantIs(t, err, dispatch.ErrInvalidRecord, "unknown to unknown")
+	_, err = s.Advance(ctx, id(0), running(5, 2, "owner-b", lease))
+	wantIs(t, err, dispatch.ErrInvalidRecord, "an unknown call's same attempt run again")
 	check(t, s.Finish(ctx, id(0), unknown), "finishing with the recorded outcome")
 	wantIs(t, s.Finish(ctx, id(0), completed("call_0", "done")), dispatch.ErrInvalidRecord, "finishing a call recorded unknown with another outcome")
+	reconciled := completed("call_0", "done")
+	final, err := s.Advance(ctx, id(0), dispatch.Step{Version: 5, State: dispatch.StateFinished, Attempt: 2, Outcome: &reconciled, Reconciled: true})
+	check(t, err, "finish an unknown call (a reconciliation)")
+	_, err = s.Advance(ctx, id(0), running(final.Version, 3, "owner-c", lease))
+	wantIs(t, err, dispatch.ErrInvalidRecord, "out of finished, which is final")
 
 	// Finish moves a claimed or running record to finished, whatever its
 	// version, and ends its lease.

@@ -37,7 +37,8 @@ var base = time.Now().UTC().Truncate(time.Second)
 // Dispatchers: two calls of one saved turn answered at the same moment,
 // each asking again, keep both new questions pending in the turn (100
 // rounds; 10 under -short); and a turn waited for on one Dispatcher
-// finishes when a person answers on the other.
+// finishes when a person answers on the other; and the fault matrix of
+// calls run under their call records (ExactlyOnce).
 func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 	t.Helper()
 	t.Run("CallStore", func(t *testing.T) {
@@ -49,6 +50,7 @@ func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 	t.Run("TurnWaiter", func(t *testing.T) { TurnWaiter(t, newStore) })
 	t.Run("Lister", func(t *testing.T) { Lister(t, newStore) })
 	t.Run("Sweeper", func(t *testing.T) { Sweeper(t, newStore) })
+	t.Run("ExactlyOnce", func(t *testing.T) { ExactlyOnce(t, newStore) })
 	t.Run("QuestionsKept", func(t *testing.T) { testQuestionsKept(t, newStore(t)) })
 	t.Run("TurnFinishes", func(t *testing.T) { testTurnFinishes(t, newStore(t)) })
 }
@@ -64,7 +66,10 @@ func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 // store holds), a claim sent again with its own nonce, which is told it
 // won, and the record's steps (Advance and Finish): each allowed step,
 // each refused one, and concurrent steps decided on one version, of
-// which one lands.
+// which one lands; a claim written running at attempt 1 with its lease
+// (a call whose tool starts at once, as a run record), and the steps of
+// a call recorded unknown (its next attempt, its reconciliation), with
+// concurrent reconciliations of which one lands.
 func CallStore(t *testing.T, newStore func(t *testing.T) dispatch.CallStore) {
 	t.Helper()
 	t.Run("ClaimOnce", func(t *testing.T) { testClaimOnce(t, newStore(t)) })
@@ -78,6 +83,9 @@ func CallStore(t *testing.T, newStore func(t *testing.T) dispatch.CallStore) {
 	t.Run("Canceled", func(t *testing.T) { testCanceledCalls(t, newStore(t)) })
 	t.Run("ClaimWhateverTheContext", func(t *testing.T) { testClaimWhateverTheContext(t, newStore(t)) })
 	t.Run("SameNonce", func(t *testing.T) { testSameNonce(t, newStore(t)) })
+	t.Run("ClaimRunning", func(t *testing.T) { testClaimRunning(t, newStore(t)) })
+	t.Run("UnknownSteps", func(t *testing.T) { testUnknownSteps(t, newStore(t)) })
+	t.Run("ConcurrentReconcile", func(t *testing.T) { testConcurrentReconcile(t, newStore(t)) })
 }
 
 // TurnStore runs the conformance tests of a dispatch.TurnStore against
@@ -99,7 +107,8 @@ func TurnStore(t *testing.T, newStore func(t *testing.T) dispatch.TurnStore) {
 // audit listing of claims (in order, since a time, limited, with a
 // recorded answer and an edit), pending calls (a claimed one no longer
 // listed; a bounded summary, the whole outcome on request), newest first
-// and in pages, the records stranded by a lease that ended, a claim
+// and in pages, the records stranded by a lease that ended (a claim
+// written running among them, and not one recorded unknown), a claim
 // placed in its turn by the store, and a cancelled context.
 func Lister(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 	t.Helper()
@@ -107,6 +116,7 @@ func Lister(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 	t.Run("Pending", func(t *testing.T) { testPending(t, newStore(t)) })
 	t.Run("PendingPages", func(t *testing.T) { testPendingPages(t, newStore(t)) })
 	t.Run("Stranded", func(t *testing.T) { testStranded(t, newStore(t)) })
+	t.Run("StrandedRuns", func(t *testing.T) { testStrandedRuns(t, newStore(t)) })
 	t.Run("ClaimPlaced", func(t *testing.T) { testClaimPlaced(t, newStore(t)) })
 	t.Run("Canceled", func(t *testing.T) { testCanceledLists(t, newStore(t)) })
 }

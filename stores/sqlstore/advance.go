@@ -128,7 +128,8 @@ func sameOutcome(id, recorded string, given []byte) error {
 }
 
 // write stores next, the record c becomes by one step, in place of c if
-// the row is still at c's version and has no outcome, and returns next
+// the row is still at c's version and has no outcome (or is recorded
+// unknown), and returns next
 // as stored. A row that moved is an error wrapping ErrConflict (or
 // ErrNotFound when it is gone); a write whose result is uncertain is
 // resolved (see Advance).

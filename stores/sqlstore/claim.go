@@ -21,11 +21,14 @@ const claimBound = 30 * time.Second
 // Claim implements [dispatch.Store]'s Claim: one INSERT … ON CONFLICT DO
 // NOTHING, which the database runs atomically; when it inserted nothing,
 // the claim that was there is read and compared. The record is written
-// as [dispatch.StateClaimed] at version 1, placed (TurnID, CallIndex) in
+// at version 1, as [dispatch.StateClaimed], or as [dispatch.StateRunning]
+// at attempt 1 with its lease when c is so (a call whose tool starts at
+// once: intent and start in one statement), placed (TurnID, CallIndex) in
 // the saved turn whose pending call has its checkpoint, read from the
 // store's own rows of the turns' outcomes just before the insert (the
 // first by turn ID and position if several turns hold it; unplaced if
-// none does), whatever the caller set.
+// none does, and never looked up for the record of a call Run ran,
+// whose ID is no checkpoint's), whatever the caller set.
 //
 // Once the insert starts, ctx no longer ends it: the insert and whatever
 // resolves it run on a context of their own, bounded by 30 seconds, so
@@ -55,9 +58,15 @@ func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, e
 	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
-	c.State, c.Version = dispatch.StateClaimed, 1
-	if c.TurnID, c.CallIndex, err = s.place(ctx, c.CheckpointID); err != nil {
-		return nil, err
+	if c.State == "" {
+		c.State = dispatch.StateClaimed
+	}
+	c.Version = 1
+	c.TurnID, c.CallIndex = "", 0
+	if c.AnswerSHA256 != dispatch.RunSHA256 { // a run's record is no pending call of a turn
+		if c.TurnID, c.CallIndex, err = s.place(ctx, c.CheckpointID); err != nil {
+			return nil, err
+		}
 	}
 	data, err := jsonv2.Marshal(c)
 	if err != nil {
@@ -115,14 +124,17 @@ func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, e
 }
 
 // checkNewClaim refuses what Claim may not record, as
-// [dispatch.CallStore] says: a claim that is not valid, or that has an
-// outcome, a version, an attempt or a state other than claimed.
+// [dispatch.CallStore] says: a claim that is not valid, that has an
+// outcome, a version or Reconciled, or that is neither claimed at no
+// attempt nor running at attempt 1 with a lease.
 func checkNewClaim(c dispatch.Claim) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	if c.Outcome != nil || c.Version != 0 || c.Attempt != 0 || (c.State != "" && c.State != dispatch.StateClaimed) {
-		return errprefix.Errorf("%w: claim %s: a new claim is claimed, at no version or attempt, without an outcome", dispatch.ErrInvalidRecord, c.CheckpointID)
+	claimed := (c.State == "" || c.State == dispatch.StateClaimed) && c.Attempt == 0
+	running := c.State == dispatch.StateRunning && c.Attempt == 1 && c.LeaseOwner != "" && !c.LeaseExpires.IsZero()
+	if c.Outcome != nil || c.Version != 0 || c.Reconciled || !(claimed || running) {
+		return errprefix.Errorf("%w: claim %s: a new claim is claimed at no attempt, or running at attempt 1 with a lease, at no version, without an outcome", dispatch.ErrInvalidRecord, c.CheckpointID)
 	}
 	return nil
 }

@@ -1,7 +1,9 @@
-// Package sqlstore keeps the claims, outcomes and waiting turns of
-// package dispatch in a SQL database, through database/sql: a
+// Package sqlstore keeps the claims, call records, outcomes and waiting
+// turns of package dispatch in a SQL database, through database/sql: a
 // [dispatch.Store] that the replicas of a runtime share, so that a
-// suspended call is answered once, whichever replica the answer reaches.
+// suspended call is answered once, whichever replica the answer reaches,
+// and a call run under an idempotency key has its effect once, whichever
+// replica runs it (see "Exactly once" in package dispatch).
 //
 // # Use
 //
@@ -22,7 +24,9 @@
 // inserts exactly one, and every other finds it and compares answers. On
 // PostgreSQL the INSERT is committed as a transaction of its own, so that
 // a claim whose ctx ended while it waited for a lock is rolled back, not
-// recorded after its caller was told it failed.
+// recorded after its caller was told it failed. The record of a call
+// whose tool starts at once (a call Run runs, a resumed call) is inserted
+// running, with its lease: its intent and its start in one statement.
 //
 // # The record's life
 //
@@ -33,7 +37,10 @@
 // record at whatever version it is) as one UPDATE where the row is still
 // at the version the step was decided on: of the steps decided on one
 // version, in any number of processes, one lands and the others get
-// [dispatch.ErrConflict]. A recorded outcome is never replaced. A write
+// [dispatch.ErrConflict]. A recorded outcome is never replaced, except
+// the unknown outcome of a record in [dispatch.StateUnknown], which only
+// its next attempt or its reconciliation moves on, by the same compare
+// and set. A write
 // whose result the store cannot tell (a lost reply, a failed COMMIT, a
 // statement that database/sql ran again) is resolved before Advance
 // answers, by reading the record back: what it returns is what the

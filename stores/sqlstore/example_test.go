@@ -94,14 +94,20 @@ func Example() {
 		panic(err)
 	}
 	for _, c := range claims {
-		fmt.Println(c.Tool, c.CallID, c.Principal, c.Outcome.Kind)
+		if c.AnswerSHA256 == dispatch.RunSHA256 {
+			// The record of the run that asked.
+			fmt.Println("ran", c.Tool, c.CallID, c.Outcome.Kind)
+			continue
+		}
+		fmt.Println("answered", c.Tool, c.CallID, c.Principal, c.Outcome.Kind)
 	}
 	// Output:
 	// suspended
 	// completed refunded: true <nil>
 	// completed replayed: true <nil>
 	// true
-	// refund call_1 user-7 completed
+	// ran refund call_1 suspended
+	// answered refund call_1 user-7 completed
 }
 
 // Migrations shows the SQL that Migrate runs, for review.

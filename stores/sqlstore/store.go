@@ -157,9 +157,11 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (checkpoint_id) DO NOTHING`)
 	s.placeClaim = q(`SELECT turn_id, position FROM {p}turn_outcomes WHERE checkpoint_id = ? ORDER BY turn_id, position LIMIT 1`)
 	// The outcome goes first: a record moves only from a version
 	// without an outcome (a version 1 process's Finish sets the outcome
-	// alone, and is not overwritten).
+	// alone, and is not overwritten), or from one recorded unknown (its
+	// next attempt, or its reconciliation), whose state no version 1
+	// process writes.
 	s.stepClaim = q(`UPDATE {p}claims SET outcome = ?, claim = ?, state = ?, version = ?, lease_expires = ?
-WHERE checkpoint_id = ? AND COALESCE(version, 0) = ? AND outcome IS NULL`)
+WHERE checkpoint_id = ? AND COALESCE(version, 0) = ? AND (outcome IS NULL OR state = 'unknown')`)
 	s.insertTurn = q(`INSERT INTO {p}turns (id, first_saved_at, saved_at, expires_at, version) VALUES (?, ?, ?, ?, 1)
 ON CONFLICT (id) DO NOTHING`)
 	s.updateTurn = q(`UPDATE {p}turns SET saved_at = ?, expires_at = ?, version = version + 1 WHERE id = ? AND version = ?`)
