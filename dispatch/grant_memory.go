@@ -12,6 +12,9 @@ import (
 	"github.com/agentcontract/tool/internal/errprefix"
 )
 
+// A MemoryStore keeps grants.
+var _ GrantStore = (*MemoryStore)(nil)
+
 // memGrants is what a MemoryStore keeps of grants: each grant's JSON as
 // made, with its count of uses and its revocation beside it, and the
 // receipts' JSON. The zero memGrants is empty and usable; the store's
