@@ -17,7 +17,7 @@ import (
 // the stores newStore makes: grants read back as recorded and listed by
 // query (filters, live at a time, order, pages); uses spent one at a
 // time, never beyond the grant's uses, never on a grant expired or
-// revoked, each with its receipt and a refused one with none; 64 spends
+// revoked, each with its receipt and a refused one with none; 16 spends
 // at once of a grant of 3 uses, of which exactly 3 land; revocations,
 // once; receipts recorded with each change and listed for an audit as
 // they were written; invalid records refused; a cancelled context.
@@ -206,10 +206,11 @@ func testSpend(t *testing.T, s dispatch.GrantStore) {
 	}
 }
 
-// testConcurrentSpends: of 64 spends at once of a grant of 3 uses,
-// exactly 3 land, each with its receipt.
+// testConcurrentSpends: of 16 spends at once of a grant of 3 uses,
+// exactly 3 land, each with its receipt. (The dispatch-level test of the
+// SQL store races 64 calls on two replicas.)
 func testConcurrentSpends(t *testing.T, s dispatch.GrantStore) {
-	const racers, uses = 64, 3
+	const racers, uses = 16, 3
 	g := grant(0, uses)
 	addGrant(t, s, g)
 	now := base.Add(time.Minute)
@@ -226,7 +227,7 @@ func testConcurrentSpends(t *testing.T, s dispatch.GrantStore) {
 			case errors.Is(err, dispatch.ErrGrantNotLive):
 				refused.Add(1)
 			default:
-				t.Errorf("racer %d: %+v, %v", r, got, err)
+				t.Errorf("racer %d: the spend returned use %d of %d and error %v", r, got.Used, got.Uses, err)
 			}
 		})
 	}
