@@ -241,9 +241,10 @@
 // Each grant change (made, revoked) and each use (spent, with the call's
 // arguments, and covered, with its outcome's kind) leaves a [Receipt]:
 // JSON sealed with an HMAC-SHA-256 under the seal keys (the first key
-// seals, its ID inside; every key verifies, see [VerifyReceipt]), written
-// in the same atomic write as the change it records. GrantStore.Receipts
-// lists them for an audit. [MemoryStore] and the SQL store keep grants;
+// seals, its ID inside; every key verifies, see [VerifyReceipt]). The
+// receipt of a change is written in the same atomic write as the change;
+// that of a covered call once it ran. GrantStore.Receipts lists them for
+// an audit. [MemoryStore] and the SQL store keep grants;
 // the package storetest tests every GrantStore.
 //
 // # Decisions
