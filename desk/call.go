@@ -58,6 +58,7 @@ type posted struct {
 	f      found
 	view   callView
 	cp     dispatch.Checkpoint
+	made   *grantView // the standing approval made with the answer (action "grant")
 }
 
 // post answers, declines or edits one call: it reads the form, acts
@@ -104,7 +105,7 @@ func (d *Desk) parse(w http.ResponseWriter, r *http.Request, person string) (pos
 	}
 	action := r.PostForm.Get("action")
 	switch action {
-	case "answer", "decline", "edit", "dismiss":
+	case "answer", "decline", "edit", "dismiss", "grant":
 	default:
 		d.render(w, http.StatusBadRequest, page{Title: d.title, Person: person, Message: "The form named no action."})
 		return posted{}, false
@@ -134,6 +135,9 @@ func (d *Desk) act(ctx context.Context, person string, p *posted, r *http.Reques
 	answer, err := p.view.Form.answer(r.PostForm.Get)
 	if err == nil {
 		err = p.cp.CheckAnswer(answer)
+	}
+	if err == nil && p.action == "grant" {
+		err = d.mint(ctx, person, p, answer, r.PostForm.Get) // grant.go
 	}
 	if err != nil {
 		return dispatch.Outcome{}, err
@@ -193,5 +197,9 @@ func (d *Desk) respond(w http.ResponseWriter, r *http.Request, person string, p 
 	result := outcomeOf(o, p.f.p.TurnID, p.f.p.Index)
 	result.Declined = p.action == "decline" || p.action == "dismiss"
 	result.Unrecorded = err != nil
-	d.render(w, http.StatusOK, page{Title: d.title, Person: person, Outcome: &result})
+	pg := page{Title: d.title, Person: person, Outcome: &result}
+	if p.made != nil {
+		pg.Grants = &grantsPage{Made: p.made}
+	}
+	d.render(w, http.StatusOK, pg)
 }

@@ -90,7 +90,13 @@ type Config struct {
 //   - POST /call            an answer (action "answer"), a decline
 //     ("decline"), edited arguments approved as a new call ("edit"), the
 //     clearing of a call sealed with a retired key ("dismiss"), or the
-//     recorded answer sent again to recover a stranded call ("recover");
+//     recorded answer sent again to recover a stranded call ("recover"),
+//     or an answer that also approves the call's like in advance
+//     ("grant": a dispatch.Grant, offered when the Dispatcher keeps
+//     grants and the call is sealed for a principal);
+//   - GET  /grants, GET /grant, POST /grant  the standing approvals of the
+//     calls the person may answer: listed, shown with what each member
+//     of a covered call must be, and revoked;
 //   - GET  /desk.css        the style sheet.
 //
 // Mount it under a prefix with http.StripPrefix; its links are relative.
@@ -186,6 +192,9 @@ func New(config Config) (*Desk, error) {
 	mux.HandleFunc("GET /call", d.show)
 	mux.HandleFunc("POST /call", d.post)
 	mux.HandleFunc("GET /call/arguments", d.arguments)
+	mux.HandleFunc("GET /grants", d.listGrants) // grant.go
+	mux.HandleFunc("GET /grant", d.showGrant)
+	mux.HandleFunc("POST /grant", d.postGrant)
 	mux.HandleFunc("GET /desk.css", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
 		w.Header().Set("Cache-Control", "max-age=3600")

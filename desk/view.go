@@ -16,7 +16,7 @@ import (
 	"github.com/agentcontract/tool/internal/errprefix"
 )
 
-//go:embed page.html desk.css
+//go:embed page.html grant.html desk.css
 var files embed.FS
 
 var (
@@ -24,7 +24,7 @@ var (
 		"when":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 		"show":     visible,
 		"showJSON": visibleJSON,
-	}).ParseFS(files, "page.html"))
+	}).ParseFS(files, "page.html", "grant.html"))
 	stylesheet = mustRead("desk.css")
 )
 
@@ -53,6 +53,10 @@ type page struct {
 	Call     *callView
 	Outcome  *outcomeView
 	Answered *answeredView
+	// Standing approvals (grant.go): Grants is what the page shows of
+	// them, Granting whether the desk keeps any (a link to them).
+	Grants   *grantsPage
+	Granting bool
 }
 
 // callView is one pending call. Every text a model or a tool wrote is
@@ -93,6 +97,9 @@ type callView struct {
 	Editing  bool
 	Error    string
 	CSRF     string
+	// Mint, when set, approves the call's like in advance with the
+	// answer given (grant.go).
+	Mint *mintForm
 }
 
 // maxShownBytes bounds the prompt and the arguments a call page shows,
@@ -152,6 +159,7 @@ func (d *Desk) callView(person string, f found, now time.Time) callView {
 		v.EditText = shown
 	}
 	v.Form = newForm(ir.ResponseSchema().JSON())
+	v.Mint = d.mintFormOf(*cp)
 	return v
 }
 
@@ -287,6 +295,7 @@ func (d *Desk) answeredOf(c dispatch.Claim) *answeredView {
 
 // render writes pg with status.
 func (d *Desk) render(w http.ResponseWriter, status int, pg page) {
+	pg.Granting = pg.Person != "" && d.d.MaxGrantTTL() > 0
 	var b bytes.Buffer
 	if err := pageTemplate.Execute(&b, pg); err != nil {
 		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)

@@ -150,6 +150,18 @@ type Config struct {
 	// read for nothing else: durations in Outcomes are measured on the
 	// machine's clock.
 	Clock func() time.Time
+
+	// Grants, when not nil, keeps standing approvals (see "Grants" in
+	// the package documentation): a call about to suspend for a
+	// principal is answered instead by a live grant that covers it, and
+	// Mint, Revoke and Grants use it. It needs the suspension layer
+	// (Store and SealKeys), whose first key seals the receipts. nil, the
+	// default, covers no call: every call that asks, asks.
+	Grants GrantStore
+	// MaxGrantTTL caps how long a grant lasts (Mint.TTL): 0 means
+	// DefaultMaxGrantTTL; a negative one, one above MaxCheckpointTTL, or
+	// one without Grants is refused.
+	MaxGrantTTL time.Duration
 }
 
 // DefaultMaxAbandoned is the Config.MaxAbandoned of a Config that sets

@@ -35,6 +35,10 @@ type Dispatcher struct {
 	// flights read as the Dispatcher's. nil for a dispatcher of a
 	// registry alone.
 	*suspension
+
+	// grants answers the calls a live grant covers (Config.Grants); nil
+	// without them.
+	grants *grantLayer
 }
 
 // New checks config and returns a Dispatcher. A Config of a Registry
@@ -44,7 +48,8 @@ type Dispatcher struct {
 // seal keys without a Store; a key whose ID is not 1 to 64 printable
 // ASCII characters or appears twice, or whose Secret is shorter than 32
 // bytes; a CheckpointTTL below zero or above MaxCheckpointTTL; a
-// negative MaxConcurrency, CallTimeout or MaxAbandoned.
+// negative MaxConcurrency, CallTimeout or MaxAbandoned; Grants without a
+// Store and seal keys, or a MaxGrantTTL out of range.
 func New(config Config) (*Dispatcher, error) {
 	if config.Registry == nil {
 		return nil, errprefix.Errorf("%w: the registry is nil", ErrInvalidConfig)
@@ -59,6 +64,10 @@ func New(config Config) (*Dispatcher, error) {
 		return nil, errprefix.Errorf("%w: MaxAbandoned is %d, want 0 (the default) or more", ErrInvalidConfig, config.MaxAbandoned)
 	}
 	s, err := newSuspension(config)
+	if err != nil {
+		return nil, err
+	}
+	grants, err := newGrantLayer(config, s)
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +89,7 @@ func New(config Config) (*Dispatcher, error) {
 		maxAbandoned:   int64(cmp.Or(config.MaxAbandoned, DefaultMaxAbandoned)),
 		abandoned:      new(atomic.Int64),
 		suspension:     s,
+		grants:         grants,
 	}, nil
 }
 
@@ -161,10 +171,11 @@ func (d *Dispatcher) run(ctx context.Context, call Call) (Outcome, VerdictKind) 
 		return o, ""
 	}
 	if d.suspension != nil && o.Effect != tool.EffectSafe {
-		return d.runRecorded(ctx, call, o, binding, invocation)
+		o, verdict := d.runRecorded(ctx, call, o, binding, invocation)
+		return d.cover(ctx, call, invocation, o), verdict
 	}
 	result, _, err := d.callTool(ctx, binding, invocation, call.Progress, nil)
-	return d.settle(o, call, result, err), ""
+	return d.cover(ctx, call, invocation, d.settle(o, call, result, err)), ""
 }
 
 // admit checks call's principal, resolves its tool, chooses its

@@ -256,6 +256,61 @@
 // ([Dispatcher.Supersede]) ends with an outcome that begins with a note
 // saying so, and what they became ([EditedText]).
 //
+// # Grants
+//
+// A person who approves the same call all day may approve its like in
+// advance, for a while: a [Grant], made with [Dispatcher.Mint] from a
+// call they may answer, with the answer they give it. A grant covers the
+// calls of one principal (the one sealed in the checkpoint,
+// [Call.Principal]; a call sealed for nobody always asks), to one tool
+// under one contract (the digest its checkpoint's stamp carries: a
+// release that changes a schema or the effect voids every grant made
+// before it), whose admitted arguments satisfy a predicate, until it
+// expires ([Config.MaxGrantTTL] caps how long), a number of times
+// (Mint.Uses).
+//
+// The predicate is a JSON Schema over the admitted argument bytes,
+// checked by the engine that checks them for Prepare, under the same cost
+// bounds. Mint pins every member of the approved arguments to its value
+// (const) and closes the object (additionalProperties false, every member
+// required), except the members the person widens on purpose
+// ([Widening]: a number, down to a minimum, up to a maximum, or both;
+// nothing else can be widened). A grant minted for
+// {"order":"A-7","cents":1250} with cents widened to at most 5000 covers
+// {"order":"A-7","cents":4000}, and never {"order":"B-9","cents":1250}
+// nor a call with a member more. A predicate written by hand
+// (Mint.Predicate) must compile within the engine's static cost bounds,
+// or Mint refuses it: no timer bounds a check.
+//
+// Where a grant acts: in the suspension layer, when a call that Run or
+// RunAll ran asks and its checkpoint is sealed, before the suspended
+// Outcome is returned. The live grants of the checkpoint's principal,
+// tool and contract ([Config.Grants] lists them; the oldest 64 are
+// tried, oldest first) are checked in turn; the first whose predicate
+// accepts the arguments and whose answer passes the call's response
+// schema has one use spent ([GrantStore]'s SpendGrant: atomic across
+// replicas, a compare and set in the SQL store), and the call is answered
+// with the grant's answer through the claim Resume makes: it runs once,
+// its [Claim] records the grant (Claim.GrantID) and who granted it, the
+// Observer sees it as [OpGrant], and Run returns the answered call's
+// Outcome. A grant that is spent, expired or revoked covers nothing; a
+// spend another replica won, an answer the response schema refuses, or
+// any failure on the way leaves the call to ask, as it would have
+// without grants (a use spent on a call whose answer then failed is lost,
+// never taken twice). A call that asks again after it was answered, by a
+// person or a grant, asks: a grant answers the question a model's call
+// asks first. Settle, which runs no tool, applies no grant. A revocation
+// ([Dispatcher.Revoke]) takes effect on the next call.
+//
+// Each grant change (made, revoked) and each use (spent, with the call's
+// arguments, and covered, with its outcome's kind) leaves a [Receipt]:
+// JSON sealed with an HMAC-SHA-256 under the seal keys (the first key
+// seals, its ID inside; every key verifies, see [VerifyReceipt]). The
+// receipt of a change is written in the same atomic write as the change;
+// that of a covered call once it ran. GrantStore.Receipts lists them for
+// an audit. [MemoryStore] and the SQL store keep grants;
+// the package storetest tests every GrantStore.
+//
 // # Decisions
 //
 // What this package decides about a call a person approved, where a

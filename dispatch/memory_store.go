@@ -69,6 +69,7 @@ type MemoryStore struct {
 	turns   map[string]*memRecord
 	places  map[string]place // the pending calls of saved turns, by checkpoint ID
 	changed chan struct{}    // closed, and made anew, when a turn is saved
+	grants  memGrants        // the grants and their receipts (grant_memory.go)
 }
 
 // place is where a pending call stands: its turn and position.

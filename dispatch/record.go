@@ -86,6 +86,10 @@ type Claim struct {
 	// the caller says). TurnID is empty for a checkpoint of no saved turn.
 	TurnID    string `json:"turn_id,omitempty"`
 	CallIndex int    `json:"call_index,omitempty"`
+	// GrantID is set on the claim of a call a grant answered (see
+	// Config.Grants): the grant whose answer it was given, by whose
+	// person (Principal). Empty for an answer a person gave.
+	GrantID string `json:"grant_id,omitempty"`
 
 	// State is where the call stands: StateClaimed when recorded (or
 	// StateRunning, for a call whose tool starts at once), then as
@@ -206,6 +210,9 @@ func (c Claim) Validate() error {
 		if v != "" && !validHex(v, 64) {
 			return errprefix.Errorf("%w: claim %s: the %s %q is not 64 lowercase hex digits", ErrInvalidRecord, c.CheckpointID, name, truncate(v, 80))
 		}
+	}
+	if c.GrantID != "" && !validID(c.GrantID) {
+		return errprefix.Errorf("%w: claim %s: the grant ID %q is not 32 lowercase hex digits", ErrInvalidRecord, c.CheckpointID, truncate(c.GrantID, 80))
 	}
 	if err := c.checkLife(); err != nil {
 		return err

@@ -17,7 +17,7 @@ import (
 // outcome: 2), and fails if there are more.
 func BenchmarkRunRecord(b *testing.B) {
 	var runs atomic.Int32
-	reg := refunds(b, &runs)
+	reg := refundRegistry(b, &runs)
 	for _, bb := range []struct {
 		name    string
 		records bool

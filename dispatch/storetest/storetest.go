@@ -2,7 +2,7 @@
 // of each small interface it joins: every implementation (in memory, on
 // SQLite, on PostgreSQL) runs the same tests, so that they cannot drift
 // apart. A whole Store runs Run; an implementation of one interface alone
-// runs that interface's function (CallStore, TurnStore).
+// runs that interface's function (CallStore, TurnStore, GrantStore).
 //
 // A test of an implementation calls
 //
@@ -38,7 +38,8 @@ var base = time.Now().UTC().Truncate(time.Second)
 // each asking again, keep both new questions pending in the turn (100
 // rounds; 10 under -short); and a turn waited for on one Dispatcher
 // finishes when a person answers on the other; and the fault matrix of
-// calls run under their call records (ExactlyOnce).
+// calls run under their call records (ExactlyOnce). A Store that is also
+// a dispatch.GrantStore runs GrantStore's tests too.
 func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 	t.Helper()
 	t.Run("CallStore", func(t *testing.T) {
@@ -53,6 +54,7 @@ func Run(t *testing.T, newStore func(t *testing.T) dispatch.Store) {
 	t.Run("ExactlyOnce", func(t *testing.T) { ExactlyOnce(t, newStore) })
 	t.Run("QuestionsKept", func(t *testing.T) { testQuestionsKept(t, newStore(t)) })
 	t.Run("TurnFinishes", func(t *testing.T) { testTurnFinishes(t, newStore(t)) })
+	t.Run("GrantStore", func(t *testing.T) { runGrants(t, newStore) })
 }
 
 // CallStore runs the conformance tests of a dispatch.CallStore against

@@ -383,6 +383,8 @@ func TestBrowser(t *testing.T) {
 		require.Equal(t, edit.IdempotencyKey, o.IdempotencyKey)
 	})
 
+	t.Run("a standing approval, minted with a widened member and revoked", func(t *testing.T) { testGrants(t, ctx) })
+
 	t.Run("screenshot", func(t *testing.T) {
 		s := newDeskServer(t)
 		s.suspend(t, "t1", `{"order":"A-7","cents":1250}`)

@@ -109,7 +109,9 @@ func newAppOn(store *dispatch.MemoryStore) (*app, error) {
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
 	}
-	if a.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: a.store, SealKeys: []dispatch.SealKey{{ID: fmt.Sprintf("example-%x", secret[:4]), Secret: secret}}}); err != nil {
+	// The store keeps grants too: the desk offers to approve a refund's
+	// like in advance.
+	if a.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: a.store, Grants: a.store, SealKeys: []dispatch.SealKey{{ID: fmt.Sprintf("example-%x", secret[:4]), Secret: secret}}}); err != nil {
 		return nil, err
 	}
 	a.desk, err = desk.New(desk.Config{
@@ -192,7 +194,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	fmt.Fprintf(out, "user: %s\n", userSays)
 	fmt.Fprintf(out, "assistant calls refund %s\n", modelCall)
-	o, err := a.suspend(ctx, "turn-1", dispatch.Call{ID: "call_1", Request: tool.Request{Name: "refund", Arguments: modelCall}})
+	// The call is the operator's: sealed for them, so that only they may
+	// answer it, and a standing approval of theirs may.
+	o, err := a.suspend(ctx, "turn-1", dispatch.Call{ID: "call_1", Principal: person, Request: tool.Request{Name: "refund", Arguments: modelCall}})
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 // SchemaVersion is the version of the schema this code reads and writes:
 // the number of migrations it knows. [Store.Migrate] brings a database up
 // to it, and refuses a database whose schema is newer.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations returns the statements of each migration for d, with the
 // table prefix {p} still to be replaced: element n brings the schema from
@@ -96,7 +96,10 @@ func migrations(d Dialect) [][]string {
 		`ALTER TABLE {p}turn_outcomes ADD COLUMN issued_at BIGINT`,
 		`ALTER TABLE {p}turn_outcomes ADD COLUMN checkpoint_expires_at BIGINT`,
 		`INSERT INTO {p}schema_version (version) VALUES (2)`,
-	}}
+	},
+		// Version 3: grants and their receipts (grant_migrate.go).
+		grantMigration(d),
+	}
 }
 
 // Migrations returns the SQL [Store.Migrate] runs on a database of
