@@ -47,7 +47,7 @@ func (c *counting) total() int32 {
 	return c.claims.Load() + c.advances.Load() + c.finishes.Load() + c.reads.Load()
 }
 
-// refunds is a registry of tools that count their runs: refund
+// refundRegistry is a registry of tools that count their runs: refund
 // (unmarked), charge (idempotent) and lookup (safe).
 func refundRegistry(t testing.TB, runs *atomic.Int32) *tool.Registry {
 	t.Helper()
