@@ -35,6 +35,9 @@ type Dispatcher struct {
 	// flights read as the Dispatcher's. nil for a dispatcher of a
 	// registry alone.
 	*suspension
+
+	// policies are the scope rules (scope_policy.go); nil without them.
+	policies *scopePolicies
 }
 
 // New checks config and returns a Dispatcher. A Config of a Registry
@@ -44,7 +47,9 @@ type Dispatcher struct {
 // seal keys without a Store; a key whose ID is not 1 to 64 printable
 // ASCII characters or appears twice, or whose Secret is shorter than 32
 // bytes; a CheckpointTTL below zero or above MaxCheckpointTTL; a
-// negative MaxConcurrency, CallTimeout or MaxAbandoned.
+// negative MaxConcurrency, CallTimeout or MaxAbandoned; Rules without
+// Events or Events without Rules, a rule whose Spec is not valid, two
+// rules of one name, an EventRetention shorter than the rules need.
 func New(config Config) (*Dispatcher, error) {
 	if config.Registry == nil {
 		return nil, errprefix.Errorf("%w: the registry is nil", ErrInvalidConfig)
@@ -59,6 +64,10 @@ func New(config Config) (*Dispatcher, error) {
 		return nil, errprefix.Errorf("%w: MaxAbandoned is %d, want 0 (the default) or more", ErrInvalidConfig, config.MaxAbandoned)
 	}
 	s, err := newSuspension(config)
+	if err != nil {
+		return nil, err
+	}
+	policies, err := newScopePolicies(config)
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +89,7 @@ func New(config Config) (*Dispatcher, error) {
 		maxAbandoned:   int64(cmp.Or(config.MaxAbandoned, DefaultMaxAbandoned)),
 		abandoned:      new(atomic.Int64),
 		suspension:     s,
+		policies:       policies,
 	}, nil
 }
 
@@ -149,8 +159,15 @@ func (d *Dispatcher) run(ctx context.Context, call Call) Outcome {
 	if !admitted {
 		return o
 	}
+	// Scope rules: decided, and the call's place reserved, before it runs.
+	o, held, allowed := d.policies.reserve(ctx, d.watch, call, o, invocation)
+	if !allowed {
+		return o
+	}
 	result, err := d.callTool(ctx, binding, invocation, call.Progress)
-	return d.settle(o, call, result, err)
+	o = d.settle(o, call, result, err)
+	d.policies.settle(ctx, d.watch, held, o)
+	return o
 }
 
 // admit checks call's principal, resolves its tool, chooses its

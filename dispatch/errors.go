@@ -39,4 +39,8 @@ var (
 	// longer the stored one (CallStore.Advance, TurnStore.SaveTurn):
 	// another process wrote it in between. Read it again and decide anew.
 	ErrConflict = errprefix.New("record changed")
+	// ErrRule: a scope rule could not decide a call (it returned an
+	// error of its own, or panicked), so the call did not run. A rule
+	// whose store failed returns an error wrapping ErrStore instead.
+	ErrRule = errprefix.New("scope rule failed")
 )
