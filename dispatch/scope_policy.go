@@ -159,6 +159,9 @@ func (p *scopePolicies) reserve(ctx context.Context, w watch, call Call, o Outco
 		}
 	}
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// As a call whose ctx ended before its tool started.
+		return unknown(o, errprefix.Part("the call was not started: %w", context.Cause(ctx))), hold{}, false
 	case err != nil:
 		return policyFailed(o, err), hold{}, false
 	case !allowed:
