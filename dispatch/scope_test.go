@@ -442,7 +442,9 @@ func TestCustomRuleDenial(t *testing.T) {
 	for _, reason := range []string{"Not on weekends.", ""} {
 		b := &bank{}
 		d := scopedDispatcher(t, b, memoryStore(t), newClock(), []dispatch.Rule{
-			ruleFunc(func(dispatch.ScopeLog) (dispatch.Decision, error) { return dispatch.Decision{Deny: true, Reason: reason}, nil }),
+			ruleFunc(func(dispatch.ScopeLog) (dispatch.Decision, error) {
+				return dispatch.Decision{Deny: true, Reason: reason}, nil
+			}),
 		}, func(c *dispatch.Config) { c.Observer = observer })
 		o := d.Run(t.Context(), scoped("s", "transfer", `{"account":"A","amount":1}`))
 		refusedBy(t, o, cmpOr(reason, "The call to transfer was refused by a policy."))
