@@ -3,14 +3,28 @@ package dispatch
 import (
 	"bytes"
 	"strconv"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
 
+// memberReader is a decoder of arguments, kept for the next member read:
+// a decision reads one or two, and a decoder is most of their cost.
+type memberReader struct {
+	r   bytes.Reader
+	dec jsontext.Decoder
+}
+
+var memberReaders = sync.Pool{New: func() any { return new(memberReader) }}
+
 // memberValue returns the value at path in args, one JSON object, and
 // whether there is one. The value is a copy.
 func memberValue(args []byte, path []string) (jsontext.Value, bool) {
-	dec := jsontext.NewDecoder(bytes.NewReader(args))
+	mr := memberReaders.Get().(*memberReader)
+	defer memberReaders.Put(mr)
+	mr.r.Reset(args)
+	mr.dec.Reset(&mr.r)
+	dec := &mr.dec
 	for i, name := range path {
 		if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 			return nil, false
