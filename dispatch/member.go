@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"bytes"
+	"math"
 	"strconv"
 	"sync"
 
@@ -56,14 +57,18 @@ func memberValue(args []byte, path []string) (jsontext.Value, bool) {
 }
 
 // memberNumber returns the number at path in args, and whether there is
-// one.
+// one that a sum counts: 0, or of a magnitude above 1e-300 and below
+// 1e308 (see Event.Number).
 func memberNumber(args []byte, path []string) (float64, bool) {
 	v, ok := memberValue(args, path)
 	if !ok || v.Kind() != '0' {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(string(v), 64)
-	return f, err == nil
+	if err != nil || math.Abs(f) >= 1e308 || (f != 0 && math.Abs(f) <= 1e-300) {
+		return 0, false
+	}
+	return f, true
 }
 
 // memberString returns the string at path in args, and whether there is

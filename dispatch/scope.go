@@ -111,7 +111,8 @@ type WindowQuery struct {
 	// Member, when not empty, is the member whose numbers Totals.Sum
 	// adds: a path of member names, each 1 to 64 ASCII letters, digits,
 	// '_' or '-', written as a JSON pointer ("/amount", "/refund/cents"),
-	// at most 8 deep.
+	// at most 8 deep. A number counts as Event.Number reads it; a
+	// member that is missing or not such a number adds nothing.
 	Member string
 	// Now and Window bound the events: those admitted after Now minus
 	// Window. Window is positive. A store may keep running totals for
@@ -156,7 +157,8 @@ type MatchQuery struct {
 	// outcome is of that Kind.
 	Outcome Kind
 	// Member, when not empty, matches only the events whose arguments
-	// hold, at that member (as in WindowQuery), the JSON string Equals.
+	// hold, at that member (as in WindowQuery), the JSON string Equals
+	// (as Event.Text reads it).
 	Member string
 	Equals string
 }
@@ -269,9 +271,10 @@ type Event struct {
 	ID string `json:"id"`
 	// Tool is the called tool's name.
 	Tool string `json:"tool"`
-	// Arguments are the arguments the call was admitted with, as
-	// canonical JSON (compact, members sorted by name, numbers as
-	// written): a JSON object of at most tool.MaxInputBytes.
+	// Arguments are the arguments the call was admitted with: a JSON
+	// object of at most tool.MaxInputBytes, which a store keeps (and
+	// lists) as canonical JSON (compact, members sorted by name, strings
+	// escaped the one way RFC 8785 does, numbers as written).
 	Arguments json.RawMessage `json:"arguments"`
 	// At is when the call was admitted, on the clock of the Dispatcher
 	// that admitted it.
@@ -319,6 +322,31 @@ func (e Event) Validate() error {
 		return bad("a kept event has an outcome")
 	}
 	return nil
+}
+
+// Number returns the number at member (a path, as WindowQuery.Member) of
+// e's arguments, and whether there is one that a sum counts: a JSON
+// number that is 0 or of a magnitude above 1e-300 and below 1e308,
+// parsed as float64. It is what ScopeLog.Totals adds: every store reads
+// members with it, so that a limit counts the same on each. An invalid
+// member gives false.
+func (e Event) Number(member string) (float64, bool) {
+	path, err := MemberPath(member)
+	if err != nil {
+		return 0, false
+	}
+	return memberNumber(e.Arguments, path)
+}
+
+// Text returns the string at member (a path, as WindowQuery.Member) of
+// e's arguments, and whether there is one: what MatchQuery.Equals is
+// compared with. An invalid member gives false.
+func (e Event) Text(member string) (string, bool) {
+	path, err := MemberPath(member)
+	if err != nil {
+		return "", false
+	}
+	return memberString(e.Arguments, path)
 }
 
 // EventQuery selects events for EventStore.Events: those of Scope

@@ -3,10 +3,13 @@ package dispatch
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentcontract/tool/internal/errprefix"
 )
@@ -150,8 +153,11 @@ func (s *MemoryStore) ReserveEvent(ctx context.Context, e Event, decide func(Sco
 		sc.remove(prior)
 		s.scopeEvents.used.Add(-int64(prior.size))
 	}
-	e.Arguments = slices.Clone(e.Arguments)
-	e.Outcome = ""
+	args := jsontext.Value(slices.Clone(e.Arguments))
+	if err := args.Canonicalize(jsontext.CanonicalizeRawInts(false), jsontext.CanonicalizeRawFloats(false)); err != nil {
+		return false, errprefix.Errorf("%w: event %q of scope %q: its arguments: %v", ErrInvalidRecord, truncate(e.ID, 80), truncate(e.Scope, 80), err)
+	}
+	e.Arguments = json.RawMessage(args)
 	sc.insert(&memEvent{Event: e, size: size})
 	return true, nil
 }

@@ -78,6 +78,11 @@ func testReserve(t *testing.T, s dispatch.EventStore) {
 	if len(got) != 1 || !sameEvent(got[0], e) {
 		t.Fatalf("the reserved event as listed: got %+v, want %+v", got, e)
 	}
+	loose := event("conv-2", "key-1", "refund", "{ \"order\": \"A-7\", \"amount\": 2.50, \"note\": \"\\u00e9\\/\" }", 0)
+	reserve(t, s, loose)
+	if got := listed(t, s, "conv-2"); len(got) != 1 || string(got[0].Arguments) != `{"amount":2.50,"note":"é/","order":"A-7"}` {
+		t.Fatalf("arguments are kept as canonical JSON: got %+v", got)
+	}
 
 	// The same ID again: the same call, held already; nothing is decided.
 	again := event("conv-1", "key-1", "refund", `{"amount":9000,"order":"A-7"}`, time.Minute)
@@ -183,6 +188,9 @@ func testTotals(t *testing.T, s dispatch.EventStore) {
 		event("s", "5", "transfer", `{"amount":300}`, -5*time.Minute),    // another tool
 		event("s", "6", "refund", `{"other":1}`, -90*time.Minute),        // before the window
 		event("other", "7", "refund", `{"amount":9999}`, -1*time.Minute), // another scope
+		event("s", "8", "payout", `{"amount":1e2}`, -15*time.Minute),
+		event("s", "9", "payout", `{"amount":1e400}`, -15*time.Minute), // beyond float64: adds nothing
+		event("s", "10", "payout", `{"amount":-5.25}`, -15*time.Minute),
 	} {
 		reserve(t, s, e)
 	}
@@ -202,6 +210,7 @@ func testTotals(t *testing.T, s dispatch.EventStore) {
 		{"two hours: 6 too", dispatch.WindowQuery{Tools: []string{"refund"}, Member: "/amount", Now: base, Window: 2 * time.Hour}, 4, 3500.5},
 		{"the last 25 minutes: 3 only", dispatch.WindowQuery{Tools: []string{"refund"}, Member: "/amount", Now: base, Window: 25 * time.Minute}, 1, 0},
 		{"an event at the window's start is out", dispatch.WindowQuery{Tools: []string{"refund"}, Member: "/amount", Now: base, Window: 30 * time.Minute}, 1, 0},
+		{"numbers as written: 1e2, 1e400 (nothing) and -5.25", dispatch.WindowQuery{Tools: []string{"payout"}, Member: "/amount", Now: base, Window: time.Hour}, 3, 94.75},
 		{"a tool without events", dispatch.WindowQuery{Tools: []string{"nothing"}, Member: "/amount", Now: base, Window: time.Hour}, 0, 0},
 	} {
 		got := totals(t, s, "s", c.q)
@@ -234,6 +243,7 @@ func testExists(t *testing.T, s dispatch.EventStore) {
 		event("s", "3", "get_balance", `{"account":"C-3"}`, -10*time.Minute), // released
 		event("s", "4", "get_balance", `{"account":42}`, -5*time.Minute),
 		event("s", "5", "fetch_page", `{"url":"https://example.com"}`, -3*time.Hour),
+		event("s", "6", "get_balance", `{"account":"\u00c4\n\u0000\"x"}`, -5*time.Minute),
 	} {
 		reserve(t, s, e)
 	}
@@ -256,6 +266,8 @@ func testExists(t *testing.T, s dispatch.EventStore) {
 		{"a released event still matches", hour(dispatch.MatchQuery{Outcome: dispatch.KindCompleted, Member: "/account", Equals: "C-3"}), true},
 		{"a number is not the string", hour(dispatch.MatchQuery{Member: "/account", Equals: "42"}), false},
 		{"another value", hour(dispatch.MatchQuery{Member: "/account", Equals: "Z-9"}), false},
+		{"a value with escapes", hour(dispatch.MatchQuery{Member: "/account", Equals: "Ä\n\x00\"x"}), true},
+		{"a prefix of it", hour(dispatch.MatchQuery{Member: "/account", Equals: "Ä\n"}), false},
 		{"another outcome", hour(dispatch.MatchQuery{Outcome: dispatch.KindFailed}), false},
 		{"before the window", dispatch.MatchQuery{Tools: []string{"fetch_page"}, Now: base, Window: time.Hour}, false},
 		{"within a longer one", dispatch.MatchQuery{Tools: []string{"fetch_page"}, Now: base, Window: 4 * time.Hour}, true},
@@ -391,28 +403,41 @@ func testConcurrentReservations(t *testing.T, s dispatch.EventStore) {
 
 // testWindowMoves reserves and settles events at random while the
 // window's end moves forward and, now and then, back, and compares each
-// answer of the log with a count of the events it lists: a store that
-// keeps running totals must agree with one that counts.
+// answer of the log with a count made here of the same events, and the
+// log itself with them at the end: a store that keeps running totals
+// must agree with one that counts.
 func testWindowMoves(t *testing.T, s dispatch.EventStore) {
 	ctx := t.Context()
 	rng := rand.New(rand.NewPCG(1, 2))
 	tools := []string{"refund", "transfer"}
+	type kept struct {
+		e      dispatch.Event
+		amount int
+	}
+	var model []*kept
 	now := base
-	const steps = 300
+	const steps = 200
 	for i := range steps {
 		now = now.Add(time.Duration(rng.IntN(120)-20) * time.Second) // back 20 s at most
 		switch rng.IntN(4) {
 		case 0, 1:
 			at := now.Add(-time.Duration(rng.IntN(30)) * time.Second)
-			reserve(t, s, event("w", fmt.Sprintf("e-%d", i), tools[rng.IntN(2)], fmt.Sprintf(`{"amount":%d}`, rng.IntN(100)), at.Sub(base)))
+			amount := rng.IntN(100)
+			e := event("w", fmt.Sprintf("e-%d", i), tools[rng.IntN(2)], fmt.Sprintf(`{"amount":%d}`, amount), at.Sub(base))
+			reserve(t, s, e)
+			model = append(model, &kept{e, amount})
 		case 2:
-			events := listed(t, s, "w")
-			if len(events) > 0 {
-				e := events[rng.IntN(len(events))]
+			if len(model) > 0 {
+				k := model[rng.IntN(len(model))]
 				kinds := []dispatch.Kind{dispatch.KindCompleted, dispatch.KindFailed, dispatch.KindUnknown}
-				err := s.SettleEvent(ctx, "w", e.ID, kinds[rng.IntN(3)], rng.IntN(2) == 0)
-				if err != nil && !errors.Is(err, dispatch.ErrInvalidRecord) {
-					t.Fatalf("step %d: settling %s: %v", i, e.ID, err)
+				outcome, release := kinds[rng.IntN(3)], rng.IntN(2) == 0
+				err := s.SettleEvent(ctx, "w", k.e.ID, outcome, release)
+				next, want := k.e.Settle(outcome, release)
+				if (err == nil) != (want == nil) || (err != nil && !errors.Is(err, dispatch.ErrInvalidRecord)) {
+					t.Fatalf("step %d: settling %s (%s, release %v) from %s %q: got %v, want %v", i, k.e.ID, outcome, release, k.e.State, k.e.Outcome, err, want)
+				}
+				if err == nil {
+					k.e = next
 				}
 			}
 		}
@@ -420,17 +445,28 @@ func testWindowMoves(t *testing.T, s dispatch.EventStore) {
 		q := dispatch.WindowQuery{Tools: tools[:1+rng.IntN(2)], Member: "/amount", Now: now, Window: window}
 		got := totals(t, s, "w", q)
 		var want dispatch.Totals
-		for _, e := range listed(t, s, "w") {
-			if e.State == dispatch.EventReleased || !e.At.After(now.Add(-window)) || (len(q.Tools) == 1 && e.Tool != tools[0]) {
+		for _, k := range model {
+			if k.e.State == dispatch.EventReleased || !k.e.At.After(now.Add(-window)) || (len(q.Tools) == 1 && k.e.Tool != tools[0]) {
 				continue
 			}
 			want.Count++
-			var args struct{ Amount float64 }
-			check(t, json.Unmarshal(e.Arguments, &args), "arguments")
-			want.Sum += args.Amount
+			want.Sum += float64(k.amount)
 		}
 		if got != want {
 			t.Fatalf("step %d: %d tools over %s to %s: got %+v, want %+v", i, len(q.Tools), window, now.Sub(base), got, want)
+		}
+	}
+	listedEvents := listed(t, s, "w")
+	if len(listedEvents) != len(model) {
+		t.Fatalf("the log lists %d events, want %d", len(listedEvents), len(model))
+	}
+	byID := map[string]dispatch.Event{}
+	for _, e := range listedEvents {
+		byID[e.ID] = e
+	}
+	for _, k := range model {
+		if !sameEvent(byID[k.e.ID], k.e) {
+			t.Fatalf("event %s: listed %+v, want %+v", k.e.ID, byID[k.e.ID], k.e)
 		}
 	}
 }
