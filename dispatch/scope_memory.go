@@ -30,6 +30,8 @@ import (
 // are deleted is refused with an error wrapping ErrStore, and its call
 // does not run.
 
+var _ EventStore = (*MemoryStore)(nil)
+
 // eventLogs is the event logs of a MemoryStore. Its zero value is empty
 // and ready.
 type eventLogs struct {

@@ -15,26 +15,8 @@ import (
 )
 
 // The Store as a dispatch.EventStore: the scopes' event logs, shared by
-// replicas.
-//
-// A scope has a row of its own in the scopes table, the lock its
-// decisions take: ReserveEvent runs in one transaction that first
-// upserts that row (INSERT … ON CONFLICT DO UPDATE), which holds the
-// row's lock until the transaction ends as SELECT … FOR UPDATE would,
-// and makes the row when the scope has none; then reads the scope's
-// events for the decision, and inserts the event. On PostgreSQL another
-// transaction of the same scope waits at its upsert, and reads the
-// event once it may go on; scopes do not wait for each other. On SQLite
-// the transaction is BEGIN IMMEDIATE, which takes the database's one
-// write lock. Either way, of the decisions made at the same moment in
-// one scope, on any number of replicas, each sees the events the others
-// reserved before it: none can take a place another took.
-//
-// A decision reads the events of its rule's tools in its window only,
-// through the index on (scope, tool, at), and the members it adds up or
-// compares from the events' JSON (PostgreSQL's json functions, SQLite's
-// json_extract): its cost grows with the events of those tools in the
-// window, not with the log.
+// replicas (see the package documentation, "Scope event logs").
+var _ dispatch.EventStore = (*Store)(nil)
 
 // errDenied rolls back the transaction of a decision that refused.
 var errDenied = errors.New("the decision refused the event")
