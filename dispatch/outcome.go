@@ -157,7 +157,9 @@ type Call struct {
 	// Scope, when not empty, is what the scope rules of Config.Rules
 	// count the call in: a conversation, a user, a tenant, as the runtime
 	// decides (1 to 1024 bytes of UTF-8). Never take it from the model.
-	// A call without a Scope is subject to no scope rule.
+	// A call without a Scope is subject to no scope rule. The
+	// idempotency key of a scoped call names its event in the scope's
+	// log: at most 1024 bytes.
 	Scope string
 }
 

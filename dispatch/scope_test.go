@@ -1,10 +1,12 @@
 package dispatch_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -271,9 +273,13 @@ func TestShadowChangesNoOutcome(t *testing.T) {
 		scoped("s", "transfer", `{"account":"A","amount":1}`),
 		scoped("s", "transfer", `{"account":1}`),
 	}
+	var logged bytes.Buffer
 	run := func(rules []dispatch.Rule, observer *dispatch.Observer) []dispatch.Outcome {
 		b, clk := &bank{}, newClock()
-		edit := func(c *dispatch.Config) { c.Observer = observer }
+		edit := func(c *dispatch.Config) {
+			c.Observer = observer
+			c.Logger = slog.New(slog.NewJSONHandler(&logged, nil))
+		}
 		var d *dispatch.Dispatcher
 		if rules == nil {
 			d = newDispatcher(t, b.registry(t), func(c *dispatch.Config) { c.Clock = clk.time })
@@ -304,6 +310,8 @@ func TestShadowChangesNoOutcome(t *testing.T) {
 		"transfer strict-rate denied=true shadow=true enforced=false",
 		"transfer strict-rate denied=true shadow=true enforced=false",
 	}, decisions)
+	require.Equal(t, 4, strings.Count(logged.String(), `"msg":"scope rule in shadow mode would deny","rule":"strict-`), logged.String())
+	require.NotContains(t, logged.String(), `"account"`, "no argument in the log")
 }
 
 // A call whose process left it in flight (it reserved its place and
