@@ -148,6 +148,9 @@ func (s *MemoryStore) ReserveEvent(ctx context.Context, e Event, decide func(Sco
 	ok, err := decide(&memLog{scope: sc})
 	if err != nil || !ok {
 		s.scopeEvents.used.Add(-int64(size))
+		if len(sc.events) == 0 {
+			s.scopeEvents.forget(e.Scope, sc)
+		}
 		return false, err
 	}
 	if prior != nil {
@@ -264,12 +267,20 @@ func (l *eventLogs) deleteExpired(now time.Time) int {
 		}
 		sc.prune()
 		if len(sc.events) == 0 {
-			l.mu.Lock()
-			sc.dead = true
-			delete(l.scopes, name)
-			l.mu.Unlock()
+			l.forget(name, sc)
 		}
 		sc.mu.Unlock()
 	}
 	return n
+}
+
+// forget takes sc, the locked and empty log of scope, out of l: whoever
+// waits for its lock looks the scope up again.
+func (l *eventLogs) forget(scope string, sc *memScope) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	sc.dead = true
+	if l.scopes[scope] == sc {
+		delete(l.scopes, scope)
+	}
 }
