@@ -82,8 +82,9 @@ type Observer struct {
 	// CallDone: after all its rules were decided and before its tool
 	// runs, or before its Outcome is returned when a rule refused it. d
 	// names the rule and says what it decided, and whether that refused
-	// the call; a Shadow rule's denial refuses nothing. It is given no
-	// argument and no reason. See scope_policy.go.
+	// the call; a Shadow rule's denial refuses nothing. d holds no
+	// argument of the call and no reason (info is the call's, as in
+	// CallStart). See Rule.
 	RuleDecided func(ctx context.Context, info CallInfo, d RuleDecision)
 }
 
