@@ -324,10 +324,11 @@ func TestStrandedReservationHeld(t *testing.T) {
 	dead := &bank{gate: make(chan struct{}), started: make(chan struct{}, 1)}
 	d1 := scopedDispatcher(t, dead, store, clk, rules)
 	ctx, stop := context.WithCancel(context.Background())
+	ended := make(chan dispatch.Outcome)
 	go func() {
 		c := scoped("conv", "transfer", `{"account":"A","amount":4000}`)
 		c.IdempotencyKey = "stranded-key"
-		d1.Run(ctx, c)
+		ended <- d1.Run(ctx, c)
 	}()
 	<-dead.started
 	events, err := store.Events(t.Context(), dispatch.EventQuery{Scope: "conv"})
@@ -352,10 +353,11 @@ func TestStrandedReservationHeld(t *testing.T) {
 	// The dead process's call, if it ever ends, records its outcome; the
 	// released place stays released.
 	stop()
-	require.Eventually(t, func() bool {
-		events, err := store.Events(t.Context(), dispatch.EventQuery{Scope: "conv"})
-		return err == nil && events[0].Outcome == dispatch.KindUnknown && events[0].State == dispatch.EventReleased
-	}, 10*time.Second, time.Millisecond)
+	require.Equal(t, dispatch.KindUnknown, (<-ended).Kind)
+	events, err = store.Events(t.Context(), dispatch.EventQuery{Scope: "conv"})
+	require.NoError(t, err)
+	require.Equal(t, dispatch.KindUnknown, events[0].Outcome)
+	require.Equal(t, dispatch.EventReleased, events[0].State)
 }
 
 // The same call sent again under its key is the same call: it is not
