@@ -70,6 +70,34 @@ type Config struct {
 	// copies it. nil, the default, observes nothing and costs nothing.
 	Observer *Observer
 
+	// Scope policies: Rules and Events together, or neither. See the
+	// package documentation, "Policies over a scope".
+
+	// Rules are decided for each call of Run and RunAll that carries a
+	// Call.Scope, after it was admitted and before its tool runs: the
+	// rules that name its tool, in this order, with the scope's log in
+	// view (see Rule). A call a rule denies does not run: its Outcome is
+	// KindFailed, a *tool.Failure of kind rejected with the rule's public
+	// reason. A call whose rules cannot be decided (Events failed, a rule
+	// erred or panicked) does not run either: KindFailed with
+	// PolicyUnavailableText. A call without a Scope is not subject to
+	// them, and Resume, Decline, Supersede and Settle decide none (the
+	// call was decided when Run admitted it). Rules read the time of
+	// Clock (time.Now when nil), with or without the suspension layer.
+	// New copies the slice; each Rule's Spec must be valid, and names
+	// must differ.
+	Rules []Rule
+	// Events keeps the scopes' logs: the calls the rules admitted, in
+	// flight or with their outcomes. Required with Rules. Replicas share
+	// one (the SQL store); a MemoryStore is one process's.
+	Events EventStore
+	// EventRetention is how long each event is kept (Event.KeepUntil is
+	// its time plus EventRetention; EventStore.DeleteExpiredEvents
+	// deletes it after that). 0 means the longest Window of the Rules
+	// plus MaxClockSkew, the least a rule needs; a longer retention keeps
+	// the log for an audit. Less than that least is refused.
+	EventRetention time.Duration
+
 	// The suspension layer: Store and SealKeys together, or neither;
 	// the fields below are used only with them.
 

@@ -39,6 +39,9 @@ type Dispatcher struct {
 	// grants answers the calls a live grant covers (Config.Grants); nil
 	// without them.
 	grants *grantLayer
+
+	// policies are the scope rules (scope_policy.go); nil without them.
+	policies *scopePolicies
 }
 
 // New checks config and returns a Dispatcher. A Config of a Registry
@@ -49,7 +52,9 @@ type Dispatcher struct {
 // ASCII characters or appears twice, or whose Secret is shorter than 32
 // bytes; a CheckpointTTL below zero or above MaxCheckpointTTL; a
 // negative MaxConcurrency, CallTimeout or MaxAbandoned; Grants without a
-// Store and seal keys, or a MaxGrantTTL out of range.
+// Store and seal keys, or a MaxGrantTTL out of range; Rules without
+// Events or Events without Rules, a rule whose Spec is not valid, two
+// rules of one name, an EventRetention shorter than the rules need.
 func New(config Config) (*Dispatcher, error) {
 	if config.Registry == nil {
 		return nil, errprefix.Errorf("%w: the registry is nil", ErrInvalidConfig)
@@ -68,6 +73,10 @@ func New(config Config) (*Dispatcher, error) {
 		return nil, err
 	}
 	grants, err := newGrantLayer(config, s)
+	if err != nil {
+		return nil, err
+	}
+	policies, err := newScopePolicies(config)
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +99,7 @@ func New(config Config) (*Dispatcher, error) {
 		abandoned:      new(atomic.Int64),
 		suspension:     s,
 		grants:         grants,
+		policies:       policies,
 	}, nil
 }
 
@@ -170,12 +180,21 @@ func (d *Dispatcher) run(ctx context.Context, call Call) (Outcome, VerdictKind) 
 	if !admitted {
 		return o, ""
 	}
-	if d.suspension != nil && o.Effect != tool.EffectSafe {
-		o, verdict := d.runRecorded(ctx, call, o, binding, invocation)
-		return d.cover(ctx, call, invocation, o), verdict
+	// Scope rules: decided, and the call's place reserved, before it runs.
+	o, held, allowed := d.policies.reserve(ctx, d.watch, call, o, invocation)
+	if !allowed {
+		return o, ""
 	}
-	result, _, err := d.callTool(ctx, binding, invocation, call.Progress, nil)
-	return d.cover(ctx, call, invocation, d.settle(o, call, result, err)), ""
+	var verdict VerdictKind
+	if d.suspension != nil && o.Effect != tool.EffectSafe {
+		o, verdict = d.runRecorded(ctx, call, o, binding, invocation)
+	} else {
+		result, _, err := d.callTool(ctx, binding, invocation, call.Progress, nil)
+		o = d.settle(o, call, result, err)
+	}
+	o = d.cover(ctx, call, invocation, o)
+	d.policies.settle(ctx, d.watch, held, o)
+	return o, verdict
 }
 
 // admit checks call's principal, resolves its tool, chooses its

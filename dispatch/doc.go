@@ -91,6 +91,69 @@
 // for a call refused while it streamed; Settle of its Call and Err gives
 // the rejected Outcome.
 //
+// # Policies over a scope
+//
+// A [tool.Guard] decides one call by itself. The rules of [Config.Rules]
+// decide a call from what came before it in its scope: [Call.Scope],
+// which the runtime sets (a conversation, a user, a tenant) and never
+// takes from the model. A call without a Scope is subject to no scope
+// rule. Four rules come with the package, and a runtime may write its
+// own ([Rule]):
+//
+//   - [RateLimit]: at most so many calls of some tools per window ("10
+//     emails an hour per customer");
+//   - [SumLimit]: a running sum of a numeric argument per window ("$5,000
+//     of refunds per hour");
+//   - [RequiresPrior]: a call only after a completed call of another tool,
+//     correlated on an argument ("no transfer before that account's
+//     balance was read");
+//   - [Taint]: after a call of a tool that reads untrusted content, the
+//     tools the rule names are refused ("after reading a web page,
+//     nothing that sends data out"). The marks live in the rule, never in
+//     a tool's Definition or Effect.
+//
+// Each scope has an append-only log of its calls, kept by an [EventStore]
+// ([Config.Events]: a [MemoryStore] for one process, the SQL store for
+// replicas): each admitted call with its canonical arguments, whether it
+// is still in flight, and its outcome. The rules that name a call's tool
+// are decided after the call was admitted and before its tool runs,
+// while the store holds the scope's lock, and the call's event is
+// appended in the same step: that is its reservation. Calls in flight
+// count, and calls that arrive at the same moment, on any number of
+// replicas, cannot all take the last place: of three concurrent $2,000
+// transfers under a $5,000 limit, two run. A reservation is released
+// when the call fails definitely or is rejected (its effect did not
+// happen), and kept for a completed, suspended or unknown outcome; a
+// call left in flight by a process that died keeps it, however long,
+// until a recovery, a reconciler or an operator says that its effect
+// did not happen ([Dispatcher.ReleaseReservation]). A call sent again
+// under its idempotency key is the same call, counted once.
+//
+// A call a rule denies does not run: its Outcome is KindFailed, a
+// *tool.Failure of kind rejected whose public Output is the rule's
+// reason, which the model reads. A call whose rules cannot be decided
+// (the store failed, a rule erred or panicked) does not run either
+// ([PolicyUnavailableText]): a policy fails closed. A rule wrapped in
+// [Shadow] is decided and observed but refuses nothing, so that a team
+// can try a policy on live traffic before enforcing it. Each decision,
+// with the rule's name and never the call's data, reaches
+// [Observer].RuleDecided and, through the OpenTelemetry adapter, the
+// call's span.
+//
+// A decision reads indexes, not the log: a MemoryStore keeps running
+// totals for each window asked about and the latest time of each outcome
+// and value, so that a decision in a scope of 10,000 events takes
+// microseconds; the SQL store reads the events of the rule's tools in
+// its window through an index on scope, tool and time. Events are kept
+// for [Config.EventRetention], by default the longest window of the
+// rules plus MaxClockSkew; [EventStore].DeleteExpiredEvents, which a
+// runtime calls from time to time, deletes the older ones.
+//
+// Run and RunAll decide the scope rules. Resume, Decline and Supersede
+// decide none: the call was decided, and its place reserved, when Run
+// admitted it, and a call that suspended keeps its reservation whatever
+// the answer brings.
+//
 // # The suspension layer
 //
 // A tool that asks a person returns a tool.InputRequest; the call then

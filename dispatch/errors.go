@@ -41,6 +41,10 @@ var (
 	// In the Err of an unknown Outcome of Run: the key's call record
 	// belongs to another call, or its call is in flight; nothing ran.
 	ErrConflict = errprefix.New("record changed")
+	// ErrRule: a scope rule could not decide a call (it returned an
+	// error of its own, or panicked), so the call did not run. A rule
+	// whose store failed returns an error wrapping ErrStore instead.
+	ErrRule = errprefix.New("scope rule failed")
 )
 
 // The error types of this package show their body to the errors of this

@@ -70,6 +70,10 @@ type MemoryStore struct {
 	places  map[string]place // the pending calls of saved turns, by checkpoint ID
 	changed chan struct{}    // closed, and made anew, when a turn is saved
 	grants  memGrants        // the grants and their receipts (grant_memory.go)
+
+	// scopeEvents are the scopes' event logs (EventStore), locked scope
+	// by scope apart from mu: see scope_memory.go.
+	scopeEvents eventLogs
 }
 
 // place is where a pending call stands: its turn and position.

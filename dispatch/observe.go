@@ -77,6 +77,15 @@ type Observer struct {
 	// outcome does not call it again. Across processes, wait for the
 	// turn instead (Dispatcher.WaitTurn).
 	Answered func(ctx context.Context, info CallInfo, o Outcome)
+	// RuleDecided is called once for each scope rule decided for a call
+	// of Run or RunAll (see Config.Rules), between its CallStart and its
+	// CallDone: after all its rules were decided and before its tool
+	// runs, or before its Outcome is returned when a rule refused it. d
+	// names the rule and says what it decided, and whether that refused
+	// the call; a Shadow rule's denial refuses nothing. d holds no
+	// argument of the call and no reason (info is the call's, as in
+	// CallStart). See Rule.
+	RuleDecided func(ctx context.Context, info CallInfo, d RuleDecision)
 }
 
 // Observers returns an Observer that calls each of observers' hooks in
@@ -116,6 +125,11 @@ func Observers(observers ...*Observer) *Observer {
 		Answered: func(ctx context.Context, info CallInfo, out Outcome) {
 			for _, o := range all {
 				watch{observer: &o}.answered(ctx, info, out)
+			}
+		},
+		RuleDecided: func(ctx context.Context, info CallInfo, d RuleDecision) {
+			for _, o := range all {
+				watch{observer: &o}.ruleDecided(ctx, info, d)
 			}
 		},
 	}

@@ -157,6 +157,13 @@ type Call struct {
 	// the runtime can wait for them (Dispatcher.WaitTurn). The calls of
 	// one RunAll carry the same TurnID, or none. Run saves nothing.
 	TurnID string
+	// Scope, when not empty, is what the scope rules of Config.Rules
+	// count the call in: a conversation, a user, a tenant, as the runtime
+	// decides (1 to 1024 bytes of UTF-8). Never take it from the model.
+	// A call without a Scope is subject to no scope rule. The
+	// idempotency key of a scoped call names its event in the scope's
+	// log: at most 1024 bytes.
+	Scope string
 }
 
 // unknown makes o an unknown outcome caused by err.

@@ -17,7 +17,7 @@ import (
 // outcome: 2), and fails if there are more.
 func BenchmarkRunRecord(b *testing.B) {
 	var runs atomic.Int32
-	reg := refundRegistry(b, &runs)
+	reg := countingRegistry(b, &runs)
 	for _, bb := range []struct {
 		name    string
 		records bool

@@ -47,9 +47,9 @@ func (c *counting) total() int32 {
 	return c.claims.Load() + c.advances.Load() + c.finishes.Load() + c.reads.Load()
 }
 
-// refundRegistry is a registry of tools that count their runs: refund
+// countingRegistry is a registry of tools that count their runs: refund
 // (unmarked), charge (idempotent) and lookup (safe).
-func refundRegistry(t testing.TB, runs *atomic.Int32) *tool.Registry {
+func countingRegistry(t testing.TB, runs *atomic.Int32) *tool.Registry {
 	t.Helper()
 	counted := func(name string, effect tool.Effect) toolFunc {
 		return objectTool(name, effect, func(_ context.Context, inv tool.Invocation) (tool.Result, error) {
@@ -78,7 +78,7 @@ func keyed(id, name, args string, key tool.IdempotencyKey) dispatch.Call {
 func TestRunRecordRoundTrips(t *testing.T) {
 	var runs atomic.Int32
 	store := &counting{Store: memoryStore(t)}
-	d := newDispatcher(t, refundRegistry(t, &runs), func(c *dispatch.Config) { c.Store = store })
+	d := newDispatcher(t, countingRegistry(t, &runs), func(c *dispatch.Config) { c.Store = store })
 	for _, tc := range []struct {
 		name string
 		want int32
@@ -100,7 +100,7 @@ func TestRunRecordRoundTrips(t *testing.T) {
 // the same key runs again.
 func TestSameKeyReturnsTheFirstOutcome(t *testing.T) {
 	var runs atomic.Int32
-	d := newDispatcher(t, refundRegistry(t, &runs))
+	d := newDispatcher(t, countingRegistry(t, &runs))
 	first := d.Run(t.Context(), keyed("c1", "refund", `{"order":"A-7"}`, "k1"))
 	require.Equal(t, dispatch.KindCompleted, first.Kind)
 	require.False(t, first.Replayed)
@@ -117,7 +117,7 @@ func TestSameKeyReturnsTheFirstOutcome(t *testing.T) {
 	require.False(t, d.Run(t.Context(), keyed("c4", "charge", `{"order":"A-7"}`, "k1")).Replayed, "another tool's key is its own")
 	require.Equal(t, int32(3), runs.Load())
 
-	alone, err := dispatch.New(dispatch.Config{Registry: refundRegistry(t, &runs)})
+	alone, err := dispatch.New(dispatch.Config{Registry: countingRegistry(t, &runs)})
 	require.NoError(t, err)
 	for range 2 {
 		require.False(t, alone.Run(t.Context(), keyed("c", "refund", `{}`, "k1")).Replayed)
@@ -131,7 +131,7 @@ func TestSameKeyReturnsTheFirstOutcome(t *testing.T) {
 func TestSameKeyOtherCall(t *testing.T) {
 	var runs atomic.Int32
 	store := memoryStore(t)
-	d := newDispatcher(t, refundRegistry(t, &runs), func(c *dispatch.Config) { c.Store = store })
+	d := newDispatcher(t, countingRegistry(t, &runs), func(c *dispatch.Config) { c.Store = store })
 	require.Equal(t, dispatch.KindCompleted, d.Run(t.Context(), keyed("c1", "refund", `{"order":"A-7"}`, "k1")).Kind)
 	o := d.Run(t.Context(), keyed("c2", "refund", `{"order":"A-8"}`, "k1"))
 	require.Equal(t, dispatch.KindUnknown, o.Kind)
@@ -180,7 +180,7 @@ func TestRunRecordRefused(t *testing.T) {
 	var runs atomic.Int32
 	store := &failingStore{Store: memoryStore(t), failClaim: true}
 	refuse := &refusingRuns{failingStore: store}
-	d := newDispatcher(t, refundRegistry(t, &runs), func(c *dispatch.Config) { c.Store = refuse })
+	d := newDispatcher(t, countingRegistry(t, &runs), func(c *dispatch.Config) { c.Store = refuse })
 	o := d.Run(t.Context(), keyed("c", "refund", `{}`, "k1"))
 	require.Equal(t, dispatch.KindUnknown, o.Kind)
 	require.ErrorIs(t, o.Err, dispatch.ErrStore)
@@ -189,7 +189,7 @@ func TestRunRecordRefused(t *testing.T) {
 
 	full, err := dispatch.NewMemoryStore(dispatch.MemoryStoreConfig{MaxBytes: 512})
 	require.NoError(t, err)
-	d = newDispatcher(t, refundRegistry(t, &runs), func(c *dispatch.Config) { c.Store = full })
+	d = newDispatcher(t, countingRegistry(t, &runs), func(c *dispatch.Config) { c.Store = full })
 	o = d.Run(t.Context(), keyed("c", "refund", `{}`, "k1"))
 	require.ErrorIs(t, o.Err, dispatch.ErrStore)
 	require.ErrorContains(t, o.Err, "the memory store is full")
@@ -380,7 +380,7 @@ func TestRunRecordFields(t *testing.T) {
 	var runs atomic.Int32
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	store := memoryStore(t)
-	d := newDispatcher(t, refundRegistry(t, &runs), func(c *dispatch.Config) {
+	d := newDispatcher(t, countingRegistry(t, &runs), func(c *dispatch.Config) {
 		c.Store, c.Clock, c.KeyTTL = store, func() time.Time { return now }, time.Hour
 	})
 	long := strings.Repeat("é", 700)

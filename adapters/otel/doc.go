@@ -45,7 +45,10 @@
 // unknown outcome the event [EventOutcomeUnknown], a suspension the
 // event [EventSuspended]. The private error of an Outcome (a Failure's
 // cause, a panic and its stack) is never recorded anywhere: only its
-// class, as error.type.
+// class, as error.type. Each scope rule decided for a call
+// (dispatch.Config.Rules) adds the event [EventRuleDecided], with the
+// rule's name, its decision and whether it runs in shadow mode: never
+// the call's arguments, its scope or the rule's reason.
 //
 // The histogram gen_ai.execute_tool.duration records each call's
 // duration in seconds with gen_ai.operation.name, gen_ai.tool.name

@@ -80,6 +80,16 @@ const (
 	// AttrLinkType is set on the link from a resumption to its suspension,
 	// with the value "resumes".
 	AttrLinkType = attribute.Key("agentcontract.link.type")
+	// AttrRule names the scope rule of an EventRuleDecided
+	// (dispatch.RuleDecision.Rule): the runtime's configuration, never
+	// the call's data.
+	AttrRule = attribute.Key("agentcontract.policy.rule")
+	// AttrDecision is what the rule of an EventRuleDecided decided:
+	// "allow" or "deny".
+	AttrDecision = attribute.Key("agentcontract.policy.decision")
+	// AttrShadow is true on an EventRuleDecided of a rule in shadow mode
+	// (dispatch.Shadow), whose denial refused nothing.
+	AttrShadow = attribute.Key("agentcontract.policy.shadow")
 )
 
 // The span events this package adds.
@@ -101,6 +111,12 @@ const (
 	// "expired", "wrong_principal", "already_answered" (a refused replay),
 	// "store" or "invalid_config".
 	EventResumeRefused = "agentcontract.resume.refused"
+	// EventRuleDecided: a scope rule decided the call (see
+	// dispatch.Config.Rules), before its tool ran: one event a rule,
+	// with AttrRule, AttrDecision and AttrShadow. It carries no argument
+	// and no reason. A call a rule refused also has an EventRefused of
+	// refusal "policy".
+	EventRuleDecided = "agentcontract.policy.decided"
 )
 
 // The values of error.type, one for each way a call ends in error.
@@ -246,7 +262,7 @@ func New(config Config) (*Telemetry, error) {
 		redact:     config.Redact,
 		names:      &nameCache{},
 	}
-	t.observer = dispatch.Observer{CallStart: t.callStart, CallDone: t.callDone, ResumeRefused: t.resumeRefused}
+	t.observer = dispatch.Observer{CallStart: t.callStart, CallDone: t.callDone, ResumeRefused: t.resumeRefused, RuleDecided: t.ruleDecided}
 	return t, nil
 }
 
@@ -462,6 +478,20 @@ func (t *Telemetry) resumeRefused(ctx context.Context, info dispatch.CallInfo, e
 	span.SetStatus(codes.Error, refusal)
 	span.End()
 	t.refusals.Add(ctx, 1, metric.WithAttributes(AttrRefusal.String(refusal), AttrOp.String(string(info.Op))))
+}
+
+// ruleDecided adds an EventRuleDecided to the call's span.
+func (t *Telemetry) ruleDecided(ctx context.Context, _ dispatch.CallInfo, d dispatch.RuleDecision) {
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
+	decision := "allow"
+	if d.Denied {
+		decision = "deny"
+	}
+	span.AddEvent(EventRuleDecided, trace.WithAttributes(
+		AttrRule.String(bounded(d.Rule, MaxAttributeBytes)), AttrDecision.String(decision), AttrShadow.Bool(d.Shadow)))
 }
 
 // known reports whether the tool of o may name its span and its

@@ -72,6 +72,31 @@
 // list reads no call's whole outcome; [dispatch.PendingQuery].Full reads
 // them.
 //
+// # Scope event logs
+//
+// The Store is a [dispatch.EventStore] too: the log of each scope that
+// the scope rules of a Dispatcher read (dispatch.Config.Rules), in tables
+// of its own. A scope has a row that is the lock of its decisions:
+// [Store.ReserveEvent] runs in one transaction that first upserts that
+// row (INSERT … ON CONFLICT DO UPDATE, which holds its lock until the
+// transaction ends, as SELECT … FOR UPDATE would, and makes it when the
+// scope has none), then runs the decision, whose queries read the
+// scope's events, and inserts the call's event. On PostgreSQL a decision
+// of the same scope on another replica waits at its upsert and then sees
+// that event; other scopes do not wait. On SQLite the transaction is
+// BEGIN IMMEDIATE, which takes the database's one write lock. So of the
+// calls decided at the same moment in one scope, none takes a place
+// another took, whatever the number of replicas.
+//
+// A decision reads the events of its rule's tools in its window, through
+// an index on (scope, tool, at), never the whole log; the members it adds
+// up or compares are read from those events' arguments by
+// [dispatch.Event]'s Number and Text, as every store reads them, so that
+// a limit counts the same on each dialect and in memory. Its cost grows
+// with the events of those tools in the window. [Store.DeleteExpiredEvents]
+// deletes the events kept until before the time it is given, and the
+// rows of the scopes left without events.
+//
 // # Failing closed
 //
 // Every error of the database, and a ctx that ended, is an error wrapping
@@ -116,8 +141,12 @@
 // without moving their version (a release refuses a newer schema when it
 // migrates, not while it runs).
 //
+// Version 3 adds the scopes' event logs: the tables of the scopes and of
+// their events, which no earlier version had.
+//
 // # Retention
 //
 // Call [Store.DeleteExpired] from time to time (every few minutes, from
 // one replica or all): expired claims and turns are deleted, nothing else.
+// Scope events have their own: [Store.DeleteExpiredEvents].
 package sqlstore

@@ -14,7 +14,7 @@ import (
 // SchemaVersion is the version of the schema this code reads and writes:
 // the number of migrations it knows. [Store.Migrate] brings a database up
 // to it, and refuses a database whose schema is newer.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrations returns the statements of each migration for d, with the
 // table prefix {p} still to be replaced: element n brings the schema from
@@ -99,6 +99,37 @@ func migrations(d Dialect) [][]string {
 	},
 		// Version 3: grants and their receipts (grant_migrate.go).
 		grantMigration(d),
+		{
+			// Version 4: the scopes' event logs (dispatch.EventStore), in
+			// tables of their own.
+			//
+			// A scope's row is the lock its decisions take (ReserveEvent
+			// upserts it first), kept until its latest event is. Scope and ID
+			// are bytes: any UTF-8 the runtime chose, NUL included.
+			`CREATE TABLE {p}scopes (
+	scope ` + bytes + ` PRIMARY KEY,
+	keep_until BIGINT NOT NULL
+)`,
+			`CREATE INDEX {p}scopes_by_expiry ON {p}scopes (keep_until)`,
+			// One row an event: its arguments as canonical JSON text, its
+			// state (reserved, kept, released) and its outcome once known.
+			// A decision reads the events of a scope's tools in a window:
+			// the index on (scope, tool, at).
+			`CREATE TABLE {p}scope_events (
+	scope ` + bytes + ` NOT NULL,
+	id ` + bytes + ` NOT NULL,
+	tool TEXT NOT NULL,
+	at BIGINT NOT NULL,
+	keep_until BIGINT NOT NULL,
+	arguments TEXT NOT NULL,
+	state TEXT NOT NULL,
+	outcome TEXT,
+	PRIMARY KEY (scope, id)
+)`,
+			`CREATE INDEX {p}scope_events_by_tool ON {p}scope_events (scope, tool, at)`,
+			`CREATE INDEX {p}scope_events_by_expiry ON {p}scope_events (keep_until)`,
+			`INSERT INTO {p}schema_version (version) VALUES (4)`,
+		},
 	}
 }
 

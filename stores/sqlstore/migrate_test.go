@@ -3,6 +3,7 @@ package sqlstore_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,16 @@ func versions(t *testing.T, db *sql.DB, prefix string) []int {
 	return out
 }
 
+// allVersions is every schema version, 1 to SchemaVersion: what a
+// database migrated by this release records.
+func allVersions() []int {
+	var out []int
+	for v := 1; v <= sqlstore.SchemaVersion; v++ {
+		out = append(out, v)
+	}
+	return out
+}
+
 func TestMigrate(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -43,22 +54,23 @@ func TestMigrate(t *testing.T) {
 			require.ErrorIs(t, err, dispatch.ErrStore, "a claim on a database that was not migrated")
 
 			require.NoError(t, s.Migrate(ctx), "a fresh database")
-			require.Equal(t, []int{1, 2, 3}, versions(t, db, "tool_"))
+			require.Equal(t, allVersions(), versions(t, db, "tool_"))
 			_, err = s.Claim(ctx, claim(1, 1))
 			require.NoError(t, err)
 
 			require.NoError(t, s.Migrate(ctx), "migrating again does nothing")
-			require.Equal(t, []int{1, 2, 3}, versions(t, db, "tool_"))
+			require.Equal(t, allVersions(), versions(t, db, "tool_"))
 			_, err = s.Claimed(ctx, hexN(1, 32))
 			require.NoError(t, err, "migrating again keeps the records")
 
 			// A newer release migrated this database: refused, unchanged.
-			_, err = db.ExecContext(ctx, "INSERT INTO tool_schema_version (version) VALUES (4)")
+			newer := sqlstore.SchemaVersion + 1
+			_, err = db.ExecContext(ctx, fmt.Sprintf("INSERT INTO tool_schema_version (version) VALUES (%d)", newer))
 			require.NoError(t, err)
 			err = s.Migrate(ctx)
 			require.ErrorIs(t, err, dispatch.ErrStore)
-			require.EqualError(t, err, "tool: claim store failed: the database's schema (tables tool_*) is version 4, newer than version 3 that this release of sqlstore knows; upgrade github.com/agentcontract/tool/stores/sqlstore")
-			require.Equal(t, []int{1, 2, 3, 4}, versions(t, db, "tool_"))
+			require.EqualError(t, err, fmt.Sprintf("tool: claim store failed: the database's schema (tables tool_*) is version %d, newer than version %d that this release of sqlstore knows; upgrade github.com/agentcontract/tool/stores/sqlstore", newer, sqlstore.SchemaVersion))
+			require.Equal(t, append(allVersions(), newer), versions(t, db, "tool_"))
 		})
 	}
 }
@@ -90,7 +102,7 @@ func TestMigrateConcurrently(t *testing.T) {
 			for i, err := range errs {
 				require.NoError(t, err, "replica %d", i)
 			}
-			require.Equal(t, []int{1, 2, 3}, versions(t, d.open(t), "app_"))
+			require.Equal(t, allVersions(), versions(t, d.open(t), "app_"))
 		})
 	}
 }
@@ -109,7 +121,7 @@ func TestMigrateCanceled(t *testing.T) {
 			require.ErrorIs(t, err, dispatch.ErrStore)
 			require.ErrorIs(t, err, context.Canceled)
 			require.NoError(t, s.Migrate(t.Context()))
-			require.Equal(t, []int{1, 2, 3}, versions(t, db, "tool_"))
+			require.Equal(t, allVersions(), versions(t, db, "tool_"))
 		})
 	}
 }

@@ -181,7 +181,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 			s, err := sqlstore.New(db, sqlstore.Config{Dialect: d.dialect})
 			require.NoError(t, err)
 			require.NoError(t, s.Migrate(ctx))
-			require.Equal(t, []int{1, 2, 3}, versions(t, db, "tool_"))
+			require.Equal(t, allVersions(), versions(t, db, "tool_"))
 
 			// The claims read back as version 1 wrote them.
 			got, err := s.Claimed(ctx, open.CheckpointID)
