@@ -59,6 +59,10 @@ var dispatchSentinels = map[string]error{
 	"ErrInvalidRecord":     dispatch.ErrInvalidRecord,
 	"ErrConflict":          dispatch.ErrConflict,
 	"ErrInvalidStream":     dispatch.ErrInvalidStream,
+	"ErrInvalidGrant":      dispatch.ErrInvalidGrant,
+	"ErrGrantNotLive":      dispatch.ErrGrantNotLive,
+	"ErrInvalidReceipt":    dispatch.ErrInvalidReceipt,
+	"ErrRule":              dispatch.ErrRule,
 }
 
 // goldenErrors returns every error the golden file pins, by name.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/agentcontract/tool/dispatch"
 	"github.com/agentcontract/tool/internal/errprefix"
@@ -171,7 +170,7 @@ func (d *Desk) mint(ctx context.Context, person string, p *posted, answer []byte
 	g, err := d.d.Mint(ctx, p.cp, dispatch.Mint{By: person, Answer: answer, Uses: uses, TTL: ttl, Widen: widen})
 	switch {
 	case errors.Is(err, dispatch.ErrInvalidGrant):
-		return &formError{msg: "The standing approval was not made: " + strings.TrimPrefix(errprefix.Body(err), errprefix.Body(dispatch.ErrInvalidGrant)+": ")}
+		return &formError{msg: "The standing approval was not made: " + errprefix.Detail(err, dispatch.ErrInvalidGrant)}
 	case err != nil:
 		return err
 	}

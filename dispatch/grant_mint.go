@@ -333,7 +333,7 @@ func kindName(k jsontext.Kind) string {
 func compilePredicate(predicate json.RawMessage) (tool.Schema, error) {
 	s, err := tool.ParseSchema(predicate)
 	if err != nil {
-		return tool.Schema{}, errprefix.Errorf("%w: the predicate is refused: %s", ErrInvalidGrant, strings.TrimPrefix(errprefix.Body(err), errprefix.Body(tool.ErrInvalidSchema)+": "))
+		return tool.Schema{}, errprefix.Errorf("%w: the predicate is refused: %s", ErrInvalidGrant, errprefix.Detail(err, tool.ErrInvalidSchema))
 	}
 	return s, nil
 }

@@ -205,8 +205,14 @@ func TestGrantAnswersThroughTheClaim(t *testing.T) {
 	require.Equal(t, dispatch.KindCompleted, o.Kind, o.Text())
 	require.Equal(t, "call-"+`{"order":"A-7","cents":1250}`, o.CallID)
 
-	claims, err := g.store.Claims(t.Context(), dispatch.ClaimQuery{})
+	all, err := g.store.Claims(t.Context(), dispatch.ClaimQuery{})
 	require.NoError(t, err)
+	var claims []dispatch.Claim // the answers, without the records of the runs that asked
+	for _, c := range all {
+		if c.AnswerSHA256 != dispatch.RunSHA256 {
+			claims = append(claims, c)
+		}
+	}
 	require.Len(t, claims, 1)
 	c := claims[0]
 	require.Equal(t, grant.ID, c.GrantID)

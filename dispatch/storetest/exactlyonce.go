@@ -96,134 +96,188 @@ type fakeClock struct{ now atomic.Int64 }
 func (c *fakeClock) time() time.Time         { return time.Unix(0, c.now.Load()) }
 func (c *fakeClock) advance(d time.Duration) { c.now.Add(int64(d)) }
 
+// faultRun is one case of the fault matrix: the store and the tool that
+// fault, the ledger of real effects, and two dispatchers on the store.
+type faultRun struct {
+	t           *testing.T
+	s           dispatch.Store
+	store       *faulty
+	l           *ledger
+	lt          *ledgerTool
+	fc          faultCase
+	tk          toolKind
+	hangs       bool
+	here, there *dispatch.Dispatcher
+	clock       *fakeClock
+	call        dispatch.Call
+	id          string
+}
+
+// faultKey is the idempotency key every call of the matrix runs under.
+const faultKey = "order-7/refund-1"
+
 func testFault(t *testing.T, s dispatch.Store, fc faultCase, tk toolKind, elsewhere bool) {
-	store := &faulty{Store: s}
-	l := newLedger()
-	lt := &ledgerTool{name: "refund", effect: tk.effect, l: l, release: make(chan struct{}), entered: make(chan struct{}, 1)}
-	hangs := fc.tool == hangBefore || fc.tool == hangAfter
+	r := newFaultRun(t, s, fc, tk)
+	r.first()
+	retry := r.here
+	if elsewhere {
+		retry = r.there
+		r.clock.advance(dispatch.DefaultLease + time.Second)
+	}
+	second := r.retry(retry, elsewhere)
+	r.again(retry, second)
+}
+
+// newFaultRun builds the case: a ledger tool of tk's effect (and
+// reconciler), faulted as fc says, and two dispatchers on s.
+func newFaultRun(t *testing.T, s dispatch.Store, fc faultCase, tk toolKind) *faultRun {
+	r := &faultRun{t: t, s: s, store: &faulty{Store: s}, l: newLedger(), fc: fc, tk: tk, clock: &fakeClock{}}
+	r.lt = &ledgerTool{name: "refund", effect: tk.effect, l: r.l, release: make(chan struct{}), entered: make(chan struct{}, 1)}
+	r.hangs = fc.tool == hangBefore || fc.tool == hangAfter
 	t.Cleanup(func() {
-		if hangs {
+		if r.hangs {
 			select {
-			case <-lt.release:
+			case <-r.lt.release:
 			default:
-				close(lt.release)
+				close(r.lt.release)
 			}
 		}
 	})
-	b, err := tool.Bind(lt)
+	b, err := tool.Bind(r.lt)
 	check(t, err, "bind")
 	reg, err := tool.NewRegistry(b)
 	check(t, err, "registry")
-	clock := &fakeClock{}
-	clock.now.Store(time.Now().UnixNano())
-	config := dispatch.Config{Registry: reg, Store: store, Clock: clock.time,
+	r.clock.now.Store(time.Now().UnixNano())
+	config := dispatch.Config{Registry: reg, Store: r.store, Clock: r.clock.time,
 		SealKeys: []dispatch.SealKey{{ID: "k1", Secret: []byte("storetest secret, thirty-two b!!")}}}
 	if tk.reconciler {
-		config.Reconcilers = map[string]dispatch.Reconciler{"refund": l.reconciler}
+		config.Reconcilers = map[string]dispatch.Reconciler{"refund": r.l.reconciler}
 	}
-	if hangs {
+	if r.hangs {
 		config.CallTimeout = 10 * time.Millisecond
 	}
-	here, err := dispatch.New(config)
+	r.here, err = dispatch.New(config)
 	check(t, err, "dispatcher")
-	there, err := dispatch.New(config)
+	r.there, err = dispatch.New(config)
 	check(t, err, "dispatcher")
+	r.call = dispatch.Call{ID: "call_1", Request: tool.Request{Name: "refund", Arguments: `{"cents": 1250}`}, IdempotencyKey: faultKey, Principal: "user-7"}
+	r.id = dispatch.RunRecordID("refund", "user-7", faultKey)
+	return r
+}
 
-	const key = "order-7/refund-1"
-	call := dispatch.Call{ID: "call_1", Request: tool.Request{Name: "refund", Arguments: `{"cents": 1250}`}, IdempotencyKey: key, Principal: "user-7"}
-	id := dispatch.RunRecordID("refund", "user-7", key)
-	effects := func(want int, when string) {
-		t.Helper()
-		if got := l.count(key); got != want {
-			t.Fatalf("%s: the ledger has %d effects of the call, want %d", when, got, want)
-		}
+// effects fails the test unless the ledger holds want effects of the call.
+func (r *faultRun) effects(want int, when string) {
+	r.t.Helper()
+	if got := r.l.count(faultKey); got != want {
+		r.t.Fatalf("%s: the ledger has %d effects of the call, want %d", when, got, want)
 	}
+}
 
-	// The first attempt, faulted.
+// effected is how many effects the faulted attempt had: one when its
+// fault came after the effect.
+func (r *faultRun) effected() int { return map[bool]int{true: 1, false: 0}[r.fc.effect] }
+
+// first runs the faulted attempt.
+func (r *faultRun) first() {
+	t := r.t
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	store.cancel.Store(&cancel)
-	store.fault.Store(int32(fc.store))
-	lt.fault.Store(int32(fc.tool))
-	first := here.Run(ctx, call)
-	if first.Kind != fc.first {
-		t.Fatalf("the faulted attempt: got %s (%v), want %s", first.Kind, first.Err, fc.first)
+	r.store.cancel.Store(&cancel)
+	r.store.fault.Store(int32(r.fc.store))
+	r.lt.fault.Store(int32(r.fc.tool))
+	first := r.here.Run(ctx, r.call)
+	if first.Kind != r.fc.first {
+		t.Fatalf("the faulted attempt: got %s (%v), want %s", first.Kind, first.Err, r.fc.first)
 	}
-	switch fc.store {
+	switch r.fc.store {
 	case claimRefused, claimReplyLost:
 		wantIs(t, first.Err, dispatch.ErrStore, "a record not written runs nothing")
 	}
-	effects(map[bool]int{true: 1, false: 0}[fc.effect], "after the faulted attempt")
-
-	if hangs {
-		// The abandoned tool still runs: the call is in flight, here and
-		// in the other process, and nothing runs again.
-		<-lt.entered
-		for _, d := range []*dispatch.Dispatcher{here, there} {
-			o := d.Run(t.Context(), call)
-			if o.Kind != dispatch.KindUnknown || !errors.Is(o.Err, dispatch.ErrConflict) {
-				t.Fatalf("a retry while the abandoned tool runs: got %s (%v), want unknown, in flight", o.Kind, o.Err)
-			}
+	r.effects(r.effected(), "after the faulted attempt")
+	if !r.hangs {
+		return
+	}
+	// The abandoned tool still runs: the call is in flight, here and in
+	// the other process, and nothing runs again.
+	<-r.lt.entered
+	for _, d := range []*dispatch.Dispatcher{r.here, r.there} {
+		o := d.Run(t.Context(), r.call)
+		if o.Kind != dispatch.KindUnknown || !errors.Is(o.Err, dispatch.ErrConflict) {
+			t.Fatalf("a retry while the abandoned tool runs: got %s (%v), want unknown, in flight", o.Kind, o.Err)
 		}
-		effects(map[bool]int{true: 1, false: 0}[fc.effect], "after the retries in flight")
-		close(lt.release)
-		waitSettled(t, s, id)
 	}
+	r.effects(r.effected(), "after the retries in flight")
+	close(r.lt.release)
+	waitSettled(t, r.s, r.id)
+}
 
-	// The retry, under the same key.
-	retry := here
-	if elsewhere {
-		retry = there
-		clock.advance(dispatch.DefaultLease + time.Second)
-	}
-	asked := l.asked.Load()
-	call.ID = "call_1_retry"
-	second := retry.Run(t.Context(), call)
-	resolvable := tk.reconciler || tk.effect == tool.EffectIdempotent
-	wantUnknown := !resolvable && (fc.unknown || (elsewhere && fc.unknownElsewhere))
-	rec, err := s.Claimed(t.Context(), id)
+// retry runs the call again under its key, on retry, and checks what the
+// matrix promises: the effect had once, or the call shown as unknown, and
+// no record stranded.
+func (r *faultRun) retry(retry *dispatch.Dispatcher, elsewhere bool) dispatch.Outcome {
+	t := r.t
+	asked := r.l.asked.Load()
+	r.call.ID = "call_1_retry"
+	second := retry.Run(t.Context(), r.call)
+	resolvable := r.tk.reconciler || r.tk.effect == tool.EffectIdempotent
+	wantUnknown := !resolvable && (r.fc.unknown || (elsewhere && r.fc.unknownElsewhere))
+	rec, err := r.s.Claimed(t.Context(), r.id)
 	check(t, err, "reading the call's record")
-	switch {
-	case wantUnknown:
-		if second.Kind != dispatch.KindUnknown || second.Err == nil {
-			t.Fatalf("the retry of a call whose fate is unknown and that nothing may run again: got %s (%v), want it shown as unknown", second.Kind, second.Err)
-		}
-		effects(map[bool]int{true: 1, false: 0}[fc.effect], "after the retry")
-		if rec.State != dispatch.StateUnknown {
-			t.Fatalf("the record of a call whose fate is unknown: got state %s, want unknown", rec.State)
-		}
-	default:
-		if second.Kind != dispatch.KindCompleted {
-			t.Fatalf("the retry: got %s (%v), want completed", second.Kind, second.Err)
-		}
-		if text, _ := second.Output.Text(); text != "refunded under "+key {
-			t.Fatalf("the retry's output: got %q", text)
-		}
-		effects(1, "after the retry: the effect had exactly once")
-		if rec.State != dispatch.StateFinished || rec.Outcome == nil || rec.Outcome.Kind != dispatch.KindCompleted {
-			t.Fatalf("the record after the retry: got %s, want finished and completed", rec.State)
-		}
+	if wantUnknown {
+		r.shownUnknown(second, rec)
+	} else {
+		r.completedOnce(second, rec)
 	}
-	if second.CallID != call.ID {
-		t.Fatalf("the retry's outcome answers call %q, want %q", second.CallID, call.ID)
+	if second.CallID != r.call.ID {
+		t.Fatalf("the retry's outcome answers call %q, want %q", second.CallID, r.call.ID)
 	}
-	if fc.store == claimOutlivesCtx && l.asked.Load() != asked {
+	if r.fc.store == claimOutlivesCtx && r.l.asked.Load() != asked {
 		t.Fatal("a call whose tool never started runs again without asking its Reconciler")
 	}
-	stranded, err := s.Stranded(t.Context(), dispatch.StrandedQuery{Now: clock.time().Add(10 * dispatch.DefaultLease)})
+	stranded, err := r.s.Stranded(t.Context(), dispatch.StrandedQuery{Now: r.clock.time().Add(10 * dispatch.DefaultLease)})
 	check(t, err, "stranded")
 	if len(stranded) != 0 {
 		t.Fatalf("%d records stranded after the retry, want none: %+v", len(stranded), stranded)
 	}
+	return second
+}
 
-	// And again: the first recorded outcome, nothing run.
-	call.ID = "call_1_again"
-	before := l.count(key)
-	third := retry.Run(t.Context(), call)
-	if third.Kind != second.Kind || !third.Replayed {
-		t.Fatalf("the same key once more: got %s replayed %t, want %s replayed", third.Kind, third.Replayed, second.Kind)
+// shownUnknown checks the retry of a call whose fate is unknown and that
+// nothing may run again.
+func (r *faultRun) shownUnknown(second dispatch.Outcome, rec dispatch.Claim) {
+	if second.Kind != dispatch.KindUnknown || second.Err == nil {
+		r.t.Fatalf("the retry of a call whose fate is unknown and that nothing may run again: got %s (%v), want it shown as unknown", second.Kind, second.Err)
 	}
-	effects(before, "after the same key once more")
+	r.effects(r.effected(), "after the retry")
+	if rec.State != dispatch.StateUnknown {
+		r.t.Fatalf("the record of a call whose fate is unknown: got state %s, want unknown", rec.State)
+	}
+}
+
+// completedOnce checks a retry that completed with the effect had once.
+func (r *faultRun) completedOnce(second dispatch.Outcome, rec dispatch.Claim) {
+	if second.Kind != dispatch.KindCompleted {
+		r.t.Fatalf("the retry: got %s (%v), want completed", second.Kind, second.Err)
+	}
+	if text, _ := second.Output.Text(); text != "refunded under "+faultKey {
+		r.t.Fatalf("the retry's output: got %q", text)
+	}
+	r.effects(1, "after the retry: the effect had exactly once")
+	if rec.State != dispatch.StateFinished || rec.Outcome == nil || rec.Outcome.Kind != dispatch.KindCompleted {
+		r.t.Fatalf("the record after the retry: got %s, want finished and completed", rec.State)
+	}
+}
+
+// again runs the call once more under its key: the first recorded
+// outcome, nothing run.
+func (r *faultRun) again(retry *dispatch.Dispatcher, second dispatch.Outcome) {
+	r.call.ID = "call_1_again"
+	before := r.l.count(faultKey)
+	third := retry.Run(r.t.Context(), r.call)
+	if third.Kind != second.Kind || !third.Replayed {
+		r.t.Fatalf("the same key once more: got %s replayed %t, want %s replayed", third.Kind, third.Replayed, second.Kind)
+	}
+	r.effects(before, "after the same key once more")
 }
 
 // waitSettled waits until the record id is no longer running: the tool

@@ -40,42 +40,10 @@ const claimBound = 30 * time.Second
 // pauses). Only then does Claim return an error for a claim that may
 // stand.
 func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, error) {
-	if err := checkNewClaim(c); err != nil {
-		return nil, err
-	}
-	claimedAt, err := nanos(c.ClaimedAt, "claim "+c.CheckpointID+": ClaimedAt")
+	c, row, err := s.claimRowOf(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	expiresAt, err := nanos(c.ExpiresAt, "claim "+c.CheckpointID+": ExpiresAt")
-	if err != nil {
-		return nil, err
-	}
-	lease, err := leaseNanos(c)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	if c.State == "" {
-		c.State = dispatch.StateClaimed
-	}
-	c.Version = 1
-	c.TurnID, c.CallIndex = "", 0
-	if c.AnswerSHA256 != dispatch.RunSHA256 { // a run's record is no pending call of a turn
-		if c.TurnID, c.CallIndex, err = s.place(ctx, c.CheckpointID); err != nil {
-			return nil, err
-		}
-	}
-	data, err := jsonv2.Marshal(c)
-	if err != nil {
-		return nil, errprefix.Errorf("%w: claim %s: %v", dispatch.ErrInvalidRecord, c.CheckpointID, err)
-	}
-	if len(data) > s.maxRecordBytes() {
-		return nil, s.tooLarge("claim "+c.CheckpointID, len(data))
-	}
-	row := []any{c.CheckpointID, c.AnswerSHA256, claimedAt, expiresAt, string(data), string(c.State), c.Version, lease}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimBound)
 	defer cancel()
 	var uncertain error // the error of a write that may have landed
@@ -121,6 +89,47 @@ func (s *Store) Claim(ctx context.Context, c dispatch.Claim) (*dispatch.Claim, e
 		}
 		return &prior, nil
 	}
+}
+
+// claimRowOf checks c, a new claim, and returns it as recorded (at
+// version 1, placed in its turn) with the row that records it.
+func (s *Store) claimRowOf(ctx context.Context, c dispatch.Claim) (dispatch.Claim, []any, error) {
+	if err := checkNewClaim(c); err != nil {
+		return c, nil, err
+	}
+	claimedAt, err := nanos(c.ClaimedAt, "claim "+c.CheckpointID+": ClaimedAt")
+	if err != nil {
+		return c, nil, err
+	}
+	expiresAt, err := nanos(c.ExpiresAt, "claim "+c.CheckpointID+": ExpiresAt")
+	if err != nil {
+		return c, nil, err
+	}
+	lease, err := leaseNanos(c)
+	if err != nil {
+		return c, nil, err
+	}
+	if err := s.begin(ctx); err != nil {
+		return c, nil, err
+	}
+	if c.State == "" {
+		c.State = dispatch.StateClaimed
+	}
+	c.Version = 1
+	c.TurnID, c.CallIndex = "", 0
+	if c.AnswerSHA256 != dispatch.RunSHA256 { // a run's record is no pending call of a turn
+		if c.TurnID, c.CallIndex, err = s.place(ctx, c.CheckpointID); err != nil {
+			return c, nil, err
+		}
+	}
+	data, err := jsonv2.Marshal(c)
+	if err != nil {
+		return c, nil, errprefix.Errorf("%w: claim %s: %v", dispatch.ErrInvalidRecord, c.CheckpointID, err)
+	}
+	if len(data) > s.maxRecordBytes() {
+		return c, nil, s.tooLarge("claim "+c.CheckpointID, len(data))
+	}
+	return c, []any{c.CheckpointID, c.AnswerSHA256, claimedAt, expiresAt, string(data), string(c.State), c.Version, lease}, nil
 }
 
 // checkNewClaim refuses what Claim may not record, as

@@ -116,6 +116,6 @@ func ExampleMigrations() {
 		fmt.Println(d, "schema version", len(sqlstore.Migrations(d)))
 	}
 	// Output:
-	// PostgreSQL schema version 3
-	// SQLite schema version 3
+	// PostgreSQL schema version 4
+	// SQLite schema version 4
 }

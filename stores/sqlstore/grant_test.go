@@ -151,10 +151,10 @@ func TestGrantAcrossReplicas(t *testing.T) {
 func TestGrantMigration(t *testing.T) {
 	for _, d := range []sqlstore.Dialect{sqlstore.PostgreSQL, sqlstore.SQLite} {
 		m := sqlstore.Migrations(d)
-		last := m[len(m)-1]
-		require.Contains(t, last, "CREATE TABLE tool_grants (", d.String())
-		require.Contains(t, last, "CREATE TABLE tool_grant_receipts (", d.String())
-		require.NotContains(t, last, "ALTER TABLE", "the migration touches no table of another")
-		require.True(t, strings.HasSuffix(last, fmt.Sprintf("INSERT INTO tool_schema_version (version) VALUES (%d);\n", sqlstore.SchemaVersion)))
+		grants := m[2] // version 3
+		require.Contains(t, grants, "CREATE TABLE tool_grants (", d.String())
+		require.Contains(t, grants, "CREATE TABLE tool_grant_receipts (", d.String())
+		require.NotContains(t, grants, "ALTER TABLE", "the migration touches no table of another")
+		require.True(t, strings.HasSuffix(grants, "INSERT INTO tool_schema_version (version) VALUES (3);\n"))
 	}
 }

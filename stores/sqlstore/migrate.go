@@ -31,8 +31,13 @@ const SchemaVersion = 4
 // persist. The migration of a released version is never edited: a
 // change is a new one.
 func migrations(d Dialect) [][]string {
+	return [][]string{migrationV1(d), migrationV2(d), grantMigration(d), eventMigration(d)}
+}
+
+// migrationV1 creates the claims and the turns.
+func migrationV1(d Dialect) []string {
 	bytes, text, ts := d.bytesType(), d.byteText(), d.timestampType()
-	return [][]string{{
+	return []string{
 		// Version 1.
 		`CREATE TABLE {p}schema_version (
 	version INTEGER PRIMARY KEY,
@@ -65,7 +70,13 @@ func migrations(d Dialect) [][]string {
 )`,
 		`CREATE INDEX {p}turn_outcomes_by_checkpoint ON {p}turn_outcomes (checkpoint_id)`,
 		`INSERT INTO {p}schema_version (version) VALUES (1)`,
-	}, {
+	}
+}
+
+// migrationV2 adds the call record's life, turns saved at a version and
+// the summary of a pending call.
+func migrationV2(d Dialect) []string {
+	return []string{
 		// Version 2: the call record's life, turns saved at a version,
 		// and the summaries a list of pending calls reads.
 		//
@@ -96,26 +107,29 @@ func migrations(d Dialect) [][]string {
 		`ALTER TABLE {p}turn_outcomes ADD COLUMN issued_at BIGINT`,
 		`ALTER TABLE {p}turn_outcomes ADD COLUMN checkpoint_expires_at BIGINT`,
 		`INSERT INTO {p}schema_version (version) VALUES (2)`,
-	},
-		// Version 3: grants and their receipts (grant_migrate.go).
-		grantMigration(d),
-		{
-			// Version 4: the scopes' event logs (dispatch.EventStore), in
-			// tables of their own.
-			//
-			// A scope's row is the lock its decisions take (ReserveEvent
-			// upserts it first), kept until its latest event is. Scope and ID
-			// are bytes: any UTF-8 the runtime chose, NUL included.
-			`CREATE TABLE {p}scopes (
+	}
+}
+
+// eventMigration, version 4, creates the scopes' event logs.
+func eventMigration(d Dialect) []string {
+	bytes := d.bytesType()
+	return []string{
+		// Version 4: the scopes' event logs (dispatch.EventStore), in
+		// tables of their own.
+		//
+		// A scope's row is the lock its decisions take (ReserveEvent
+		// upserts it first), kept until its latest event is. Scope and ID
+		// are bytes: any UTF-8 the runtime chose, NUL included.
+		`CREATE TABLE {p}scopes (
 	scope ` + bytes + ` PRIMARY KEY,
 	keep_until BIGINT NOT NULL
 )`,
-			`CREATE INDEX {p}scopes_by_expiry ON {p}scopes (keep_until)`,
-			// One row an event: its arguments as canonical JSON text, its
-			// state (reserved, kept, released) and its outcome once known.
-			// A decision reads the events of a scope's tools in a window:
-			// the index on (scope, tool, at).
-			`CREATE TABLE {p}scope_events (
+		`CREATE INDEX {p}scopes_by_expiry ON {p}scopes (keep_until)`,
+		// One row an event: its arguments as canonical JSON text, its
+		// state (reserved, kept, released) and its outcome once known.
+		// A decision reads the events of a scope's tools in a window:
+		// the index on (scope, tool, at).
+		`CREATE TABLE {p}scope_events (
 	scope ` + bytes + ` NOT NULL,
 	id ` + bytes + ` NOT NULL,
 	tool TEXT NOT NULL,
@@ -126,10 +140,9 @@ func migrations(d Dialect) [][]string {
 	outcome TEXT,
 	PRIMARY KEY (scope, id)
 )`,
-			`CREATE INDEX {p}scope_events_by_tool ON {p}scope_events (scope, tool, at)`,
-			`CREATE INDEX {p}scope_events_by_expiry ON {p}scope_events (keep_until)`,
-			`INSERT INTO {p}schema_version (version) VALUES (4)`,
-		},
+		`CREATE INDEX {p}scope_events_by_tool ON {p}scope_events (scope, tool, at)`,
+		`CREATE INDEX {p}scope_events_by_expiry ON {p}scope_events (keep_until)`,
+		`INSERT INTO {p}schema_version (version) VALUES (4)`,
 	}
 }
 
