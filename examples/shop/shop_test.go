@@ -87,12 +87,16 @@ func TestRefundApproved(t *testing.T) {
 	require.Equal(t, "Refunded 12.50 EUR on order A-1001, reference R-0001. Note: sorry", done.Text())
 	require.Equal(t, 1, l.Count())
 
-	// The same key again (a retry of the same call) gets the same reference.
+	// The same key again (a retry of the same call) gets the first
+	// recorded outcome: the same question, whose answer stands.
 	again := d.Run(t.Context(), dispatch.Call{ID: "retry", Request: tool.Request{Name: shop.RefundName, Arguments: `{"order_id":"A-1001","amount":12.5}`}, IdempotencyKey: asked.IdempotencyKey})
 	require.Equal(t, dispatch.KindSuspended, again.Kind)
-	done, err = d.Resume(t.Context(), *again.Checkpoint, dispatch.Answer{Response: json.RawMessage(`{"approve":true}`)})
+	require.True(t, again.Replayed)
+	require.Equal(t, asked.Checkpoint.ID(), again.Checkpoint.ID())
+	done, err = d.Resume(t.Context(), *again.Checkpoint, dispatch.Answer{Response: json.RawMessage(`{"approve":true,"note":"sorry"}`)})
 	require.NoError(t, err)
-	require.Equal(t, "Refunded 12.50 EUR on order A-1001, reference R-0001.", done.Text())
+	require.True(t, done.Replayed)
+	require.Equal(t, "Refunded 12.50 EUR on order A-1001, reference R-0001. Note: sorry", done.Text())
 	require.Equal(t, 1, l.Count())
 }
 
