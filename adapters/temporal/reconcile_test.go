@@ -363,3 +363,19 @@ func TestFaultsRetriedActivityReconciles(t *testing.T) {
 	}
 	t.Log("\n" + table.String())
 }
+
+// A Reconciler that is nil, or registered for the empty name, is refused
+// by New, as dispatch.New refuses it.
+func TestNewRefusesBadReconcilers(t *testing.T) {
+	reg, err := tool.NewRegistry()
+	require.NoError(t, err)
+	for _, r := range []map[string]dispatch.Reconciler{
+		{"refund": nil},
+		{"": func(context.Context, dispatch.Reconciliation) dispatch.Verdict { return dispatch.NotDone() }},
+	} {
+		rt, err := New(Config{Registry: reg, SealKeys: []dispatch.SealKey{{ID: "k1", Secret: []byte("0123456789abcdef0123456789abcdef")}},
+			ActivityOptions: workflow.ActivityOptions{StartToCloseTimeout: time.Minute}, Reconcilers: r})
+		require.Nil(t, rt)
+		require.ErrorIs(t, err, dispatch.ErrInvalidConfig)
+	}
+}
