@@ -16,12 +16,13 @@ import (
 )
 
 // callInput is the input of the call activity: the call as proposed, the
-// key workflow state chose for it, and, when it resumes, the sealed
-// checkpoint and the answer the workflow accepted.
+// key workflow state chose for it, its principal, and, when it resumes,
+// the sealed checkpoint and the answer the workflow accepted.
 type callInput struct {
 	CallID         string               `json:"call_id,omitempty"`
 	Request        tool.Request         `json:"request"`
 	IdempotencyKey tool.IdempotencyKey  `json:"idempotency_key"`
+	Principal      string               `json:"principal,omitempty"`
 	Checkpoint     *dispatch.Checkpoint `json:"checkpoint,omitempty"`
 	Answer         json.RawMessage      `json:"answer,omitempty"`
 }
@@ -61,6 +62,16 @@ type rejectionDetails struct {
 // call again ([tool.Contract.Prepare]): a [tool.Invocation] does not leave
 // the process that prepared it, and the worker that runs the activity may not
 // be the one that ran the workflow.
+//
+// An attempt after the first (Temporal retries an activity whose attempt
+// failed, timed out, or ran on a worker that died) does not simply run
+// the call again: it finds the record of the attempt before it
+// (historyClaims), and the Dispatcher asks the tool's Reconciler, or
+// runs it again only when its effect makes that safe. An unknown outcome
+// is retried when the tool is replayable, and, for a tool with a
+// Reconciler, when the tool ran in this attempt, or an earlier attempt
+// still runs it in this process: its next attempt reconciles it. An
+// unknown outcome the Reconciler could not resolve is final.
 func (r *Runtime) callActivity(ctx context.Context, in callInput) (callResult, error) {
 	if r == nil || r.execute == nil {
 		return callResult{}, temporal.NewNonRetryableApplicationError(
@@ -71,6 +82,11 @@ func (r *Runtime) callActivity(ctx context.Context, in callInput) (callResult, e
 			fmt.Sprintf("%v: the call has no idempotency key", ErrInvalidActivityInput), errTypeNotResumed, nil)
 	}
 	progress := heartbeats(ctx)
+	attempt := &activityAttempt{number: 1}
+	if activity.IsActivity(ctx) {
+		attempt.number = activity.GetInfo(ctx).Attempt
+	}
+	ctx = withAttempt(ctx, attempt)
 	var o dispatch.Outcome
 	if in.Checkpoint != nil {
 		if in.Checkpoint.IdempotencyKey() != in.IdempotencyKey {
@@ -92,9 +108,21 @@ func (r *Runtime) callActivity(ctx context.Context, in callInput) (callResult, e
 			return callResult{}, temporal.NewNonRetryableApplicationError(notResumedText(in.Checkpoint.Request().Name, err), errTypeNotResumed, nil)
 		}
 	} else {
-		o = r.execute.Run(ctx, dispatch.Call{ID: in.CallID, Request: in.Request, IdempotencyKey: in.IdempotencyKey, Progress: progress})
+		o = r.execute.Run(ctx, dispatch.Call{ID: in.CallID, Request: in.Request, IdempotencyKey: in.IdempotencyKey, Principal: in.Principal, Progress: progress})
 	}
-	return encodeOutcome(o)
+	// A call in flight is one an earlier attempt still runs in this
+	// process: once it returns, the next attempt reconciles it.
+	return encodeOutcome(o, r.reconciled[o.Tool] && (attempt.ran.Load() || inFlight(o)))
+}
+
+// inFlight reports whether o is an unknown outcome that wraps
+// dispatch.ErrConflict: a call an earlier attempt still runs in this
+// process, and nothing ran. (ErrConflict also says that the key names
+// another call, of other arguments or contract, which a retry of the
+// same activity input meets only across a deploy that changed the
+// tool; it is then retried under the policy, and runs nothing.)
+func inFlight(o dispatch.Outcome) bool {
+	return o.Kind == dispatch.KindUnknown && errors.Is(o.Err, dispatch.ErrConflict)
 }
 
 // heartbeats reports a tool's progress as heartbeats of the activity whose
@@ -121,7 +149,10 @@ func heartbeats(ctx context.Context) tool.ProgressReporter {
 // may see (a Failure's kind and public Output). The private error goes to
 // the worker's log ([Config].Logger), the one place that is the
 // operator's, with the call's ID and key to find it by.
-func encodeOutcome(o dispatch.Outcome) (callResult, error) {
+//
+// An unknown outcome is retried when o.Retryable says so, or when
+// reconcile does: the tool has a Reconciler, which the next attempt asks.
+func encodeOutcome(o dispatch.Outcome, reconcile bool) (callResult, error) {
 	class := dispatch.NewSavedOutcome(o).ErrorClass
 	switch o.Kind {
 	case dispatch.KindCompleted:
@@ -145,10 +176,11 @@ func encodeOutcome(o dispatch.Outcome) (callResult, error) {
 		return callResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("the tool is not in this worker's registry (class %s)", class), errTypeUnknownTool, nil)
 	}
-	// Unknown: Temporal may try again only when the tool is replayable;
-	// the retry policy says so too, this says it twice.
+	// Unknown: Temporal may try again only when the tool is replayable
+	// or its next attempt asks a Reconciler; the retry policy says so
+	// too, this says it twice.
 	msg := fmt.Sprintf("the outcome of the call to %s is unknown (class %s)", strconv.Quote(o.Tool), class)
-	if o.Retryable {
+	if o.Retryable || reconcile {
 		return callResult{}, temporal.NewApplicationError(msg, errTypeUnknown)
 	}
 	return callResult{}, temporal.NewNonRetryableApplicationError(msg, errTypeUnknown, nil)

@@ -49,11 +49,49 @@
 //
 // A replayable tool ([tool.EffectSafe], [tool.EffectIdempotent]) runs with
 // the retry policy of [Config].ActivityOptions: running it again with the
-// same key cannot repeat its effect. Any other tool runs at most once; when
-// that attempt ends without a known result (an error that is not a
-// [tool.Failure], a timeout, a lost worker) the call's [dispatch.Outcome] is
-// [dispatch.KindUnknown], as it would be in one process. A Failure and a
-// [tool.InputRejection] are definite outcomes and are never retried.
+// same key cannot repeat its effect. A tool with a [dispatch.Reconciler]
+// ([Config].Reconcilers) runs with that policy too (see "Exactly once").
+// Any other tool runs at most once; when that attempt ends without a
+// known result (an error that is not a [tool.Failure], a timeout, a lost
+// worker) the call's [dispatch.Outcome] is [dispatch.KindUnknown], as it
+// would be in one process. A Failure and a [tool.InputRejection] are
+// definite outcomes and are never retried.
+//
+// # Exactly once
+//
+// Temporal retries an activity whose attempt failed, timed out, or ran on
+// a worker that died, and whose result the workflow therefore never got:
+// the attempt may have had its effect, or not. A retried attempt (its
+// number, activity.GetInfo(ctx).Attempt, is more than one) of a tool that
+// is not [tool.EffectSafe] does not simply run the tool again. It takes
+// the earlier attempts as a call a lost process left running, and
+// decides as a [dispatch.Dispatcher] with a store does ("Exactly once" in
+// package dispatch):
+//
+//   - The tool's Reconciler, when [Config].Reconcilers has one, is asked
+//     what became of them, with the call's key (the one every attempt
+//     ran under), tool, principal ([dispatch.Call].Principal) and
+//     canonical arguments, and a record of state running at the
+//     attempt before ([dispatch.Reconciliation]). Done: its output is
+//     the call's result, and the tool does not run. Not done: the tool
+//     runs. Cannot tell: the tool runs again only if it is
+//     tool.EffectIdempotent; otherwise the outcome is unknown, shown as
+//     unknown, and not retried.
+//   - Without a Reconciler, a replayable tool runs again under its key
+//     (the backend deduplicates on it), and any other never gets a
+//     second attempt (MaximumAttempts 1): its outcome is unknown.
+//
+// An unknown outcome of an attempt that ran a tool with a Reconciler (a
+// panic, a tool's own error) is retried, so that the next attempt asks
+// it; so is a call an earlier attempt still runs in the same worker (its
+// activity timed out while the tool went on), which the attempt after
+// that reconciles once the tool returns. Nothing is recorded outside the
+// history: the attempt's number is the record. A resumed call's
+// attempts are reconciled the same way, with the principal the
+// checkpoint holds (none: a Session seals its checkpoints for nobody).
+// What a Reconciler is given is bounded as in package dispatch
+// ([dispatch.ReconcileTimeout], a panic is cannot tell, a done output
+// the contract refuses is cannot tell).
 //
 // # What goes into failure messages
 //
@@ -175,8 +213,9 @@
 // key and takes the call off the waiting list, so a second answer finds
 // no call waiting and is refused by the validator, without a trace in the
 // history (the same answer again, under its ID, gets its receipt). The activity resumes the call with [dispatch.Dispatcher.Resume]
-// through a store of this package whose every claim wins, and which
-// nothing else may use: you configure no dispatch.Store. A workflow may
+// through a store of this package whose every first attempt's claim
+// wins (a retried attempt finds the earlier one's record: see "Exactly
+// once"), and which nothing else may use: you configure no dispatch.Store. A workflow may
 // wait for an answer as long as it likes: its checkpoints expire after
 // [dispatch.MaxCheckpointTTL]. The checkpoints made in workflow code take
 // their ID from the session and the call ([dispatch.Config].NewCheckpointID:

@@ -53,9 +53,10 @@ type Config struct {
 	// ActivityOptions are the options of the activity that runs a call.
 	// StartToCloseTimeout or ScheduleToCloseTimeout is required.
 	// RetryPolicy is the policy of replayable tools (tool.EffectSafe and
-	// tool.EffectIdempotent); nil leaves Temporal's default, which retries
-	// without limit. Every other tool runs at most once: its RetryPolicy
-	// is replaced by one with MaximumAttempts 1. ActivityID is ignored
+	// tool.EffectIdempotent) and of tools with a Reconciler; nil leaves
+	// Temporal's default, which retries without limit. Every other tool
+	// runs at most once: its RetryPolicy is replaced by one with
+	// MaximumAttempts 1. ActivityID is ignored
 	// (Temporal numbers activities itself); an empty Summary becomes the
 	// tool's name. HeartbeatTimeout is worth setting only if the tools
 	// report progress, which is what heartbeats the activity.
@@ -78,6 +79,17 @@ type Config struct {
 	// say: see the package documentation). The workflow side, whose code
 	// must be deterministic, observes nothing.
 	Observer *dispatch.Observer
+	// Reconcilers are the tools' reconcilers, by tool name, as in
+	// dispatch.Config.Reconcilers: a retried attempt of a call's activity
+	// asks the one of its tool what became of the earlier attempts
+	// before it runs anything (see "Exactly once" in the package
+	// documentation). A tool of neither tool.EffectSafe nor
+	// tool.EffectIdempotent that has one is retried under RetryPolicy;
+	// without one it runs at most once. The map is copied; the
+	// functions are kept, and must be safe for concurrent use. nil is
+	// none. A nil function or an empty name is refused (an error that
+	// wraps dispatch.ErrInvalidConfig).
+	Reconcilers map[string]dispatch.Reconciler
 }
 
 // Runtime runs tool calls on Temporal: calls are admitted in workflow code
@@ -93,6 +105,10 @@ type Runtime struct {
 	execute *dispatch.Dispatcher
 	logger  *slog.Logger
 	options workflow.ActivityOptions
+	// reconciled names the tools that have a Reconciler: their
+	// activities are retried, and an unknown outcome of a run of their
+	// tool is retried too, so that the next attempt reconciles it.
+	reconciled map[string]bool
 }
 
 // New checks config and returns a [Runtime]. Errors wrap [ErrInvalidConfig],
@@ -121,6 +137,7 @@ func New(config Config) (*Runtime, error) {
 		CheckpointTTL: dispatch.MaxCheckpointTTL,
 		Logger:        config.Logger,
 		Observer:      config.Observer,
+		Reconcilers:   config.Reconcilers,
 	})
 	if err != nil {
 		return nil, err
@@ -129,7 +146,11 @@ func New(config Config) (*Runtime, error) {
 	for i, k := range config.SealKeys {
 		keys[i] = dispatch.SealKey{ID: k.ID, Secret: slices.Clone(k.Secret)}
 	}
-	return &Runtime{registry: config.Registry, sealKeys: keys, execute: execute, logger: config.Logger, options: o}, nil
+	reconciled := make(map[string]bool, len(config.Reconcilers))
+	for name := range config.Reconcilers {
+		reconciled[name] = true
+	}
+	return &Runtime{registry: config.Registry, sealKeys: keys, execute: execute, logger: config.Logger, options: o, reconciled: reconciled}, nil
 }
 
 // errNoKey is what a Dispatcher of this package would get if it ever had
@@ -158,9 +179,11 @@ func (r *Runtime) activityOptions(name string, effect tool.Effect) workflow.Acti
 	if o.Summary == "" {
 		o.Summary = name
 	}
-	if !effect.Replayable() {
-		// Running it again could repeat its effect: once, and an outcome
-		// that is not known then stays unknown.
+	if !effect.Replayable() && !r.reconciled[name] {
+		// Running it again could repeat its effect, and nothing can tell
+		// whether it had it: once, and an outcome that is not known then
+		// stays unknown. A tool with a Reconciler is retried: a retried
+		// attempt asks it first (see callActivity).
 		o.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
 	}
 	return o

@@ -181,7 +181,10 @@ func (s *Session) Pending() ([]Pending, error) {
 // cancelled: a call still waiting then has its suspended [dispatch.Outcome],
 // whose [dispatch.Checkpoint] can be resumed elsewhere
 // ([dispatch.Dispatcher.Resume]). [dispatch.Call].Progress is ignored:
-// progress becomes heartbeats of the activity. [dispatch.Outcome].Duration is
+// progress becomes heartbeats of the activity. [dispatch.Call].Principal goes
+// to the activity, where it names the call's record and is what a
+// [dispatch.Reconciler] is told; the checkpoints of suspended calls are
+// sealed for no principal. [dispatch.Outcome].Duration is
 // measured in workflow time. calls is not retained.
 func (s *Session) Run(ctx workflow.Context, calls []dispatch.Call) []dispatch.Outcome {
 	outcomes := make([]dispatch.Outcome, len(calls))
@@ -209,7 +212,7 @@ func (s *Session) Run(ctx workflow.Context, calls []dispatch.Call) []dispatch.Ou
 		wg.Add(1)
 		workflow.Go(ctx, func(ctx workflow.Context) {
 			defer wg.Done()
-			outcomes[i] = s.runOne(ctx, dispatch.Call{ID: c.ID, Request: c.Request}, keys[i])
+			outcomes[i] = s.runOne(ctx, dispatch.Call{ID: c.ID, Request: c.Request}, keys[i], c.Principal)
 		})
 	}
 	wg.Wait(ctx)
@@ -223,10 +226,12 @@ func (s *Session) newKey() tool.IdempotencyKey {
 }
 
 // runOne runs one call until it has an outcome other than suspended, or
-// ctx is cancelled while it waits.
-func (s *Session) runOne(ctx workflow.Context, call dispatch.Call, key tool.IdempotencyKey) dispatch.Outcome {
+// ctx is cancelled while it waits. principal goes to the activity only,
+// for its call record and Reconciler: the checkpoints workflow code
+// seals name none (see Session.Run).
+func (s *Session) runOne(ctx workflow.Context, call dispatch.Call, key tool.IdempotencyKey, principal string) dispatch.Outcome {
 	start := workflow.Now(ctx)
-	o := s.start(ctx, call, key)
+	o := s.start(ctx, call, key, principal)
 	for o.Kind == dispatch.KindSuspended {
 		w := &suspension{key: key, checkpoint: *o.Checkpoint}
 		s.waiting = append(s.waiting, w)
@@ -242,7 +247,7 @@ func (s *Session) runOne(ctx workflow.Context, call dispatch.Call, key tool.Idem
 }
 
 // start admits a new call and, if admitted, runs it.
-func (s *Session) start(ctx workflow.Context, call dispatch.Call, key tool.IdempotencyKey) dispatch.Outcome {
+func (s *Session) start(ctx workflow.Context, call dispatch.Call, key tool.IdempotencyKey, principal string) dispatch.Outcome {
 	binding, ok := s.rt.registry.Resolve(call.Request.Name)
 	if !ok {
 		return s.unknownTool(call)
@@ -253,7 +258,7 @@ func (s *Session) start(ctx workflow.Context, call dispatch.Call, key tool.Idemp
 		logRefusal(ctx, "tool call not admitted", o)
 		return o
 	}
-	return s.execute(ctx, call, key, callInput{CallID: call.ID, Request: call.Request, IdempotencyKey: key})
+	return s.execute(ctx, call, key, callInput{CallID: call.ID, Request: call.Request, IdempotencyKey: key, Principal: principal})
 }
 
 // unknownTool is the outcome of a call to a tool the registry lacks:
