@@ -280,3 +280,20 @@ func uniqueKey(t testing.TB) tool.IdempotencyKey {
 func refundCall(key tool.IdempotencyKey) dispatch.Call {
 	return dispatch.Call{Request: tool.Request{Name: "refund", Arguments: `{"cents":1250}`}, IdempotencyKey: key}
 }
+
+// countPrefix is the number of effects of keys that start with prefix.
+func (l *ledger) countPrefix(prefix string) int {
+	f, err := os.Open(l.path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	n := 0
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if strings.HasPrefix(s.Text(), prefix) {
+			n++
+		}
+	}
+	return n
+}
