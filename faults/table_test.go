@@ -93,4 +93,4 @@ func TestMain(m *testing.M) {
 
 // fullCases is the number of cases of a full run: every path, point and
 // kind.
-const fullCases = 4 * 6 * 3
+const fullCases = 6 * 6 * 3
