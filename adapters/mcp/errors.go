@@ -18,6 +18,10 @@ var (
 	// ErrRemoteTool: a remote tool that Import cannot admit as a tool.Tool
 	// (reported per tool in ImportResult.Refused).
 	ErrRemoteTool = errprefix.New("remote mcp tool refused")
+	// ErrInvalidKey: a tools/call request carried a key under
+	// IdempotencyMetaKey that is not a string of the documented bounds.
+	// The request is refused before anything runs.
+	ErrInvalidKey = errprefix.New("invalid mcp idempotency key")
 )
 
 // wrap returns sentinel caused by cause, an error of another package of

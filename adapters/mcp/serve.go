@@ -148,6 +148,18 @@ const maxLegacyRounds = 10
 // stateless handler the end of the HTTP request with the handler options
 // below. A Dispatch.CallTimeout bounds how long a call may take.
 //
+// # Retries of a first call
+//
+// A client that wants a first tools/call deduplicated sends its own key
+// for the call in the request's _meta under IdempotencyMetaKey; the call
+// runs under a key derived from it and the request's principal
+// (IdempotencyKeyFor). With a Dispatch.Store, a retry under the same key
+// (after a dropped connection, say) gets the first attempt's outcome and
+// does not run the tool again; an attempt whose outcome is unknown is
+// reconciled before anything runs again (dispatch's "Exactly once"). A
+// call without a key is a new call every time: a retried first call runs
+// the tool again. docs/exactly-once.md has the fault table.
+//
 // # Suspension
 //
 // A tool.InputRequest becomes an input-required result (MCP 2026-07-28,
@@ -385,10 +397,15 @@ func (b *bridge) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 	if req.Params.RequestState != "" || req.Params.InputResponses != nil {
 		return b.resume(ctx, req, principal, progress)
 	}
+	key, err := clientKey(req.Params.GetMeta(), principal)
+	if err != nil {
+		return nil, invalidParams(err)
+	}
 	o := b.d.Run(ctx, dispatch.Call{
-		Request:   tool.Request{Name: req.Params.Name, Arguments: string(req.Params.Arguments)},
-		Principal: principal,
-		Progress:  progress,
+		Request:        tool.Request{Name: req.Params.Name, Arguments: string(req.Params.Arguments)},
+		IdempotencyKey: key,
+		Principal:      principal,
+		Progress:       progress,
 	})
 	return b.result(ctx, req, o)
 }
