@@ -90,7 +90,7 @@ func (f *Failure) Cause() error {
 
 // Error describes the outcome with its public text, never the cause:
 // "tool: " followed by its body.
-func (f *Failure) Error() string { return errprefix.Text(f.errorBody()) }
+func (f *Failure) Error() string { return errprefix.Message(f) }
 
 // errorBody is the text of Error without its "tool: " prefix, as another
 // error of this project shows f when it quotes it: the kind, then ": " and
@@ -212,7 +212,7 @@ func (e *CallError) Unwrap() error {
 // when there is no cause.
 func (e *CallError) Error() string {
 	if e == nil || e.cause == nil {
-		return ErrInvalidCallError.Error()
+		return errprefix.Message(e)
 	}
 	return e.cause.Error()
 }

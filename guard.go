@@ -133,7 +133,7 @@ type AuthorizationError struct {
 
 // Error reports that authorization of the tool failed: "tool: " followed
 // by its body.
-func (e *AuthorizationError) Error() string { return errprefix.Text(e.errorBody()) }
+func (e *AuthorizationError) Error() string { return errprefix.Message(e) }
 
 // errorBody is the text of Error without its "tool: " prefix, as another
 // error of this project shows e when it quotes it: `authorization of

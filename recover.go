@@ -53,7 +53,7 @@ type PanicError struct {
 
 // Error describes the panic value, without the stack: "tool: " followed
 // by its body.
-func (e *PanicError) Error() string { return errprefix.Text(e.errorBody()) }
+func (e *PanicError) Error() string { return errprefix.Message(e) }
 
 // errorBody is the text of Error without its "tool: " prefix, as another
 // error of this project shows e when it quotes it: "panic: " and the

@@ -93,7 +93,7 @@ func (r *InputRejection) Cause() error {
 // Error returns the sentinel text of [ErrInvalidInvocation] followed by the
 // public message: "tool: " followed by its body. The
 // cause is not included.
-func (r *InputRejection) Error() string { return errprefix.Text(r.errorBody()) }
+func (r *InputRejection) Error() string { return errprefix.Message(r) }
 
 // errorBody is the text of Error without its "tool: " prefix, as another
 // error of this project shows r when it quotes it: "invalid invocation: "
@@ -189,7 +189,7 @@ func (e *InputValidationError) Cause() error {
 
 // Error reports that the validator failed, without its cause: "tool: "
 // followed by its body.
-func (e *InputValidationError) Error() string { return errprefix.Text(e.errorBody()) }
+func (e *InputValidationError) Error() string { return errprefix.Message(e) }
 
 // errorBody is the text of Error without its "tool: " prefix, as another
 // error of this project shows e when it quotes it: the text of the
@@ -221,7 +221,7 @@ type InputValidationPanicError struct {
 
 // Error describes the panic value: "tool: " followed by
 // its body.
-func (e *InputValidationPanicError) Error() string { return errprefix.Text(e.errorBody()) }
+func (e *InputValidationPanicError) Error() string { return errprefix.Message(e) }
 
 // errorBody is the text of Error without its "tool: " prefix, as another
 // error of this project shows e when it quotes it: "input validator

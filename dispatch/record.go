@@ -313,7 +313,7 @@ const (
 
 // Error says which checkpoint was answered, how and when, without the
 // answer.
-func (e *AnsweredError) Error() string { return errprefix.Text(e.errorBody()) }
+func (e *AnsweredError) Error() string { return errprefix.Message(e) }
 
 // errorBody is the text of Error without its "tool: " prefix, as another
 // error of this project quotes e.

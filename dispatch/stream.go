@@ -201,7 +201,7 @@ type RefusedCall struct {
 }
 
 // Error says which call was refused, and why.
-func (e *RefusedCall) Error() string { return errprefix.Text(e.errorBody()) }
+func (e *RefusedCall) Error() string { return errprefix.Message(e) }
 
 // errorBody is the text of Error without its "tool: " prefix, as another
 // error of this project quotes e.

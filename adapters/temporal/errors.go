@@ -49,7 +49,7 @@ type AnswerIDError struct {
 
 // Error says which ID was used before, and for which call, without
 // either answer.
-func (e *AnswerIDError) Error() string { return errprefix.Text(e.errorBody()) }
+func (e *AnswerIDError) Error() string { return errprefix.Message(e) }
 
 // errorBody is the text of Error without its "tool: " prefix, as another
 // error of this project quotes e.

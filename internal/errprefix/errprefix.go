@@ -8,8 +8,8 @@
 // an error type of another package gives its body with an ErrorBody method
 // and has [Message] write its Error text (see [Bodied]), or, where its
 // exported API may gain no method (the core's types, whose API follows the
-// reference), registers a function that finds its body ([RegisterBodies])
-// and has [Text] write its Error text. This package is
+// reference), registers a function that finds its body ([RegisterBodies]);
+// either way [Message] writes its Error text. This package is
 // the only one that writes Prefix. Nothing is ever removed from a message
 // after it was written: [Detail] gives what an error says after its
 // sentinel from the parts [Errorf] formatted apart.
@@ -38,14 +38,19 @@ type Bodied interface {
 	ErrorBody() string
 }
 
-// Message returns the message of e: Prefix followed by e.ErrorBody(). It is
-// the Error method of every [Bodied] error.
-func Message(e Bodied) string { return Text(e.ErrorBody()) }
-
-// Text returns the message of an error whose body is body: Prefix
-// followed by body. It is the Error method of an error type whose body
-// [Body] finds through a function given to [RegisterBodies].
-func Text(body string) string { return Prefix + body }
+// Message returns the message of err: Prefix followed by its body, found
+// as [Body] finds it (its ErrorBody method, or a function given to
+// [RegisterBodies]). It is the Error method of every error type of this
+// project, which so never writes Prefix itself. An error whose body this
+// package cannot find (a type never registered: a mistake of this
+// project) says so after Prefix, rather than recur through its Error
+// method.
+func Message(err error) string {
+	if body, ok := knownBody(err); ok {
+		return Prefix + body
+	}
+	return fmt.Sprintf("%san error of type %T whose body errprefix does not know", Prefix, err)
+}
 
 // bodies are the functions given to RegisterBodies.
 var bodies []func(error) (string, bool)
@@ -117,18 +122,28 @@ func (p part) Unwrap() error     { return p.err }
 // other error.
 // Body(nil) is "".
 func Body(err error) string {
+	if body, ok := knownBody(err); ok {
+		return body
+	}
+	return err.Error()
+}
+
+// knownBody returns the body of err when this package knows it: "" for
+// nil, an ErrorBody method's text, or what a function given to
+// RegisterBodies returns; false for any other error.
+func knownBody(err error) (string, bool) {
 	switch e := err.(type) {
 	case nil:
-		return ""
+		return "", true
 	case interface{ ErrorBody() string }:
-		return e.ErrorBody()
+		return e.ErrorBody(), true
 	}
 	for _, f := range bodies {
 		if body, ok := f(err); ok {
-			return body
+			return body, true
 		}
 	}
-	return err.Error()
+	return "", false
 }
 
 // Detail returns what err says after the text of sentinel, without
