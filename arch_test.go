@@ -88,23 +88,39 @@ func TestArchInvocationHoldsDataOnly(t *testing.T) {
 	require.Contains(t, structs, "tool.Schema")
 }
 
-// TestArchContractHoldsOnlyItsValidator: the one function a Contract keeps
-// is the tool's input validator, which reads the argument bytes and returns
-// an error and, for a Func, the decoded input to hand to the first Call:
-// data only, like an Invocation, which holds it.
+// TestArchContractHoldsOnlyItsValidator: the one thing a Contract keeps
+// beside its frozen core is its admission, behind one interface: either
+// the tool's input validator, which reads the argument bytes and returns
+// an error, or the typed admission of a Func, which holds the engine's
+// decoder of In (types and offsets: data, no code of the tool's). Either
+// admission returns, for a Func, the decoded input to hand to the first
+// Call: data only, like an Invocation, which holds it.
 func TestArchContractHoldsOnlyItsValidator(t *testing.T) {
 	found, _ := retainedCode(reflect.TypeFor[tool.Contract]())
 	found = withoutJSONData(t, found)
 	require.Len(t, found, 1, "%v", found)
-	validator := found[0].typ
-	require.Equal(t, reflect.Func, validator.Kind(), found[0].path)
-	require.Equal(t, 1, validator.NumIn())
-	require.Equal(t, reflect.TypeFor[[]byte](), validator.In(0))
-	require.Equal(t, 2, validator.NumOut())
-	require.Equal(t, reflect.TypeFor[error](), validator.Out(1))
-	handed, _ := retainedCode(validator.Out(0))
+	require.Equal(t, reflect.Interface, found[0].typ.Kind(), found[0].path)
+	require.Equal(t, 1, found[0].typ.NumMethod(), "the admission has one method")
+
+	plain, typed := tool.AdmissionTypes[0], tool.AdmissionTypes[1]
+	require.Equal(t, reflect.Func, plain.Kind())
+	require.Equal(t, 1, plain.NumIn())
+	require.Equal(t, reflect.TypeFor[[]byte](), plain.In(0))
+	require.Equal(t, 1, plain.NumOut())
+	require.Equal(t, reflect.TypeFor[error](), plain.Out(0))
+
+	held, structs := retainedCode(typed)
+	require.Contains(t, structs, "engine.plan", "the walk goes through the decoder")
+	for _, h := range held {
+		require.Equal(t, reflect.TypeFor[reflect.Type](), h.typ, "the typed admission holds types and offsets only: %s", h.path)
+	}
+
+	admit := tool.AdmissionMethod.Type
+	require.Equal(t, 2, admit.NumOut())
+	require.Equal(t, reflect.TypeFor[error](), admit.Out(1))
+	handed, _ := retainedCode(admit.Out(0))
 	require.Len(t, handed, 1, "%v", handed)
-	require.Empty(t, withoutJSONData(t, handed), "what the validator hands to Call is data only")
+	require.Empty(t, withoutJSONData(t, handed), "what the admission hands to Call is data only")
 }
 
 func TestArchWalkerFindsCode(t *testing.T) {

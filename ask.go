@@ -337,7 +337,7 @@ func (f AskFunc[In, Answer, Out]) AnswerSchema() Schema { return f.answer }
 
 // admission hands [Bind] the typed admission of In, as a [Func] does.
 func (f AskFunc[In, Answer, Out]) admission() admission {
-	return typedAdmission[In]
+	return newTypedAdmission[In]()
 }
 
 // self returns f, so that [Bind] can tell an AskFunc from a type that embeds one.

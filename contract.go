@@ -45,7 +45,7 @@ func init() {
 // for concurrent use, independently of the tool.
 type Contract struct {
 	core  *contractCore
-	admit admission // the input validator; nil when the schema is the whole contract
+	admit admission // the schema's check and the input validator; nil when the schema is the whole contract
 }
 
 // contractCore is the immutable part of a contract an [Invocation] may share:
@@ -139,11 +139,12 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 		cont := *admission.Continuation
 		inv.continuation = &cont
 	}
-	if err := c.checkArguments(args); err != nil {
-		return Invocation{}, err
-	}
-	if c.admit != nil {
-		value, err := runValidator(c.admit, args)
+	if c.admit == nil {
+		if err := c.checkArguments(args); err != nil {
+			return Invocation{}, err
+		}
+	} else {
+		value, err := c.admit.admit(c, args)
 		if err != nil {
 			return Invocation{}, err
 		}
@@ -165,9 +166,15 @@ func readOnlyBytes(s string) []byte {
 // checkArguments checks that args is a JSON object that satisfies the
 // input schema, through the engine's one check.
 func (c Contract) checkArguments(args []byte) error {
+	r, fault := c.core.frozen.input.verdict(args)
+	return c.judgeArguments(args, r, fault)
+}
+
+// judgeArguments turns the verdict of the input schema on args into
+// Prepare's error, or nil when the schema admitted them.
+func (c Contract) judgeArguments(args []byte, r *engine.Rejection, fault error) error {
 	name := c.core.frozen.def.Name
 	object := startsObject(args)
-	r, fault := c.core.frozen.input.verdict(args)
 	switch {
 	case r != nil && r.Syntax != nil:
 		return rejectf("arguments of %q are not valid JSON %v", name, r.Syntax)

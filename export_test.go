@@ -59,3 +59,14 @@ func TookShortcut(s Schema) bool {
 // Built reports whether s was compiled straight from its document
 // (engine.FromDocument), without the validator's compiler.
 func Built(s Schema) bool { return s.s.engine.Built() }
+
+// AdmissionTypes are the kinds of admission a Contract may hold behind its
+// one interface: a tool's own input validator, and the typed admission of
+// a Func's input (one instance stands for all, as they hold the same).
+var AdmissionTypes = []reflect.Type{
+	reflect.TypeFor[plainAdmission](),
+	reflect.TypeFor[typedAdmission[struct{}]](),
+}
+
+// AdmissionMethod is the method every admission has.
+var AdmissionMethod = reflect.TypeFor[admission]().Method(0)

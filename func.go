@@ -58,10 +58,11 @@ func NewFunc[In, Out any](config FuncConfig, fn func(context.Context, In) (Out, 
 
 // Call decodes the invocation's arguments, calls the function and encodes
 // its result. The arguments are decoded once per call: the first Call of an
-// invocation takes the value that the [Func]'s input validator decoded in
-// [Contract.Prepare], and every later Call of it, or of a copy of it,
-// decodes afresh, so the function owns its input and may modify it; no two
-// calls share one. The function's error is returned as it is. A result that
+// invocation takes the value that [Contract.Prepare] decoded (in the read
+// that checked the arguments against the schema, for an In of plain
+// structs, slices, maps, pointers, strings, numbers and booleans), and
+// every later Call of it, or of a copy of it, decodes afresh, so the
+// function owns its input and may modify it; no two calls share one. The function's error is returned as it is. A result that
 // cannot be encoded as JSON (a NaN, say) is an error wrapping
 // [ErrInvalidResult] and [ErrInvalidOutput]: the function's result broke
 // the output contract, so [Binding.Call] returns that error as it is,
@@ -109,10 +110,10 @@ func (f Func[In, Out]) Definition() Definition { return f.definition.Clone() }
 // InputValidator returns the [Signature]'s input validator.
 func (f Func[In, Out]) InputValidator() func([]byte) error { return f.signature.InputValidator() }
 
-// admission hands [Bind] the [Signature]'s input validator in the form that
-// keeps the decoded value for the first Call, so that a call decodes its
-// arguments once.
-func (f Func[In, Out]) admission() admission { return typedAdmission[In] }
+// admission hands [Bind] the [Signature]'s admission in the form that
+// decodes the arguments in the read that checks them and keeps the value
+// for the first Call, so that a call reads its arguments once.
+func (f Func[In, Out]) admission() admission { return newTypedAdmission[In]() }
 
 // self returns f, so that [Bind] can tell a [Func] from a type that embeds one.
 func (f Func[In, Out]) self() any { return f }

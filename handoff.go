@@ -4,20 +4,26 @@ import (
 	"bytes"
 	"reflect"
 	"sync/atomic"
+
+	"github.com/agentcontract/tool/internal/engine"
 )
 
 // This file holds the hand-off of a [Func]'s typed input from Prepare to Call.
-// The input validator of a Func decodes the admitted arguments into In at
-// Prepare; instead of throwing that value away and decoding the same bytes
-// again at Call, Prepare keeps it in the [Invocation] and the first Call of
-// that Invocation takes it. Every later Call of the same Invocation (a copy
-// of it included) decodes afresh, so no two calls ever share a value that
-// the function may modify.
+// Prepare decodes the admitted arguments of a Func into In in the read
+// that checks them against the schema (or, where that read cannot decode
+// them, with the codec right after it); instead of throwing that value
+// away and decoding the same bytes again at Call, Prepare keeps it in the
+// [Invocation] and the first Call of that Invocation takes it. Every later
+// Call of the same Invocation (a copy of it included) decodes afresh, so
+// no two calls ever share a value that the function may modify.
 
-// admission is what a [Contract] runs after the schema: the tool's input
-// validator, returning the decoded value to hand to the first Call, or nil
-// when it keeps none.
-type admission func(arguments []byte) (*decoded, error)
+// admission is what a [Contract] runs to admit arguments when the schema
+// is not the whole contract: the check against the schema and the tool's
+// input validator. It returns the decoded value to hand to the first Call,
+// or nil when it keeps none.
+type admission interface {
+	admit(c Contract, arguments []byte) (*decoded, error)
+}
 
 // decoded is the header of a decodedBox: a pointer to the decoded value
 // (a *In, in the box that holds this header), and whether a Call has taken
@@ -60,20 +66,54 @@ func funcAdmission(executable Tool) admission {
 	return typed.admission()
 }
 
-// plainAdmission adapts a tool's own input validator: it gets its own copy
-// of the arguments, so that whatever it does, the admitted bytes stay the
-// ones the schema checked, and it hands nothing to Call.
-func plainAdmission(validator func([]byte) error) admission {
-	return func(arguments []byte) (*decoded, error) {
-		return nil, validator(bytes.Clone(arguments))
+// plainAdmission is the admission of a tool's own input validator, run
+// once the schema admitted the arguments. It gets its own copy of them, so
+// that whatever it does, the admitted bytes stay the ones the schema
+// checked, and it hands nothing to Call.
+type plainAdmission func([]byte) error
+
+func (validator plainAdmission) admit(c Contract, arguments []byte) (*decoded, error) {
+	if err := c.checkArguments(arguments); err != nil {
+		return nil, err
 	}
+	return runValidator(func(arguments []byte) (*decoded, error) {
+		return nil, validator(bytes.Clone(arguments))
+	}, arguments)
 }
 
-// typedAdmission is the admission of a [Signature]'s input: decodeInput,
-// keeping the value. The decode only reads the arguments.
-func typedAdmission[In any](arguments []byte) (*decoded, error) {
+// typedAdmission is the admission of a [Signature]'s input: the schema's
+// check and the strict decode into In, in one read of the arguments where
+// the engine's decoder covers In and the read shows them valid, and with
+// the codec after the check otherwise; then In's Validate. It keeps the
+// value. Neither way writes to the arguments.
+type typedAdmission[In any] struct {
+	decoder *engine.Decoder // nil when In is one the engine does not decode
+}
+
+// newTypedAdmission returns the admission of In.
+func newTypedAdmission[In any]() admission {
+	return typedAdmission[In]{decoder: engine.NewDecoder(reflect.TypeFor[In]())}
+}
+
+func (t typedAdmission[In]) admit(c Contract, arguments []byte) (*decoded, error) {
 	box := new(decodedBox[In])
-	if err := decodeInto(arguments, &box.in); err != nil {
+	onePass, r, fault := c.core.frozen.input.verdictDecode(arguments, t.decoder, &box.in)
+	if err := c.judgeArguments(arguments, r, fault); err != nil {
+		return nil, err
+	}
+	var err error
+	if onePass {
+		_, err = runValidator(func([]byte) (*decoded, error) {
+			return nil, validateDecoded(&box.in)
+		}, arguments)
+	} else {
+		var zero In
+		box.in = zero // what the read wrote before it gave up
+		_, err = runValidator(func(arguments []byte) (*decoded, error) {
+			return nil, decodeInto(arguments, &box.in)
+		}, arguments)
+	}
+	if err != nil {
 		return nil, err
 	}
 	box.value = &box.in

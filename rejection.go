@@ -249,7 +249,7 @@ func (e *InputValidationPanicError) Unwrap() error {
 // runValidator calls validator on arguments, containing panics, and sorts
 // the outcome into a value to hand to Call (or none), an [*InputRejection]
 // or an [*InputValidationError].
-func runValidator(validator admission, arguments []byte) (value *decoded, err error) {
+func runValidator(validator func([]byte) (*decoded, error), arguments []byte) (value *decoded, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			value, err = nil, &InputValidationError{cause: &InputValidationPanicError{Value: v}}

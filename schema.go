@@ -160,7 +160,22 @@ func (s Schema) Validate(value []byte) error {
 // wrapping ErrInvalidSchema when the schema is at fault (a pattern's
 // match had no verdict), and neither when the value satisfies the schema.
 func (s Schema) verdict(value []byte) (*engine.Rejection, error) {
-	switch err := s.s.engine.Check(value).(type) {
+	return sortVerdict(s.s.engine.Check(value))
+}
+
+// verdictDecode is verdict that also decodes value into *into, in the same
+// read where d covers into's type and the read shows value valid, and
+// reports whether it did (see engine.Schema.CheckDecode).
+func (s Schema) verdictDecode(value []byte, d *engine.Decoder, into any) (bool, *engine.Rejection, error) {
+	decoded, err := s.s.engine.CheckDecode(value, d, into)
+	r, fault := sortVerdict(err)
+	return decoded, r, fault
+}
+
+// sortVerdict sorts the engine's verdict into a rejection of the value and
+// a fault of the schema.
+func sortVerdict(err error) (*engine.Rejection, error) {
+	switch err := err.(type) {
 	case nil:
 		return nil, nil
 	case *engine.Rejection:

@@ -204,10 +204,17 @@ func decodeInto[In any](arguments []byte, in *In) (err error) {
 		// The codec leaves In as it is for null; admission wants an object.
 		return rejectf("arguments must be a JSON object, got null")
 	}
+	return validateDecoded(in)
+}
+
+// validateDecoded runs the Validate method of *in, decoded, when In has
+// one, and sorts its error as decodeInto does.
+func validateDecoded[In any](in *In) error {
 	// &In has the methods of both receivers when In is a struct; a pointer
-	// In has them itself. Asking &In first boxes nothing.
+	// In has them itself. Asking &In first boxes nothing, and a struct is
+	// never boxed.
 	var v any = in
-	if _, ok := v.(inputValidator); !ok {
+	if _, ok := v.(inputValidator); !ok && reflect.TypeFor[In]().Kind() == reflect.Pointer {
 		v = *in
 	}
 	if validator, ok := v.(inputValidator); ok {

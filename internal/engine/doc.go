@@ -29,6 +29,14 @@
 // length is not also matched against its pattern, and some violations
 // carry advice (Misspelled, NullForOptional).
 //
+// A Decoder (NewDecoder) lets the direct read of a valid value also
+// decode it into a Go value, as the codec the package tool decodes with
+// would: Schema.CheckDecode is Check and that decode in one read of the
+// value, for the types whose decoding the Decoder repeats exactly. It
+// decodes only what it is certain of and otherwise gives up, leaving the
+// value to the codec; the tests check it against the codec by fuzzing.
+//
 // The package's one compile entry is Compile, and its one check entry is
-// Schema.Check; everything else serves them.
+// Schema.Check (with CheckDecode, the same check that also decodes);
+// everything else serves them.
 package engine

@@ -168,6 +168,7 @@ func (b *builder) compile(p pending) {
 	}
 	o.applicators(n)
 	o.validation(n)
+	n.linkRequired()
 	if name, ok := obj["format"].(string); ok {
 		f, known := b.format(name)
 		if !known {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"maps"
 	"math/big"
 	"slices"
@@ -45,7 +46,8 @@ type node struct {
 	noAdditional       bool      // additionalProperties: false
 	propertyNames      *node
 	required           []string
-	minProps, maxProps int // -1: unset
+	requiredProperties []*node // the property schema of each required name; nil for one without
+	minProps, maxProps int     // -1: unset
 
 	prefixItems          []*node
 	items                *node
@@ -324,8 +326,22 @@ func (c *converter) objectKeywords(n *node, s *jsonschema.Schema) {
 	}
 	n.propertyNames = c.node(s.PropertyNames)
 	n.required = s.Required
+	n.linkRequired()
 	setInt(&n.minProps, s.MinProperties)
 	setInt(&n.maxProps, s.MaxProperties)
+}
+
+// linkRequired sets requiredProperties, once properties and required are
+// set, so that a member found by its place in required needs no lookup by
+// name.
+func (n *node) linkRequired() {
+	if len(n.required) == 0 || len(n.properties) == 0 {
+		return
+	}
+	n.requiredProperties = make([]*node, len(n.required))
+	for i, name := range n.required {
+		n.requiredProperties[i] = n.properties[name]
+	}
 }
 
 // sortPatterns orders patternProperties by source text.
@@ -453,3 +469,46 @@ func (n *node) anySameLocation(f func(*node) bool) bool {
 	}
 	return false
 }
+
+// onlyRef reports whether n is a reference and nothing else, the form a
+// derived schema gives a member of a named type. Every field of node must
+// be considered here (TestOnlyRefConsidersEveryField).
+func (n *node) onlyRef() bool {
+	return n.ref != nil && n.boolean == nil && !n.hasType && n.enum == nil &&
+		n.constant == nil && n.format == nil &&
+		n.not == nil && len(n.allOf)+len(n.anyOf)+len(n.oneOf) == 0 &&
+		n.ifN == nil && n.thenN == nil && n.elseN == nil &&
+		len(n.dependentSchemas)+len(n.dependentRequired) == 0 &&
+		len(n.properties)+len(n.patternProperties)+len(n.required)+len(n.requiredProperties)+len(n.prefixItems) == 0 &&
+		n.additional == nil && !n.noAdditional && n.propertyNames == nil &&
+		n.minProps < 0 && n.maxProps < 0 &&
+		n.items == nil && n.contains == nil && n.minContains < 0 && n.maxContains < 0 &&
+		n.minItems < 0 && n.maxItems < 0 && !n.uniqueItems &&
+		n.minLength < 0 && n.maxLength < 0 && n.pattern == nil &&
+		n.minimum == nil && n.maximum == nil && n.exclusiveMinimum == nil && n.exclusiveMaximum == nil &&
+		n.multipleOf == nil && n.uncovered == nil
+}
+
+// kindMatches is the type keyword of n on t.
+func (n *node) kindMatches(t *target) bool {
+	if t.kind == strictjson.KindNumber {
+		return n.number || (n.integer && isInteger(json.Number(t.text)))
+	}
+	return n.types&kindTypes[t.kind] != 0
+}
+
+// kindTypes is the type of a value of each strictjson kind but numbers,
+// as the type keyword names it.
+var kindTypes = func() (types [256]jsonschema.Types) {
+	for kind, name := range map[byte]string{
+		strictjson.KindObject: "object",
+		strictjson.KindArray:  "array",
+		strictjson.KindString: "string",
+		strictjson.KindNull:   "null",
+		strictjson.KindTrue:   "boolean",
+		strictjson.KindFalse:  "boolean",
+	} {
+		types[kind].Add(name)
+	}
+	return types
+}()

@@ -49,6 +49,29 @@ func (s *Schema) Check(value []byte) error {
 	if s.ShownValid(value) {
 		return nil
 	}
+	return s.checkParsed(value)
+}
+
+// CheckDecode is Check that also decodes value into *into, which must
+// point to the zero value of d's type, in the read that checks it:
+// decoded reports that *into holds what the codec makes of value. It is
+// false when err is not nil, and when the check could not read value
+// directly or d could not decode it (see Decoder); *into is then in any
+// state, and the codec must decode value afresh. Value is only read.
+func (s *Schema) CheckDecode(value []byte, d *Decoder, into any) (decoded bool, err error) {
+	at, ok := d.address(into)
+	if !ok || s.fast == nil || len(value) > MaxInputBytes {
+		return false, s.Check(value)
+	}
+	streamed, decoded := s.fast.checkJSON(value, streamWork, s.maxStreamValues(), slot{p: d.root, at: at})
+	if streamed.Valid {
+		return decoded, nil
+	}
+	return false, s.checkParsed(value)
+}
+
+// checkParsed is Check on the tree of value, at most MaxInputBytes.
+func (s *Schema) checkParsed(value []byte) error {
 	tree, values, err := strictjson.ParseInterning(value, s.interned)
 	if err != nil {
 		return &Rejection{Message: OneLine(fmt.Sprintf("invalid JSON %v", err)), Syntax: err}
@@ -64,8 +87,13 @@ func (s *Schema) ShownValid(value []byte) bool {
 	if fast == nil {
 		return false
 	}
-	maxValues := MaxValidationWork / (max(1, s.visits) * CostPerApplication)
-	return fast.CheckJSON(value, streamWork, maxValues).Valid
+	return fast.CheckJSON(value, streamWork, s.maxStreamValues()).Valid
+}
+
+// maxStreamValues is the most values a document read directly may hold:
+// as many as checking the tree may visit.
+func (s *Schema) maxStreamValues() int {
+	return MaxValidationWork / (max(1, s.visits) * CostPerApplication)
 }
 
 // streamWork is the budget of reading a value directly. A value that needs

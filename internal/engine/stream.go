@@ -7,8 +7,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/agentcontract/tool/internal/regex"
 	"github.com/agentcontract/tool/internal/strictjson"
 )
@@ -54,15 +52,24 @@ type Streamed struct {
 // compares a non-string value with an enum or const. It is safe for
 // concurrent use.
 func (c *Checker) CheckJSON(data []byte, budget, maxValues int) Streamed {
+	out, _ := c.checkJSON(data, budget, maxValues, slot{})
+	return out
+}
+
+// checkJSON is CheckJSON decoding the document to into, and reports
+// whether it did.
+func (c *Checker) checkJSON(data []byte, budget, maxValues int, into slot) (Streamed, bool) {
 	s := streams.Get().(*stream)
 	s.sc.Reset(data)
 	s.run = run{budget: budget}
 	s.primary, s.maxValues = true, maxValues
 	s.rereadable = maxReread*len(data) + minReread
+	s.into = into
 	valid := s.sc.Begin() == nil && s.check(c.root) && s.sc.End() == nil && !s.aborted()
 	out := Streamed{Valid: valid, Values: s.values, Work: s.work}
+	decoded := valid && into.p != nil && !s.undecodable
 	s.release()
-	return out
+	return out, decoded
 }
 
 // stream is the state of one CheckJSON.
@@ -79,6 +86,10 @@ type stream struct {
 	text   []byte   // decoded strings with escapes, innermost last
 	names  []string // member names of the objects being read, innermost last
 	sorted []string // scratch for finding duplicate names in a large object
+
+	into        slot        // where the next value read decodes to, if anywhere
+	undecodable bool        // a value read does not decode as the codec decodes it
+	strings     stringCache // kept in the pool
 }
 
 var streams = sync.Pool{New: func() any { return new(stream) }}
@@ -94,7 +105,7 @@ func (s *stream) release() {
 	clear(s.names[:cap(s.names)])
 	clear(s.sorted[:cap(s.sorted)])
 	keep := cap(s.names) <= maxPooledNames && cap(s.sorted) <= maxPooledNames && cap(s.text) <= maxPooledText
-	*s = stream{text: s.text[:0], names: s.names[:0], sorted: s.sorted[:0]}
+	*s = stream{text: s.text[:0], names: s.names[:0], sorted: s.sorted[:0], strings: s.strings}
 	if keep {
 		streams.Put(s)
 	}
@@ -152,7 +163,8 @@ type target struct {
 	kind              byte // a strictjson Kind
 	text              string
 	start, end, depth int
-	members           int // of an object, once read
+	members           int  // of an object, once read
+	into              slot // of a value read for the first time: where it decodes to
 }
 
 func (t *target) container() bool {
@@ -163,6 +175,7 @@ func (t *target) container() bool {
 // n; a nil n only reads it. When it reports false, where the scanner stopped
 // matters only when reading for the first time, which then ends.
 func (s *stream) check(n *node) bool {
+	dst := s.take()
 	// Check charges a reference alone the application, and a visit per
 	// member of an object; reading the value with the reference at once
 	// saves reading it twice.
@@ -183,7 +196,7 @@ func (s *stream) check(n *node) bool {
 	if err != nil {
 		return s.decline()
 	}
-	t := target{kind: k, start: s.sc.Pos(), depth: s.sc.Depth()}
+	t := target{kind: k, start: s.sc.Pos(), depth: s.sc.Depth(), into: dst}
 	if t.container() {
 		return s.container(n, &t) && s.spend(hops*costMember*t.members)
 	}
@@ -191,28 +204,12 @@ func (s *stream) check(n *node) bool {
 	if !s.scalar(&t) {
 		return s.decline()
 	}
+	if dst.p != nil {
+		s.decodeScalar(dst, &t)
+	}
 	ok := n == nil || s.scalarCheck(n, &t)
 	s.forget(mark)
 	return ok
-}
-
-// onlyRef reports whether n is a reference and nothing else, the form a
-// derived schema gives a member of a named type. Every field of node must
-// be considered here (TestOnlyRefConsidersEveryField).
-func (n *node) onlyRef() bool {
-	return n.ref != nil && n.boolean == nil && !n.hasType && n.enum == nil &&
-		n.constant == nil && n.format == nil &&
-		n.not == nil && len(n.allOf)+len(n.anyOf)+len(n.oneOf) == 0 &&
-		n.ifN == nil && n.thenN == nil && n.elseN == nil &&
-		len(n.dependentSchemas)+len(n.dependentRequired) == 0 &&
-		len(n.properties)+len(n.patternProperties)+len(n.required)+len(n.prefixItems) == 0 &&
-		n.additional == nil && !n.noAdditional && n.propertyNames == nil &&
-		n.minProps < 0 && n.maxProps < 0 &&
-		n.items == nil && n.contains == nil && n.minContains < 0 && n.maxContains < 0 &&
-		n.minItems < 0 && n.maxItems < 0 && !n.uniqueItems &&
-		n.minLength < 0 && n.maxLength < 0 && n.pattern == nil &&
-		n.minimum == nil && n.maximum == nil && n.exclusiveMinimum == nil && n.exclusiveMaximum == nil &&
-		n.multipleOf == nil && n.uncovered == nil
 }
 
 // scalar reads the scalar at the position into t.
@@ -263,7 +260,7 @@ func (s *stream) container(n *node, t *target) bool {
 	if t.kind == strictjson.KindObject {
 		ok = s.object(n, t)
 	} else {
-		ok = s.array(n)
+		ok = s.array(n, t)
 	}
 	if !ok || n == nil {
 		return ok
@@ -303,28 +300,6 @@ func (s *stream) scalarCheck(n *node, t *target) bool {
 		}
 	}
 	return s.applicators(n, t)
-}
-
-// kindMatches is the type keyword of n on t.
-func (n *node) kindMatches(t *target) bool {
-	var name string
-	switch t.kind {
-	case strictjson.KindNumber:
-		return n.number || (n.integer && isInteger(json.Number(t.text)))
-	case strictjson.KindObject:
-		name = "object"
-	case strictjson.KindArray:
-		name = "array"
-	case strictjson.KindString:
-		name = "string"
-	case strictjson.KindNull:
-		name = "null"
-	default:
-		name = "boolean"
-	}
-	var probe jsonschema.Types
-	probe.Add(name)
-	return n.types&probe != 0
 }
 
 // valueKeywords checks const, enum and format.
@@ -493,9 +468,11 @@ func (s *stream) object(n *node, t *target) bool {
 	}
 	base, mark := len(s.names), len(s.text)
 	var present uint64 // bit i: n.required[i] is a member
+	next := 0          // the index in required of the name most likely next
 	if n != nil && len(n.required) > manyMembers {
 		return s.decline()
 	}
+	frame := s.openObject(t.into)
 	for more := !empty; more; {
 		content, inPlace, err := s.sc.MemberName(s.text)
 		if err != nil {
@@ -512,18 +489,26 @@ func (s *stream) object(n *node, t *target) bool {
 		if s.sc.Colon() != nil {
 			return s.decline()
 		}
+		s.into = s.memberSlot(&frame, name)
+		var ok bool
 		if n == nil {
-			if !s.check(nil) {
-				return false
-			}
+			ok = s.check(nil)
 		} else {
-			if i := slices.Index(n.required, name); i >= 0 {
-				present |= 1 << i
+			// Members mostly come in the order of required.
+			i := next
+			if i >= len(n.required) || n.required[i] != name {
+				i = slices.Index(n.required, name)
 			}
-			if !s.member(n, name) {
-				return false
+			if i >= 0 {
+				present, next = present|1<<i, i+1
 			}
+			ok = s.member(n, name, i)
 		}
+		s.into = slot{}
+		if !ok {
+			return false
+		}
+		s.storeMember(&frame, name)
 		if more, err = s.sc.NextMember(); err != nil {
 			return s.decline()
 		}
@@ -553,10 +538,10 @@ func (s *stream) distinct(names []string) bool {
 	return true
 }
 
-// member reads the value of member name and checks it against every
-// subschema of n that applies to it: the first one reads it, the others
-// read it again.
-func (s *stream) member(n *node, name string) bool {
+// member reads the value of member name, the required member of that
+// index in n (-1 if none), and checks it against every subschema of n that
+// applies to it: the first one reads it, the others read it again.
+func (s *stream) member(n *node, name string, required int) bool {
 	if !s.spend(costMember) {
 		return false
 	}
@@ -572,7 +557,15 @@ func (s *stream) member(n *node, name string) bool {
 		return ok
 	}
 	evaluated := false
-	if m, has := n.properties[name]; has {
+	var m *node
+	var has bool
+	if required >= 0 && n.requiredProperties != nil {
+		m = n.requiredProperties[required]
+		has = m != nil
+	} else {
+		m, has = n.properties[name]
+	}
+	if has {
 		evaluated = true
 		if !apply(m) {
 			return false
@@ -647,11 +640,12 @@ func (s *stream) objectKeywords(n *node, t *target, names []string, present uint
 
 // array reads the array at the position and checks the keywords of n
 // about arrays; a nil n only reads it.
-func (s *stream) array(n *node) bool {
+func (s *stream) array(n *node, t *target) bool {
 	empty, err := s.sc.OpenArray()
 	if err != nil || n != nil && n.uniqueItems && !empty {
 		return s.decline()
 	}
+	frame := s.openArray(t.into)
 	count, contained := 0, 0
 	for more := !empty; more; count++ {
 		var m *node
@@ -666,6 +660,7 @@ func (s *stream) array(n *node) bool {
 			return false
 		}
 		item := target{start: s.sc.Pos(), depth: s.sc.Depth()}
+		s.into = s.itemSlot(&frame)
 		if !s.check(m) {
 			return false
 		}
@@ -684,6 +679,7 @@ func (s *stream) array(n *node) bool {
 			return s.decline()
 		}
 	}
+	s.closeArray(&frame)
 	if n == nil {
 		return true
 	}

@@ -19,7 +19,7 @@ func TestOnlyRefConsidersEveryField(t *testing.T) {
 	require.Equal(t, []string{
 		"location", "boolean", "types", "integer", "number", "hasType", "constant", "enum", "format", "ref", "not", "allOf", "anyOf",
 		"oneOf", "ifN", "thenN", "elseN", "dependentSchemas", "dependentRequired", "properties",
-		"patternProperties", "additional", "noAdditional", "propertyNames", "required", "minProps",
+		"patternProperties", "additional", "noAdditional", "propertyNames", "required", "requiredProperties", "minProps",
 		"maxProps", "prefixItems", "items", "contains", "minContains", "maxContains", "minItems",
 		"maxItems", "uniqueItems", "minLength", "maxLength", "pattern", "minimum", "maximum",
 		"exclusiveMinimum", "exclusiveMaximum", "multipleOf", "uncovered",

@@ -210,18 +210,16 @@ func (s *Scanner) failf(format string, args ...any) error {
 func (s *Scanner) String(dst []byte) (content []byte, inPlace bool, err error) {
 	s.pos++ // '"'
 	start := s.pos
-	// Fast path: printable ASCII without escapes.
-	for s.pos < len(s.data) {
-		c := s.data[s.pos]
-		if c == '"' {
-			s.pos++
-			return s.data[start : s.pos-1], true, nil
-		}
-		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-			break
-		}
-		s.pos++
+	// Fast path: printable ASCII without escapes, in a local index.
+	data, i := s.data, s.pos
+	for i < len(data) && plainInString[data[i]] {
+		i++
 	}
+	if i < len(data) && data[i] == '"' {
+		s.pos = i + 1
+		return data[start:i], true, nil
+	}
+	s.pos = i
 	buf := append(dst, s.data[start:s.pos]...)
 	for {
 		if s.pos >= len(s.data) {
@@ -256,6 +254,15 @@ func (s *Scanner) String(dst []byte) (content []byte, inPlace bool, err error) {
 		}
 	}
 }
+
+// plainInString marks the bytes a string holds as they are: printable
+// ASCII but the quote and the backslash.
+var plainInString = func() (plain [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		plain[c] = c != '"' && c != '\\'
+	}
+	return plain
+}()
 
 // escape decodes one escape sequence starting at the backslash.
 func (s *Scanner) escape() (rune, error) {
