@@ -44,10 +44,8 @@ type decodeAll struct {
 	Inner struct {
 		X []int `json:"x"`
 	} `json:"inner"`
-	Skip   string `json:"-"`
-	hidden int
-	Plain  string
-	Dash   string `json:"-,omitempty"`
+	Skip  string `json:"-"`
+	Plain string
 }
 
 // decodeSeeds are documents of every shape: valid ones the Decoder must
@@ -60,7 +58,7 @@ var decodeSeeds = []struct {
 	{`null`, true},
 	{`{"s":"a\u00e9\ud83d\ude00","b":true,"i8":-128,"i16":32767,"i32":-2147483648,"i64":-9223372036854775808,"i":-0}`, true},
 	{`{"u8":255,"u16":65535,"u32":4294967295,"u64":18446744073709551615,"u":0}`, true},
-	{`{"f32":3.4028234e38,"f64":-0,"named":"n","Plain":"p","-":"dash"}`, true},
+	{`{"f32":3.4028234e38,"f64":-0,"named":"n","Plain":"p"}`, true},
 	{`{"f64":-0e0,"f32":1e-45}`, true},
 	{`{"any":{"a":[1,"x",true,null,{"b":{}}],"c":[]},"p":7,"pp":"s"}`, true},
 	{`{"any":[],"as":[{},[],null,-1.5e3]}`, true},
@@ -92,7 +90,6 @@ var decodeSeeds = []struct {
 	{`{"unknown":1}`, false},
 	{`{"S":"wrong case"}`, false},
 	{`{"Skip":"x"}`, false},
-	{`{"hidden":1}`, false},
 	{`{"s":"a","s":"b"}`, false},
 	{`{"m":{"a":1,"a":2}}`, false},
 	{`{"next":{"kids":[{"x":1}]}}`, false},
@@ -163,13 +160,12 @@ func TestDecoderOfPointerAndNull(t *testing.T) {
 }
 
 type (
-	withJSON  struct{ A int }
-	withText  struct{ A int }
-	withFrom  struct{ A int }
-	textKey   string
-	embedded  struct{ A int }
-	stringer  interface{ String() string }
-	onlyLower struct{ a, b int }
+	withJSON struct{ A int }
+	withText struct{ A int }
+	withFrom struct{ A int }
+	textKey  string
+	embedded struct{ A int }
+	stringer interface{ String() string }
 )
 
 func (*withJSON) UnmarshalJSON([]byte) error { return nil }
@@ -182,20 +178,40 @@ var (
 	_ encoding.TextUnmarshaler = (*withText)(nil)
 )
 
+func TestDecoderSkipsUnexportedFields(t *testing.T) {
+	typ := reflect.StructOf([]reflect.StructField{
+		{Name: "A", Type: reflect.TypeFor[int](), Tag: `json:"a"`},
+		{Name: "b", PkgPath: "p", Type: reflect.TypeFor[int]()},
+		{Name: "Dash", Type: reflect.TypeFor[string](), Tag: `json:"-,omitempty"`},
+	})
+	d := NewDecoder(typ)
+	require.NotNil(t, d)
+	for doc, decodes := range map[string]bool{`{"a":1,"-":"x"}`: true, `{"b":1}`: false, `{"Dash":""}`: false} {
+		got, want := reflect.New(typ), reflect.New(typ)
+		require.Equal(t, decodes, d.Decode([]byte(doc), got.Interface()), doc)
+		if decodes {
+			require.NoError(t, jsonv2.Unmarshal([]byte(doc), want.Interface(), jsonv2.RejectUnknownMembers(true)))
+			require.Equal(t, want.Interface(), got.Interface(), doc)
+		}
+	}
+}
+
 func TestNewDecoderRefuses(t *testing.T) {
 	for name, typ := range map[string]reflect.Type{
-		"its own JSON":                reflect.TypeFor[struct{ W withJSON }](),
-		"its own text":                reflect.TypeFor[struct{ W []withText }](),
-		"UnmarshalJSONFrom":           reflect.TypeFor[struct{ W *withFrom }](),
-		"time":                        reflect.TypeFor[struct{ T time.Time }](),
-		"duration":                    reflect.TypeFor[struct{ D time.Duration }](),
-		"bytes":                       reflect.TypeFor[struct{ B []byte }](),
-		"array":                       reflect.TypeFor[struct{ A [2]int }](),
-		"int keys":                    reflect.TypeFor[struct{ M map[int]string }](),
-		"text keys":                   reflect.TypeFor[struct{ M map[textKey]string }](),
-		"an interface":                reflect.TypeFor[struct{ S stringer }](),
-		"embedded":                    reflect.TypeFor[struct{ embedded }](),
-		"only unexported, no tags":    reflect.TypeFor[onlyLower](),
+		"its own JSON":      reflect.TypeFor[struct{ W withJSON }](),
+		"its own text":      reflect.TypeFor[struct{ W []withText }](),
+		"UnmarshalJSONFrom": reflect.TypeFor[struct{ W *withFrom }](),
+		"time":              reflect.TypeFor[struct{ T time.Time }](),
+		"duration":          reflect.TypeFor[struct{ D time.Duration }](),
+		"bytes":             reflect.TypeFor[struct{ B []byte }](),
+		"array":             reflect.TypeFor[struct{ A [2]int }](),
+		"int keys":          reflect.TypeFor[struct{ M map[int]string }](),
+		"text keys":         reflect.TypeFor[struct{ M map[textKey]string }](),
+		"an interface":      reflect.TypeFor[struct{ S stringer }](),
+		"embedded":          reflect.TypeFor[struct{ embedded }](),
+		"only unexported, no tags": reflect.StructOf([]reflect.StructField{
+			{Name: "a", PkgPath: "p", Type: reflect.TypeFor[int]()},
+		}),
 		"a channel":                   reflect.TypeFor[struct{ C chan int }](),
 		"a function":                  reflect.TypeFor[struct{ F func() }](),
 		"a complex number":            reflect.TypeFor[struct{ C complex128 }](),
