@@ -243,9 +243,9 @@ func FuzzFuncPrepare(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	var calls atomic.Int64
+	var seen atomic.Pointer[fuzzSearch]
 	fn, err := tool.NewFunc(tool.FuncConfig{Name: "search", Effect: tool.EffectSafe}, func(_ context.Context, in fuzzSearch) (string, error) {
-		calls.Add(1)
+		seen.Store(&in)
 		return in.Query, nil
 	})
 	require.NoError(f, err)
@@ -278,6 +278,12 @@ func FuzzFuncPrepare(f *testing.F) {
 		require.NoError(t, err, "an admitted call runs: %q", arguments)
 		text, _ := result.Output.Text()
 		require.Equal(t, decoded.Query, text)
+		// What the function got, decoded by Prepare in the read that
+		// checked the arguments, is what the codec decodes, -0 included.
+		require.Equal(t, decoded, *seen.Load(), "%q", arguments)
+		got, err := jsonv2.Marshal(*seen.Load())
+		require.NoError(t, err)
+		require.Equal(t, string(again), string(got), "%q", arguments)
 	})
 }
 

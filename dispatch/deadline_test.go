@@ -126,8 +126,9 @@ func TestRunAllReturns(t *testing.T) {
 				return calls
 			}
 
-			// With a CallTimeout, the later calls run.
-			d := newDispatcher(t, reg, func(c *dispatch.Config) { c.MaxConcurrency, c.CallTimeout = limit, time.Millisecond })
+			// With a CallTimeout, the later calls run. It is long enough
+			// for a quick call on a loaded machine (a millisecond was not).
+			d := newDispatcher(t, reg, func(c *dispatch.Config) { c.MaxConcurrency, c.CallTimeout = limit, 50*time.Millisecond })
 			outcomes := d.RunAll(context.Background(), turn(limit+3))
 			require.Equal(t, dispatch.KindUnknown, outcomes[0].Kind)
 			require.ErrorIs(t, outcomes[0].Err, context.DeadlineExceeded)
