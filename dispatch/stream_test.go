@@ -30,7 +30,8 @@ const streamSchema = `{"type":"object","properties":{
 	"$defs":{"filter":{"type":"object","properties":{"field":{"type":"string"},"value":{"type":"number"}},"required":["field"],"additionalProperties":false}}}`
 
 // streamRegistry binds "search" (streamSchema) and "any" (any object),
-// both of which complete with "ok".
+// both of which complete with "ok", and "typed", a Func of streamInput,
+// whose Prepare decodes in the read that checks.
 func streamRegistry(t testing.TB) *tool.Registry {
 	t.Helper()
 	ok := func(context.Context, tool.Invocation) (tool.Result, error) {
@@ -45,7 +46,30 @@ func streamRegistry(t testing.TB) *tool.Registry {
 		require.NoError(t, err)
 		require.NoError(t, reg.Register(b))
 	}
+	typed, err := tool.NewFunc(tool.FuncConfig{Name: "typed", Effect: tool.EffectSafe},
+		func(_ context.Context, in streamInput) (string, error) { return in.Query, nil })
+	require.NoError(t, err)
+	b, err := tool.Bind(typed)
+	require.NoError(t, err)
+	require.NoError(t, reg.Register(b))
 	return reg
+}
+
+// streamInput is the typed input of the tool "typed" of streamRegistry,
+// of the shapes of streamSchema.
+type streamInput struct {
+	Query string      `json:"query" jsonschema:"minLength=1,maxLength=64"`
+	Mode  string      `json:"mode" jsonschema:"enum=fast,enum=exact"`
+	Limit int8        `json:"limit,omitzero"`
+	Tags  []string    `json:"tags,omitzero"`
+	Rows  []streamRow `json:"rows,omitzero"`
+	Note  *string     `json:"note,omitzero"`
+	Extra any         `json:"extra,omitzero"`
+}
+
+type streamRow struct {
+	Field string  `json:"field"`
+	Value float32 `json:"value,omitzero"`
 }
 
 // prepared says whether Prepare admits args for the tool name of reg.
@@ -272,6 +296,8 @@ func FuzzStreamDeltas(f *testing.F) {
 		`{"query":"a","mode":"fast","tags":["x"],"rows":[{"field":"f","value":1}]}`,
 		`{"query":"a","mode":"fast"} `, `{"query":5}`, `{"query":"a","query":"b"}`, `{"mode":"fast"}`,
 		`{"query":"a","mode":"fast","at":"2020-01-01"}`, ` `, `[]`, `{"a":[1,{"b":null}]}`,
+		`{"query":"q","mode":"exact","limit":127,"rows":[{"field":"f","value":-0}],"extra":{"x":[1.5,"y",null]}}`,
+		`{"query":"q","mode":"exact","limit":128}`, `{"query":"q","mode":"exact","limit":1.0}`,
 	} {
 		f.Add(seed, []byte{3, 9, 1}, uint16(len(seed)/2), false)
 	}
@@ -280,34 +306,44 @@ func FuzzStreamDeltas(f *testing.F) {
 		if other {
 			name = "any"
 		}
-		whole := prepared(reg, name, text)
-		s := dispatch.NewStream(reg, name)
-		short := min(int(cutAt), len(text))
-		at := 0
-		for i := 0; at < short; i++ {
-			n := short - at
-			if len(cuts) > 0 {
-				n = min(n, int(cuts[i%len(cuts)])%19+1)
-			}
-			_, err := s.WriteString(text[at : at+n])
-			at += n
-			if err != nil {
-				require.Error(t, whole, "the stream refused %q, which Prepare admits: %v", text, err)
-				_, ok := tool.ClassifyInputRejection(err)
-				require.True(t, ok, "%v", err)
-				require.Error(t, prepared(reg, name, text[:at]), "the stream refused %q, which Prepare admits", text[:at])
-				return
-			}
+		streamDeltas(t, reg, name, text, cuts, cutAt)
+		// The same text and cuts to a Func, whose Prepare also decodes.
+		streamDeltas(t, reg, "typed", text, cuts, cutAt)
+	})
+}
+
+// streamDeltas streams text to the tool name of reg in deltas of the
+// lengths cuts gives, cut short at cutAt, and checks the promises
+// FuzzStreamDeltas names.
+func streamDeltas(t *testing.T, reg *tool.Registry, name, text string, cuts []byte, cutAt uint16) {
+	t.Helper()
+	whole := prepared(reg, name, text)
+	s := dispatch.NewStream(reg, name)
+	short := min(int(cutAt), len(text))
+	at := 0
+	for i := 0; at < short; i++ {
+		n := short - at
+		if len(cuts) > 0 {
+			n = min(n, int(cuts[i%len(cuts)])%19+1)
 		}
-		err := s.EndWith(text)
-		if short < len(text) {
-			require.ErrorIs(t, err, dispatch.ErrInvalidStream, "a stream cut short at %d of %q let its prefix through", short, text)
+		_, err := s.WriteString(text[at : at+n])
+		at += n
+		if err != nil {
+			require.Error(t, whole, "the stream refused %q, which Prepare admits: %v", text, err)
+			_, ok := tool.ClassifyInputRejection(err)
+			require.True(t, ok, "%v", err)
+			require.Error(t, prepared(reg, name, text[:at]), "the stream refused %q, which Prepare admits", text[:at])
 			return
 		}
-		if err != nil {
-			require.Error(t, whole, "the stream refused %q at its end, which Prepare admits: %v", text, err)
-		}
-	})
+	}
+	err := s.EndWith(text)
+	if short < len(text) {
+		require.ErrorIs(t, err, dispatch.ErrInvalidStream, "a stream cut short at %d of %q let its prefix through", short, text)
+		return
+	}
+	if err != nil {
+		require.Error(t, whole, "the stream refused %q at its end, which Prepare admits: %v", text, err)
+	}
 }
 
 // BenchmarkStream streams arguments of a megabyte and less, in deltas of
