@@ -105,7 +105,7 @@ type stringCache struct {
 
 const (
 	cachedStrings   = 256
-	maxCachedString = 32
+	maxCachedString = 256
 )
 
 // clone returns a string equal to text that does not share its memory.

@@ -10,6 +10,8 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentcontract/tool/internal/strictjson"
 )
 
 type decodeName string
@@ -247,4 +249,68 @@ func TestNewDecoderRefuses(t *testing.T) {
 type refusedDeep struct {
 	Next *refusedDeep `json:"next"`
 	T    []time.Time  `json:"t"`
+}
+
+// checkDecodeSchema compiles a schema for CheckDecode's tests.
+func checkDecodeSchema(t *testing.T, doc string) *Schema {
+	t.Helper()
+	tree, err := strictjson.Parse([]byte(doc))
+	require.NoError(t, err)
+	s, err := Compile(tree, Options{})
+	require.NoError(t, err)
+	return s
+}
+
+type checkDecodeInput struct {
+	Name string   `json:"name"`
+	Tags []string `json:"tags"`
+	N    int      `json:"n"`
+}
+
+func TestCheckDecode(t *testing.T) {
+	d := NewDecoder(reflect.TypeFor[checkDecodeInput]())
+	for _, c := range []struct {
+		name, schema, doc string
+		decoded, valid    bool
+	}{
+		{"valid", `{"type":"object","properties":{"name":{"type":"string"},"n":{"type":"integer"}},"required":["name"]}`,
+			`{"name":"a","tags":["x"],"n":3}`, true, true},
+		{"invalid", `{"type":"object","required":["name"]}`, `{"tags":["x"]}`, false, false},
+		{"read again for allOf and a reference",
+			`{"$defs":{"o":{"type":"object"}},"allOf":[{"$ref":"#/$defs/o"},{"properties":{"tags":{"maxItems":2}}}]}`,
+			`{"name":"a","tags":["x","y"]}`, true, true},
+		{"valid, but a member no field holds", `{"type":"object"}`, `{"other":1}`, false, true},
+		{"valid, but an integer the codec refuses", `{"type":"object"}`, `{"n":1.0}`, false, true},
+		{"valid, but not read directly", `{"properties":{"tags":{"uniqueItems":true}}}`, `{"tags":["x","y"]}`, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := checkDecodeSchema(t, c.schema)
+			var got checkDecodeInput
+			decoded, err := s.CheckDecode([]byte(c.doc), d, &got)
+			require.Equal(t, c.valid, err == nil, "%v", err)
+			require.Equal(t, s.Check([]byte(c.doc)) == nil, err == nil, "CheckDecode and Check agree")
+			require.Equal(t, c.decoded, decoded)
+			if decoded {
+				var want checkDecodeInput
+				require.NoError(t, jsonv2.Unmarshal([]byte(c.doc), &want, jsonv2.RejectUnknownMembers(true)))
+				require.Equal(t, want, got)
+			}
+		})
+	}
+
+	s := checkDecodeSchema(t, `{"type":"object"}`)
+	var other struct{ Name string }
+	decoded, err := s.CheckDecode([]byte(`{"name":"a"}`), d, &other)
+	require.NoError(t, err)
+	require.False(t, decoded, "into of another type than the decoder's")
+
+	// A defect of the decoder (here a plan that lies about its type)
+	// leaves the check standing.
+	broken := &Decoder{typ: reflect.TypeFor[map[string]int](), root: &plan{kind: planMap, typ: reflect.TypeFor[int](), elem: &plan{kind: planInt, typ: reflect.TypeFor[int](), size: 8}}}
+	var m map[string]int
+	decoded, err = s.CheckDecode([]byte(`{"a":1}`), broken, &m)
+	require.NoError(t, err)
+	require.False(t, decoded)
+	_, err = s.CheckDecode([]byte(`[]`), broken, &m)
+	require.Error(t, err)
 }

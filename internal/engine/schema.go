@@ -63,6 +63,13 @@ func (s *Schema) CheckDecode(value []byte, d *Decoder, into any) (decoded bool, 
 	if !ok || s.fast == nil || len(value) > MaxInputBytes {
 		return false, s.Check(value)
 	}
+	defer func() {
+		// A decoder's defect must not crash the check: the value is then
+		// checked alone, and left to the codec.
+		if recover() != nil {
+			decoded, err = false, s.Check(value)
+		}
+	}()
 	streamed, decoded := s.fast.checkJSON(value, streamWork, s.maxStreamValues(), slot{p: d.root, at: at})
 	if streamed.Valid {
 		return decoded, nil
