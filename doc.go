@@ -174,6 +174,13 @@
 //     *InputRejection that names the member. The answer schema of an
 //     [AskFunc] states every range instead (see below).
 //
+// Prepare reads a Func's arguments once: the read that checks them against
+// the schema also decodes them, when the struct holds only plain structs,
+// slices, maps with string keys, pointers, any, strings, numbers and
+// booleans (no embedded field, no type with its own decoding methods); in
+// any other case, and for any value that read is not certain of, the
+// codec decodes them after the check. The value is the codec's either way.
+//
 // # Errors and outcomes
 //
 // Every call ends in exactly one of the ways below. They differ in what is

@@ -44,7 +44,7 @@ const (
 type plan struct {
 	kind   planKind
 	typ    reflect.Type
-	size   uintptr        // of a number, in bytes
+	size   uintptr        // of the type, in bytes: a number's width, an item's stride
 	elem   *plan          // of a pointer, slice or map
 	fields []field        // of a struct, in order
 	byName map[string]int // of a struct: the index in fields of each member name
@@ -61,9 +61,10 @@ type field struct {
 // is one the Decoder does not decode: one with its own JSON or text
 // decoding methods, time.Time and time.Duration (which the codec treats
 // apart), []byte and arrays, interfaces other than any, maps whose keys
-// are not plain strings, and structs with an embedded field, a field
-// tag with options other than omitempty and omitzero, two fields of one
-// name, or a name in quotes.
+// are not plain strings, uintptr, complex numbers, channels and
+// functions, and structs with an embedded field, a field tag with options
+// other than omitempty and omitzero, two fields of one name, a name in
+// quotes, or fields but none the codec decodes and no tag.
 func NewDecoder(t reflect.Type) *Decoder {
 	c := planner{plans: map[reflect.Type]*plan{}}
 	root := c.plan(t)
