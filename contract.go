@@ -139,17 +139,11 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 		cont := *admission.Continuation
 		inv.continuation = &cont
 	}
-	if c.admit == nil {
-		if err := c.checkArguments(args); err != nil {
-			return Invocation{}, err
-		}
-	} else {
-		value, err := c.admit.admit(c, args)
-		if err != nil {
-			return Invocation{}, err
-		}
-		inv.decoded = value
+	value, err := c.admitArguments(args)
+	if err != nil {
+		return Invocation{}, err
 	}
+	inv.decoded = value
 	if inv.decoded == nil {
 		// The Invocation's identity (see Invocation.same).
 		inv.decoded = new(decoded)
@@ -161,6 +155,20 @@ func (c Contract) Prepare(call Request, admission Admission) (Invocation, error)
 // never be written to.
 func readOnlyBytes(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+// admitArguments checks args against the input schema and, when the
+// schema is not the whole contract, the tool's own rules, and returns the
+// value to hand to the first Call, if any.
+func (c Contract) admitArguments(args []byte) (*decoded, error) {
+	if c.admit == nil {
+		return nil, c.checkArguments(args)
+	}
+	read, r, fault := c.admit.check(c.core.frozen.input, args)
+	if err := c.judgeArguments(args, r, fault); err != nil {
+		return nil, err
+	}
+	return c.admit.finish(read, args)
 }
 
 // checkArguments checks that args is a JSON object that satisfies the

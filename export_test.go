@@ -68,5 +68,5 @@ var AdmissionTypes = []reflect.Type{
 	reflect.TypeFor[typedAdmission[struct{}]](),
 }
 
-// AdmissionMethod is the method every admission has.
-var AdmissionMethod = reflect.TypeFor[admission]().Method(0)
+// AdmissionType is the interface a Contract holds its admission behind.
+var AdmissionType = reflect.TypeFor[admission]()
