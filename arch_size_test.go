@@ -41,7 +41,7 @@ var largeFiles = map[string]int{
 // function over maxFunctionLines and on a file over maxFileLines (but for
 // the files of largeFiles, held at their length).
 func TestArchSize(t *testing.T) {
-	root := repositoryRoot(t)
+	root := repoRoot(t)
 	sizes := measureTree(t, root)
 	var problems []string
 	for _, f := range sizes.files {
@@ -199,22 +199,6 @@ func pathDir(p string) string {
 		return p[:i]
 	}
 	return "."
-}
-
-// repositoryRoot finds the directory holding go.work, from the test's
-// directory upwards.
-func repositoryRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		require.NotEqual(t, dir, parent, "no go.work above the test's directory")
-		dir = parent
-	}
 }
 
 // workspaceModules lists the module directories go.work uses, slash
