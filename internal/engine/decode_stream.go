@@ -160,31 +160,13 @@ func putNumber(dst slot, text string) bool {
 		if !ok {
 			return false
 		}
-		switch dst.p.size {
-		case 1:
-			*(*int8)(at) = int8(n)
-		case 2:
-			*(*int16)(at) = int16(n)
-		case 4:
-			*(*int32)(at) = int32(n)
-		default:
-			*(*int64)(at) = n
-		}
+		putInteger(dst, uint64(n)) // two's complement: the low bytes are the narrow integer
 	case planUint:
 		n, ok := parseUint(text)
 		if !ok || dst.p.size < 8 && n >= 1<<(8*dst.p.size) {
 			return false
 		}
-		switch dst.p.size {
-		case 1:
-			*(*uint8)(at) = uint8(n)
-		case 2:
-			*(*uint16)(at) = uint16(n)
-		case 4:
-			*(*uint32)(at) = uint32(n)
-		default:
-			*(*uint64)(at) = n
-		}
+		putInteger(dst, n)
 	case planFloat:
 		f, err := strconv.ParseFloat(text, int(8*dst.p.size))
 		if err != nil {
@@ -205,6 +187,21 @@ func putNumber(dst slot, text string) bool {
 		return false
 	}
 	return true
+}
+
+// putInteger writes the low bytes of bits to dst, an integer of 1, 2, 4
+// or 8 bytes, signed or not.
+func putInteger(dst slot, bits uint64) {
+	switch dst.p.size {
+	case 1:
+		*(*uint8)(dst.at) = uint8(bits)
+	case 2:
+		*(*uint16)(dst.at) = uint16(bits)
+	case 4:
+		*(*uint32)(dst.at) = uint32(bits)
+	default:
+		*(*uint64)(dst.at) = bits
+	}
 }
 
 // parseInt parses an integer token of JSON into an integer of bits bits:
