@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -139,32 +138,13 @@ func TestArchPrefixWrittenOnce(t *testing.T) {
 	root := repoRoot(t)
 	fset := token.NewFileSet()
 	var checked int
-	modules := map[string]bool{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			name := d.Name()
-			if rel != "." && (name == "node_modules" || name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || isMechanism(rel)) {
-				return filepath.SkipDir
+	modules, seen := map[string]bool{}, map[string]bool{}
+	err := walkSources(root, isMechanism, func(rel string, src []byte) error {
+		if dir := pathDir(rel); !seen[dir] {
+			seen[dir] = true
+			if _, err := os.Stat(filepath.Join(root, dir, "go.mod")); err == nil {
+				modules[dir] = true
 			}
-			if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
-				modules[rel] = true
-			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
-		src, err := os.ReadFile(p)
-		if err != nil {
-			return err
 		}
 		file, err := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution)
 		if err != nil {

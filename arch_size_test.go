@@ -100,36 +100,13 @@ type treeSizes struct {
 	perModule map[string]int
 }
 
-// measureTree measures every non-test Go file under root, skipping the
-// directories that hold no code of the repository: testdata,
-// node_modules, vendor and hidden ones.
+// measureTree measures every non-test Go file of the repository under
+// root (see walkSources).
 func measureTree(t *testing.T, root string) treeSizes {
 	t.Helper()
 	sizes := treeSizes{perModule: map[string]int{}}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if path != root && (name == "testdata" || name == "node_modules" || name == "vendor" || strings.HasPrefix(name, ".")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			return nil
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
+	err := walkSources(root, nil, func(rel string, src []byte) error {
 		sizes.files = append(sizes.files, fileSize{rel, lineCount(src)})
 		for dir := rel; dir != "."; {
 			dir = pathDir(dir)
@@ -141,6 +118,41 @@ func measureTree(t *testing.T, root string) treeSizes {
 	})
 	require.NoError(t, err)
 	return sizes
+}
+
+// walkSources calls visit with every non-test Go file under root, by its
+// slash-separated path relative to root, skipping the directories that
+// hold no code of the repository (testdata, node_modules, vendor, and
+// those whose names start with a dot or an underscore, as the go command
+// does) and those skip reports, given their relative paths.
+func walkSources(root string, skip func(rel string) bool, visit func(rel string, src []byte) error) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		name := d.Name()
+		if d.IsDir() {
+			ignored := name == "testdata" || name == "node_modules" || name == "vendor" ||
+				strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")
+			if rel != "." && (ignored || skip != nil && skip(rel)) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return visit(rel, src)
+	})
 }
 
 // measureFunctions lists the functions and methods declared in src, the
