@@ -89,7 +89,7 @@ func (d *Dispatcher) claimAndRun(ctx context.Context, cc claimedCall) (Outcome, 
 		won.Version = 1
 		return d.startAndRun(ctx, cc, won, cc.runsTool)
 	case prior.Outcome == nil, prior.Stage() == StateUnknown && d.reconcilerOf(cc) != nil:
-		return d.unrecorded(ctx, cc, *prior)
+		return d.unrecorded(ctx, cc, *prior, 0)
 	}
 	return d.replayRecorded(ctx, cc, *prior)
 }
@@ -115,12 +115,14 @@ func (d *Dispatcher) reconcilerOf(cc claimedCall) Reconciler {
 //   - nobody holds it: recovery. A call that never started (claimed) is
 //     started now; one that was running, or recorded unknown, is
 //     reconciled (recoverRun).
-func (d *Dispatcher) unrecorded(ctx context.Context, cc claimedCall, prior Claim) (Outcome, error) {
+//
+// round counts the times it decided anew (see busyClaim).
+func (d *Dispatcher) unrecorded(ctx context.Context, cc claimedCall, prior Claim, round int) (Outcome, error) {
 	if prior.Stage() != StateUnknown {
 		running, held := d.flights.lookup(cc.cp.id, prior.Nonce)
 		switch {
 		case running:
-			return d.refuseClaim(ctx, cc.info, &AnsweredError{Claim: prior, state: answerRunning})
+			return d.busyClaim(ctx, cc, prior, round)
 		case held != nil:
 			if err := d.recordOutcome(ctx, cc.cp, *held); err != nil {
 				return d.refuseClaim(ctx, cc.info, err)
@@ -134,7 +136,7 @@ func (d *Dispatcher) unrecorded(ctx context.Context, cc claimedCall, prior Claim
 		}
 	}
 	if !d.flights.start(cc.cp.id, prior.Nonce, cc.cp.expiresAt) {
-		return d.refuseClaim(ctx, cc.info, &AnsweredError{Claim: prior, state: answerRunning})
+		return d.busyClaim(ctx, cc, prior, round)
 	}
 	if prior.Stage() == StateRunning || prior.Stage() == StateUnknown {
 		return d.recoverRun(ctx, cc, prior)
@@ -144,6 +146,22 @@ func (d *Dispatcher) unrecorded(ctx context.Context, cc claimedCall, prior Claim
 		return d.refuseClaim(ctx, cc.info, err)
 	}
 	return d.startAndRun(ctx, cc, prior, false)
+}
+
+// busyClaim answers a claim of the same answer as prior, a record with a
+// flight in this process. While that flight's call runs, an
+// *AnsweredError says so; once it has returned, the claim waits for its
+// outcome to be recorded and is answered from the record as it is then.
+func (d *Dispatcher) busyClaim(ctx context.Context, cc claimedCall, prior Claim, round int) (Outcome, error) {
+	if round+1 < maxRounds && d.settled(ctx, cc.cp.id) {
+		if now, err := d.claimed(ctx, cc.cp.id); err == nil {
+			if now.Outcome == nil || now.Stage() == StateUnknown && d.reconcilerOf(cc) != nil {
+				return d.unrecorded(ctx, cc, now, round+1)
+			}
+			return d.replayRecorded(ctx, cc, now)
+		}
+	}
+	return d.refuseClaim(ctx, cc.info, &AnsweredError{Claim: prior, state: answerRunning})
 }
 
 // rekeyed returns cc made anew under the key of prior's edit, when cc is
@@ -359,6 +377,7 @@ func (d *Dispatcher) runAndFinish(ctx context.Context, cc claimedCall) (Outcome,
 	o.Duration = time.Since(cc.start)
 	d.log(ctx, o)
 	d.callDone(ctx, cc.info, o)
+	d.flights.settle(cc.cp.id)
 	err := d.recordOutcome(ctx, cc.cp, o)
 	if errors.Is(err, ErrInvalidRecord) {
 		c, rerr := d.claimed(ctx, cc.cp.id)

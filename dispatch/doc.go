@@ -206,7 +206,10 @@
 //     or under another process's live lease, runs nothing and is unknown,
 //     in flight (Err wraps [ErrConflict], and says until when); one of
 //     other arguments or another contract is another call, and runs
-//     nothing (Err wraps ErrConflict). The promise lasts as long as the
+//     nothing (Err wraps ErrConflict). A call whose tool has returned
+//     here, its outcome not yet written, is no longer in flight: the
+//     call of the same key waits for that write (bounded by a minute)
+//     and is answered from the record. The promise lasts as long as the
 //     record: [Config.KeyTTL], a day by default.
 //   - An unknown outcome is reconciled before anything runs again. A call
 //     whose earlier attempt's outcome is unknown (a panic, a timeout, a

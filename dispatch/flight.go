@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -33,6 +34,20 @@ type flight struct {
 	// did not record, kept until a resend records it.
 	outcome *Outcome
 	heldAt  time.Time
+	// settling is made when the call has returned and its outcome is
+	// being recorded, and closed when the flight ends or holds that
+	// outcome: a request that finds the flight then waits for the
+	// record rather than call the call in flight.
+	settling chan struct{}
+}
+
+// end closes fl's settling, if it has one: whatever the flight is now,
+// its outcome is no longer being recorded.
+func (fl *flight) end() {
+	if fl.settling != nil {
+		close(fl.settling)
+		fl.settling = nil
+	}
 }
 
 // start marks the checkpoint id as running here for the claim of nonce,
@@ -62,8 +77,11 @@ func (f *flights) own(id, nonce string, expires time.Time) {
 	if f.m == nil {
 		f.m = map[string]*flight{}
 	}
-	if old, ok := f.m[id]; ok && old.outcome != nil {
-		f.held--
+	if old, ok := f.m[id]; ok {
+		if old.outcome != nil {
+			f.held--
+		}
+		old.end()
 	}
 	f.m[id] = &flight{nonce: nonce, expires: expires}
 }
@@ -74,8 +92,31 @@ func (f *flights) drop(id, nonce string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if fl, ok := f.m[id]; ok && fl.nonce == nonce && fl.outcome == nil {
+		fl.end()
 		delete(f.m, id)
 	}
+}
+
+// settle marks the flight of id, whose call has returned, as recording
+// its outcome, until done ends it.
+func (f *flights) settle(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fl, ok := f.m[id]; ok && fl.outcome == nil && fl.settling == nil {
+		fl.settling = make(chan struct{})
+	}
+}
+
+// settling returns a channel closed when the flight of id, whose call
+// has returned, is done recording its outcome; nil when id has no
+// flight of a call that returned.
+func (f *flights) settling(id string) <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fl, ok := f.m[id]; ok {
+		return fl.settling
+	}
+	return nil
 }
 
 // lookup returns what this process knows of the claim of id with nonce:
@@ -106,6 +147,7 @@ func (f *flights) done(id string, o Outcome, recorded bool, now time.Time) {
 	if !ok {
 		return
 	}
+	fl.end()
 	if recorded {
 		if fl.outcome != nil {
 			f.held--
@@ -139,4 +181,26 @@ func (f *flights) evict(now time.Time) {
 		delete(f.m, oldest)
 		f.held--
 	}
+}
+
+// settled waits until the flight of id is done recording the outcome of
+// its call, when that call has returned: it reports true once it is,
+// and false at once when id has no such flight, or when ctx ends or
+// claimTimeout passes first. A request that finds a call in flight here
+// calls it so only while the call runs, not while its outcome is being
+// written.
+func (d *Dispatcher) settled(ctx context.Context, id string) bool {
+	ch := d.flights.settling(id)
+	if ch == nil {
+		return false
+	}
+	timer := time.NewTimer(claimTimeout)
+	defer timer.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	return false
 }

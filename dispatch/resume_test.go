@@ -135,6 +135,45 @@ func TestResumeTwice(t *testing.T) {
 	require.Equal(t, int32(2), calls.Load(), "the tool ran once after suspending")
 }
 
+// The same answer sent again, in the same process, after the call it
+// resumed has returned but before its outcome is written, waits for the
+// record and replays it: it is not refused as a call that still runs.
+func TestResumeAgainWhileItsOutcomeIsRecorded(t *testing.T) {
+	var calls atomic.Int32
+	store := newPausing(t, false)
+	store.armed.Store(false)
+	d := newDispatcher(t, registry(t, &calls), func(c *dispatch.Config) { c.Store = store })
+	cp := suspendFor(t, d, "")
+	store.armed.Store(true)
+	type answered struct {
+		o   dispatch.Outcome
+		err error
+	}
+	first, second := make(chan answered, 1), make(chan answered, 1)
+	go func() {
+		o, err := d.Resume(context.Background(), cp, yes(""))
+		first <- answered{o, err}
+	}()
+	<-store.paused
+	go func() {
+		o, err := d.Resume(context.Background(), cp, yes(""))
+		second <- answered{o, err}
+	}()
+	select {
+	case a := <-second:
+		t.Fatalf("the answer sent again was answered while the call's outcome was being recorded: %s (%v)", a.o.Kind, a.err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(store.release)
+	again, ran := <-second, <-first
+	require.NoError(t, ran.err)
+	require.NoError(t, again.err)
+	require.True(t, again.o.Replayed)
+	require.Equal(t, ran.o.Kind, again.o.Kind)
+	require.Equal(t, ran.o.Text(), again.o.Text())
+	require.Equal(t, int32(2), calls.Load(), "the tool ran once after suspending")
+}
+
 // Many goroutines answer one checkpoint at once, half of them with
 // another answer: the tool runs once.
 func TestResumeConcurrent(t *testing.T) {

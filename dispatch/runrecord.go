@@ -227,6 +227,7 @@ func (d *Dispatcher) attempt(ctx context.Context, rc *recordedCall, rec Claim) O
 // process recovers it once the lease has ended).
 func (d *Dispatcher) recordRun(ctx context.Context, rc *recordedCall, rec Claim, o Outcome) Outcome {
 	id := rec.CheckpointID
+	d.flights.settle(id)
 	saved := NewSavedOutcome(o)
 	var err error
 	if o.Kind == KindUnknown {
@@ -314,7 +315,7 @@ func (d *Dispatcher) again(ctx context.Context, rc *recordedCall, prior Claim, r
 		return d.replayRun(rc, prior), ""
 	case StateUnknown:
 		if !d.flights.start(id, prior.Nonce, prior.ExpiresAt) {
-			return rc.inFlight(prior, true), ""
+			return d.busy(ctx, rc, prior, round)
 		}
 		if prior.Outcome != nil && prior.Outcome.ErrorClass == ErrorClassNotStarted {
 			return d.nextAttempt(ctx, rc, prior, round), ""
@@ -324,7 +325,7 @@ func (d *Dispatcher) again(ctx context.Context, rc *recordedCall, prior Claim, r
 	running, held := d.flights.lookup(id, prior.Nonce)
 	switch {
 	case running:
-		return rc.inFlight(prior, true), ""
+		return d.busy(ctx, rc, prior, round)
 	case held != nil:
 		o := d.recordRun(ctx, rc, prior, *held)
 		o.Replayed, o.CallID = true, rc.call.ID
@@ -339,12 +340,25 @@ func (d *Dispatcher) again(ctx context.Context, rc *recordedCall, prior Claim, r
 		return rc.inFlight(prior, false), ""
 	}
 	if !d.flights.start(id, prior.Nonce, prior.ExpiresAt) {
-		return rc.inFlight(prior, true), ""
+		return d.busy(ctx, rc, prior, round)
 	}
 	if prior.Stage() == StateClaimed {
 		return d.nextAttempt(ctx, rc, prior, round), ""
 	}
 	return d.reconcileRun(ctx, rc, prior, round)
+}
+
+// busy decides a run of rc's key whose record, prior, has a flight in
+// this process. While that flight's call runs, nothing runs and the
+// call is in flight; once it has returned, the run waits for its outcome
+// to be recorded and decides anew on the record as it is then.
+func (d *Dispatcher) busy(ctx context.Context, rc *recordedCall, prior Claim, round int) (Outcome, VerdictKind) {
+	if round+1 < maxRounds && d.settled(ctx, prior.CheckpointID) {
+		if now, err := d.claimed(ctx, prior.CheckpointID); err == nil {
+			return d.again(ctx, rc, now, round+1)
+		}
+	}
+	return rc.inFlight(prior, true), ""
 }
 
 // reconcileRun decides a run of rc's key whose earlier attempt, prior,

@@ -237,6 +237,115 @@ func TestSameKeyInFlight(t *testing.T) {
 	require.Equal(t, int32(1), runs.Load())
 }
 
+// pausing is a Store that holds the first write of a call's outcome (a
+// Finish, or an Advance to StateUnknown) once armed until released, just
+// before or just after it lands, and says when it holds it.
+type pausing struct {
+	dispatch.Store
+	after           bool
+	armed           atomic.Bool
+	paused, release chan struct{}
+	once            sync.Once
+}
+
+func newPausing(t *testing.T, after bool) *pausing {
+	p := &pausing{Store: memoryStore(t), after: after, paused: make(chan struct{}), release: make(chan struct{})}
+	p.armed.Store(true)
+	return p
+}
+
+func (p *pausing) hold(write func() error) error {
+	first := false
+	if p.armed.Load() {
+		p.once.Do(func() { first = true })
+	}
+	if !first {
+		return write()
+	}
+	if p.after {
+		err := write()
+		p.paused <- struct{}{}
+		<-p.release
+		return err
+	}
+	p.paused <- struct{}{}
+	<-p.release
+	return write()
+}
+
+func (p *pausing) Finish(ctx context.Context, id string, o dispatch.SavedOutcome) error {
+	return p.hold(func() error { return p.Store.Finish(ctx, id, o) })
+}
+
+func (p *pausing) Advance(ctx context.Context, id string, s dispatch.Step) (dispatch.Claim, error) {
+	if s.State != dispatch.StateUnknown {
+		return p.Store.Advance(ctx, id, s)
+	}
+	var c dispatch.Claim
+	err := p.hold(func() error {
+		var err error
+		c, err = p.Store.Advance(ctx, id, s)
+		return err
+	})
+	return c, err
+}
+
+// A call of the same key that comes, in the same process, after the
+// first call's tool has returned but before that process has done
+// recording its outcome (the write not yet landed, or landed and not yet
+// heard of) is not called in flight: it is answered from the record,
+// waiting for it while it is not yet written. A completed outcome is
+// replayed; an unknown one of an idempotent tool runs its next attempt.
+func TestSameKeyWhileItsOutcomeIsRecorded(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		panics   bool
+		after    bool
+		waits    bool // a finished record answers at once
+		replayed bool
+		runs     int32
+	}{
+		{name: "CompletedBeforeTheWrite", waits: true, replayed: true, runs: 1},
+		{name: "CompletedAfterTheWrite", after: true, replayed: true, runs: 1},
+		{name: "UnknownBeforeTheWrite", panics: true, waits: true, runs: 2},
+		{name: "UnknownAfterTheWrite", panics: true, after: true, waits: true, runs: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var runs atomic.Int32
+			charge := objectTool("charge", tool.EffectIdempotent, func(context.Context, tool.Invocation) (tool.Result, error) {
+				if runs.Add(1) == 1 && tc.panics {
+					panic("the card network hung up")
+				}
+				return tool.Result{Output: tool.NewTextOutput("charged")}, nil
+			})
+			b, err := tool.Bind(charge)
+			require.NoError(t, err)
+			reg, err := tool.NewRegistry(b)
+			require.NoError(t, err)
+			store := newPausing(t, tc.after)
+			here := newDispatcher(t, reg, func(c *dispatch.Config) { c.Store = store })
+			first, second := make(chan dispatch.Outcome, 1), make(chan dispatch.Outcome, 1)
+			go func() { first <- here.Run(context.Background(), keyed("c1", "charge", `{}`, "k1")) }()
+			<-store.paused
+			go func() { second <- here.Run(context.Background(), keyed("c2", "charge", `{}`, "k1")) }()
+			if tc.waits {
+				select {
+				case o := <-second:
+					t.Fatalf("the second call was answered while the first one's outcome was being recorded: %s (%v)", o.Kind, o.Err)
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+			close(store.release)
+			o := <-second
+			require.Equal(t, dispatch.KindCompleted, o.Kind, "%v", o.Err)
+			require.Equal(t, tc.replayed, o.Replayed)
+			require.Equal(t, "c2", o.CallID)
+			require.Equal(t, tc.runs, runs.Load())
+			<-first
+		})
+	}
+}
+
 // A Reconciler is given the call and its record; what it says is what
 // happens, and the Observer sees its verdict. A panic, a zero Verdict,
 // an output the tool's contract refuses and a Reconciler that does not
