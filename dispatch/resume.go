@@ -95,9 +95,10 @@ const DeclinedText = "The person declined the call to %s."
 // Dispatcher keeps the Outcome. A resend of the same answer, the record
 // still without an outcome, then gets:
 //   - while the call still runs in this process: an *AnsweredError that
-//     says so, and no Outcome (once its tool has returned, the resend
-//     waits, a minute at most, for its outcome to be written, and is
-//     answered as below or, when it is written, with it, as replayed);
+//     says so, and no Outcome. Once its tool has returned, the resend
+//     waits, a minute at most, for the outcome to be written: it then
+//     gets that outcome, as replayed, or, when the write failed, what
+//     follows;
 //   - when it ran in this process and its outcome was kept: the outcome,
 //     recorded now, as replayed (or ErrStore again while the Store still
 //     fails);
