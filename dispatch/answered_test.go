@@ -135,10 +135,7 @@ func TestEditedOutcomeSaysSo(t *testing.T) {
 			return fmt.Sprintf("refunded %d", in.Cents), nil
 		})
 	require.NoError(t, err)
-	b, err := tool.Bind(ask)
-	require.NoError(t, err)
-	reg, err := tool.NewRegistry(b)
-	require.NoError(t, err)
+	reg := registryOf(t, ask)
 	d := newDispatcher(t, reg)
 	outcomes := d.RunAll(t.Context(), []dispatch.Call{{ID: "c", Request: tool.Request{Name: "refund", Arguments: `{"cents":4250}`}, TurnID: "t"}})
 	o := outcomes[0]

@@ -193,10 +193,7 @@ func TestResumeToolChanged(t *testing.T) {
 		var calls atomic.Int32
 		changed := toolFunc{def: approval{}.Definition(), fn: approval{calls: &calls}.Call}
 		changed.def.Description = "refund an order, now with a new description"
-		b, err := tool.Bind(changed)
-		require.NoError(t, err)
-		reg, err := tool.NewRegistry(b)
-		require.NoError(t, err)
+		reg := registryOf(t, changed)
 		o, err := newDispatcher(t, reg).Resume(context.Background(), cp, dispatch.Answer{Response: json.RawMessage(`true`)})
 		require.NoError(t, err)
 		require.Equal(t, dispatch.KindCompleted, o.Kind)
@@ -206,11 +203,8 @@ func TestResumeToolChanged(t *testing.T) {
 		var calls atomic.Int32
 		changed := toolFunc{def: approval{}.Definition(), fn: approval{calls: &calls}.Call}
 		changed.def.InputSchema = json.RawMessage(`{"type":"object","properties":{"order":{"type":"string","maxLength":10}},"required":["order"]}`)
-		b, err := tool.Bind(changed)
-		require.NoError(t, err)
-		reg, err := tool.NewRegistry(b)
-		require.NoError(t, err)
-		_, err = newDispatcher(t, reg).Resume(context.Background(), cp, dispatch.Answer{Response: json.RawMessage(`true`)})
+		reg := registryOf(t, changed)
+		_, err := newDispatcher(t, reg).Resume(context.Background(), cp, dispatch.Answer{Response: json.RawMessage(`true`)})
 		require.ErrorIs(t, err, dispatch.ErrInvalidCheckpoint)
 		require.ErrorIs(t, err, tool.ErrInvalidInvocation)
 		require.ErrorContains(t, err, "another contract")

@@ -227,10 +227,7 @@ func TestRunAllBound(t *testing.T) {
 		}
 		return tool.Result{Output: tool.NewTextOutput("ok")}, nil
 	})
-	b, err := tool.Bind(slow)
-	require.NoError(t, err)
-	reg, err := tool.NewRegistry(b)
-	require.NoError(t, err)
+	reg := registryOf(t, slow)
 	d := newDispatcher(t, reg, func(c *dispatch.Config) { c.MaxConcurrency = 3 })
 	calls := make([]dispatch.Call, 12)
 	for i := range calls {
@@ -323,10 +320,7 @@ func TestProgress(t *testing.T) {
 		}
 		return tool.Result{Output: tool.NewTextOutput("done")}, nil
 	})
-	b, err := tool.Bind(reporting)
-	require.NoError(t, err)
-	reg, err := tool.NewRegistry(b)
-	require.NoError(t, err)
+	reg := registryOf(t, reporting)
 	var got []float64
 	c := call("", "long", `{}`)
 	c.Progress = tool.ProgressReporterFunc(func(_ context.Context, p tool.Progress) error {
@@ -348,10 +342,7 @@ func TestRunRejectedByCall(t *testing.T) {
 		}
 		return tool.Result{}, r
 	})
-	b, err := tool.Bind(strict, tool.Recover)
-	require.NoError(t, err)
-	reg, err := tool.NewRegistry(b)
-	require.NoError(t, err)
+	reg := registryOf(t, strict, tool.Recover)
 	o := newDispatcher(t, reg).Run(context.Background(), call("", "strict", `{}`))
 	require.Equal(t, dispatch.KindRejected, o.Kind)
 	require.True(t, o.IsError)

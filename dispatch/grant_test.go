@@ -100,10 +100,7 @@ func (g *grantRig) advance(d time.Duration) {
 // with the tool r.
 func (g *grantRig) dispatcher(t *testing.T, r refunds, edit ...func(*dispatch.Config)) *dispatch.Dispatcher {
 	t.Helper()
-	b, err := tool.Bind(r)
-	require.NoError(t, err)
-	reg, err := tool.NewRegistry(b)
-	require.NoError(t, err)
+	reg := registryOf(t, r)
 	config := dispatch.Config{Registry: reg, Store: g.store, SealKeys: g.keys, Grants: g.store, Clock: g.clock}
 	for _, e := range edit {
 		e(&config)

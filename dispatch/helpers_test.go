@@ -116,6 +116,17 @@ func registry(t testing.TB, calls *atomic.Int32) *tool.Registry {
 	return reg
 }
 
+// registryOf returns a registry of the one tool tl, bound with
+// middlewares.
+func registryOf(t testing.TB, tl tool.Tool, middlewares ...tool.CallMiddleware) *tool.Registry {
+	t.Helper()
+	b, err := tool.Bind(tl, middlewares...)
+	require.NoError(t, err)
+	reg, err := tool.NewRegistry(b)
+	require.NoError(t, err)
+	return reg
+}
+
 func newDispatcher(t testing.TB, reg *tool.Registry, edit ...func(*dispatch.Config)) *dispatch.Dispatcher {
 	t.Helper()
 	config := dispatch.Config{Registry: reg, Store: memoryStore(t), SealKeys: []dispatch.SealKey{{ID: "k1", Secret: secret}}}

@@ -117,10 +117,7 @@ func TestObserverToolContext(t *testing.T) {
 		}
 		return tool.Result{Output: tool.NewTextOutput("ok")}, nil
 	})
-	b, err := tool.Bind(seen)
-	require.NoError(t, err)
-	reg, err := tool.NewRegistry(b)
-	require.NoError(t, err)
+	reg := registryOf(t, seen)
 	var rec recorder
 	for _, timeout := range []time.Duration{0, time.Minute} {
 		d := newDispatcher(t, reg, func(c *dispatch.Config) { c.Observer, c.CallTimeout = rec.observer(), timeout })

@@ -146,10 +146,7 @@ func TestSameKeyOtherCall(t *testing.T) {
 		return tool.Result{Output: tool.NewTextOutput("x")}, nil
 	})
 	changed.def.InputSchema = json.RawMessage(`{"type":"object","properties":{"order":{"type":"string"}}}`)
-	b, err := tool.Bind(changed)
-	require.NoError(t, err)
-	reg, err := tool.NewRegistry(b)
-	require.NoError(t, err)
+	reg := registryOf(t, changed)
 	o = newDispatcher(t, reg, func(c *dispatch.Config) { c.Store = store }).Run(t.Context(), keyed("c3", "refund", `{"order":"A-7"}`, "k1"))
 	require.ErrorIs(t, o.Err, dispatch.ErrConflict)
 	require.ErrorContains(t, o.Err, "another contract")
@@ -215,10 +212,7 @@ func TestSameKeyInFlight(t *testing.T) {
 		<-gate
 		return tool.Result{Output: tool.NewTextOutput("refunded")}, nil
 	})
-	b, err := tool.Bind(slow)
-	require.NoError(t, err)
-	reg, err := tool.NewRegistry(b)
-	require.NoError(t, err)
+	reg := registryOf(t, slow)
 	store := memoryStore(t)
 	here := newDispatcher(t, reg, func(c *dispatch.Config) { c.Store = store })
 	there := newDispatcher(t, reg, func(c *dispatch.Config) { c.Store = store })
@@ -318,10 +312,7 @@ func TestSameKeyWhileItsOutcomeIsRecorded(t *testing.T) {
 				}
 				return tool.Result{Output: tool.NewTextOutput("charged")}, nil
 			})
-			b, err := tool.Bind(charge)
-			require.NoError(t, err)
-			reg, err := tool.NewRegistry(b)
-			require.NoError(t, err)
+			reg := registryOf(t, charge)
 			store := newPausing(t, tc.after)
 			here := newDispatcher(t, reg, func(c *dispatch.Config) { c.Store = store })
 			first, second := make(chan dispatch.Outcome, 1), make(chan dispatch.Outcome, 1)
@@ -386,10 +377,7 @@ func TestReconcilerVerdicts(t *testing.T) {
 				return tool.Result{Output: refundedA7()}, nil
 			})
 			refund.def.OutputSchema = json.RawMessage(`{"type":"object","properties":{"cents":{"type":"integer"}}}`)
-			b, err := tool.Bind(refund)
-			require.NoError(t, err)
-			reg, err := tool.NewRegistry(b)
-			require.NoError(t, err)
+			reg := registryOf(t, refund)
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			var asked []dispatch.Reconciliation
@@ -456,10 +444,7 @@ func TestReconciledRecord(t *testing.T) {
 		}
 		return tool.Result{Output: tool.NewTextOutput("refunded")}, nil
 	})
-	b, err := tool.Bind(refund)
-	require.NoError(t, err)
-	reg, err := tool.NewRegistry(b)
-	require.NoError(t, err)
+	reg := registryOf(t, refund)
 	var asked atomic.Int32
 	store := memoryStore(t)
 	d := newDispatcher(t, reg, func(c *dispatch.Config) {
